@@ -1,0 +1,65 @@
+// Typed errors for bad input, and checks for bugs.
+//
+// Bad input (YAML, CLI flags, data files, parameter ranges, actions) throws a subclass of
+// dprl::Error whose what() is one readable line naming the culprit. Bugs hit DPRL_CHECK, which
+// prints the failed condition with its location and aborts; DPRL_DCHECK is the same in debug
+// builds only, for hot loops.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dprl {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A YAML or config problem; the message starts with file:line:column.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+// A parameter outside its valid range or of the wrong type.
+class ParamError : public Error {
+ public:
+  using Error::Error;
+};
+// A name not in a registry; the message lists the valid names.
+class UnknownName : public Error {
+ public:
+  using Error::Error;
+};
+// A malformed or unreadable data file (dataset, checkpoint, replay case).
+class DataError : public Error {
+ public:
+  using Error::Error;
+};
+// An action outside the action space, or NaN.
+class InvalidAction : public Error {
+ public:
+  using Error::Error;
+};
+// A privacy charge that would exceed the configured budget.
+class BudgetExceeded : public Error {
+ public:
+  using Error::Error;
+};
+// A model asset (MJCF, checkpoint) that cannot be loaded.
+class ModelLoadError : public Error {
+ public:
+  using Error::Error;
+};
+
+[[noreturn]] void check_failed(const char* cond, const char* file, int line);
+
+}  // namespace dprl
+
+#define DPRL_CHECK(cond) \
+  ((cond) ? static_cast<void>(0) : ::dprl::check_failed(#cond, __FILE__, __LINE__))
+#ifdef NDEBUG
+#define DPRL_DCHECK(cond) static_cast<void>(0)
+#else
+#define DPRL_DCHECK(cond) DPRL_CHECK(cond)
+#endif

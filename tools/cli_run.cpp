@@ -1,0 +1,7 @@
+#include "tools/cli.hpp"
+
+namespace dprl::cli {
+
+void add_run_commands(CLI::App&) {}
+
+}  // namespace dprl::cli
