@@ -1,0 +1,44 @@
+#include "algos/algorithm.hpp"
+
+#include <cmath>
+
+namespace dprl::algos {
+
+TrainContext::TrainContext(std::function<std::unique_ptr<Env>()> make_env, std::uint64_t seed,
+                           TrainParams train, RunDir* run_dir, Progress* progress)
+    : make_env_(std::move(make_env)),
+      seed_(seed),
+      train_(train),
+      run_dir_(run_dir),
+      progress_(progress ? progress : &quiet_),
+      epsilon_(NAN) {
+  next_eval_ = train_.eval_every > 0 ? train_.eval_every : train_.steps;
+}
+
+bool TrainContext::eval_due(std::int64_t step) const { return step >= next_eval_; }
+
+EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t episodes,
+                                 const std::vector<std::pair<std::string, double>>& extra) {
+  if (!eval_env_) eval_env_ = make_env_();
+  last_eval_ = dprl::evaluate(*eval_env_, policy, train_.eval_episodes, seed_, rounds_);
+  last_eval_step_ = step;
+  ++rounds_;
+  while (next_eval_ <= step)
+    next_eval_ += train_.eval_every > 0 ? train_.eval_every : train_.steps;
+  if (run_dir_) {
+    std::vector<std::pair<std::string, double>> row = {
+        {"step", static_cast<double>(step)},
+        {"episodes", static_cast<double>(episodes)},
+        {"return_mean", last_eval_.return_mean},
+        {"return_std", last_eval_.return_std},
+        {"return_min", last_eval_.return_min},
+        {"return_max", last_eval_.return_max},
+        {"length_mean", last_eval_.length_mean},
+        {"epsilon", epsilon_}};
+    row.insert(row.end(), extra.begin(), extra.end());
+    run_dir_->append_metrics(row);
+  }
+  return last_eval_;
+}
+
+}  // namespace dprl::algos

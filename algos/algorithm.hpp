@@ -1,0 +1,104 @@
+// The learner interface and the training context every learner runs in.
+//
+// A learner is built from its params (validated at construction, so a bad config fails before any
+// run directory is written), then train(ctx) runs it against envs made by ctx.make_env. The
+// context owns evaluation: eval_due(step) says when, evaluate(policy, step, episodes) runs the
+// seeded evaluation episodes and appends a metrics.csv row
+// (step, episodes, return_mean, return_std, return_min, return_max, length_mean[, epsilon]).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/env.hpp"
+#include "engine/params.hpp"
+#include "engine/policy.hpp"
+#include "engine/progress.hpp"
+#include "engine/registry.hpp"
+#include "engine/run_dir.hpp"
+
+namespace dprl::algos {
+
+// Settings every run shares (the `train` section of an experiment file).
+struct TrainParams {
+  std::int64_t steps = 100000;        // env steps of training
+  std::int64_t eval_every = 10000;    // env steps between evaluations (0: only at the end)
+  int eval_episodes = 20;             // episodes per evaluation
+  bool checkpoint = true;             // write the final policy into the run directory
+
+  template <class V>
+  void visit(V& v) {
+    v("steps", steps, Range::closed(1, 1e13), "env steps of training");
+    v("eval_every", eval_every, Range::closed(0, 1e13),
+      "env steps between evaluations (0: only at the end)");
+    v("eval_episodes", eval_episodes, Range::closed(1, 1e7), "episodes per evaluation");
+    v("checkpoint", checkpoint, "write the final policy into the run directory");
+  }
+};
+
+class TrainContext {
+ public:
+  TrainContext(std::function<std::unique_ptr<Env>()> make_env, std::uint64_t seed,
+               TrainParams train, RunDir* run_dir, Progress* progress);
+
+  // A fresh env of the experiment's id and params.
+  std::unique_ptr<Env> make_env() const { return make_env_(); }
+  std::uint64_t seed() const { return seed_; }
+  const TrainParams& train() const { return train_; }
+  Progress& progress() { return *progress_; }
+
+  // Whether an evaluation falls due at this step count (every eval_every steps).
+  bool eval_due(std::int64_t step) const;
+  // Runs the seeded evaluation and records it; extra columns are appended to the row.
+  EvalStats evaluate(Policy& policy, std::int64_t step, std::int64_t episodes,
+                     const std::vector<std::pair<std::string, double>>& extra = {});
+  // The privacy spent so far, shown in metrics (set by private learners; NaN when not private).
+  void set_epsilon(double eps) { epsilon_ = eps; }
+
+  const EvalStats& last_eval() const { return last_eval_; }
+  std::int64_t last_eval_step() const { return last_eval_step_; }
+  int eval_rounds() const { return rounds_; }
+
+ private:
+  std::function<std::unique_ptr<Env>()> make_env_;
+  std::uint64_t seed_;
+  TrainParams train_;
+  RunDir* run_dir_;
+  Progress* progress_;
+  Progress quiet_{Progress::Mode::kOff};
+  std::unique_ptr<Env> eval_env_;
+  EvalStats last_eval_;
+  std::int64_t last_eval_step_ = -1;
+  std::int64_t next_eval_ = 0;
+  int rounds_ = 0;
+  double epsilon_;
+};
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  // Runs training to ctx.train().steps env steps; returns the env steps taken.
+  virtual std::int64_t train(TrainContext& ctx) = 0;
+  // The learned policy for acting (greedy where the learner has one).
+  virtual std::unique_ptr<Policy> policy() const = 0;
+  // Writes the learned policy so `dprl eval --policy FILE` can load it.
+  virtual void save_policy(const std::filesystem::path& file) const = 0;
+  // The resolved parameters.
+  virtual ParamMap params() const = 0;
+  // The privacy guarantee of the run, for private learners.
+  virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
+  // Episodes completed in training.
+  virtual std::int64_t train_episodes() const { return 0; }
+};
+
+using AlgoRegistry = Registry<Algorithm>;
+AlgoRegistry& algo_registry();
+void register_builtin_algos(AlgoRegistry& r);
+
+}  // namespace dprl::algos

@@ -1,0 +1,143 @@
+#include "algos/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "algos/algorithm.hpp"
+#include "engine/error.hpp"
+#include "envs/register_envs.hpp"
+
+namespace dprl::algos {
+namespace {
+
+struct Parsed {
+  std::string name;
+  std::uint64_t seed = 0;
+  std::filesystem::path out;
+  std::string env_id;
+  ParamMap env_params;
+  std::string algo_id;
+  ParamMap algo_params;
+  TrainParams train;
+};
+
+Parsed parse(const Node& root, const std::string& default_name, const RunOptions& opts) {
+  const Node& top = root.expect_map("the experiment");
+  top.check_keys({"name", "seed", "out", "env", "algo", "train"}, "the experiment");
+  Parsed p;
+  p.name = top.find("name") ? top.find("name")->as_string("name") : default_name;
+  if (opts.seed) {
+    p.seed = *opts.seed;
+  } else if (const Node* s = top.find("seed")) {
+    const auto v = s->as_int("seed");
+    if (v < 0) throw ConfigError(fmt::format("{}: seed must be a non-negative integer", s->where()));
+    p.seed = static_cast<std::uint64_t>(v);
+  } else {
+    throw ConfigError(fmt::format("{}: missing key 'seed' in the experiment (or pass --seed)",
+                                  top.where()));
+  }
+  if (opts.out) p.out = *opts.out;
+  else if (const Node* o = top.find("out")) p.out = o->as_string("out");
+  else p.out = std::filesystem::path("runs") / p.name;
+
+  const Node* env = top.find("env");
+  if (!env) throw ConfigError(fmt::format("{}: missing key 'env' in the experiment", top.where()));
+  const Node& env_map = env->expect_map("env");
+  env_map.check_keys({"id", "params"}, "env");
+  const Node* env_id = env_map.find("id");
+  if (!env_id) throw ConfigError(fmt::format("{}: missing key 'id' in env", env->where()));
+  p.env_id = env_id->as_string("env.id");
+  if (const Node* ep = env_map.find("params")) p.env_params = ep->to_param_map("env.params");
+
+  const Node* algo = top.find("algo");
+  if (!algo) throw ConfigError(fmt::format("{}: missing key 'algo' in the experiment", top.where()));
+  const Node& algo_map = algo->expect_map("algo");
+  algo_map.check_keys({"id", "params"}, "algo");
+  const Node* algo_id = algo_map.find("id");
+  if (!algo_id) throw ConfigError(fmt::format("{}: missing key 'id' in algo", algo->where()));
+  p.algo_id = algo_id->as_string("algo.id");
+  if (const Node* ap = algo_map.find("params")) p.algo_params = ap->to_param_map("algo.params");
+
+  if (const Node* t = top.find("train"))
+    p.train = read_params<TrainParams>(t->to_param_map("train"), "train");
+  return p;
+}
+
+Node resolved_tree(const Parsed& p, const Env& env, const Algorithm& algo) {
+  Node root = Node::map("");
+  root.set("name", Node::scalar(p.name, ""));
+  root.set("seed", Node::scalar(fmt::format("{}", p.seed), ""));
+  root.set("out", Node::scalar(p.out.string(), ""));
+  Node env_node = Node::map("");
+  env_node.set("id", Node::scalar(p.env_id, ""));
+  env_node.set("params", param_map_to_node(env.params()));
+  root.set("env", std::move(env_node));
+  Node algo_node = Node::map("");
+  algo_node.set("id", Node::scalar(p.algo_id, ""));
+  algo_node.set("params", param_map_to_node(algo.params()));
+  root.set("algo", std::move(algo_node));
+  root.set("train", param_map_to_node(dump_params(p.train)));
+  return root;
+}
+
+}  // namespace
+
+Node resolve_experiment(const Node& config, const std::string& default_name,
+                        const RunOptions& opts) {
+  const Parsed p = parse(config, default_name, opts);
+  auto env = envs::env_registry().make(p.env_id, p.env_params);
+  auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  return resolved_tree(p, *env, *algo);
+}
+
+RunSummary run_experiment(Node config, const std::string& default_name, const RunOptions& opts) {
+  for (const auto& o : opts.overrides) apply_override(config, o);
+  const Parsed p = parse(config, default_name, opts);
+  // build everything before touching the disk: a bad config fails here
+  const auto& reg = envs::env_registry();
+  auto probe_env = reg.make(p.env_id, p.env_params);
+  auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  const Node resolved = resolved_tree(p, *probe_env, *algo);
+
+  std::optional<RunDir> dir;
+  if (opts.write) {
+    dir.emplace(p.out);
+    dir->write_config(resolved);
+  }
+  Progress progress(opts.progress, p.name + ": ");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string env_id = p.env_id;
+  const ParamMap env_params = p.env_params;
+  TrainContext ctx([&reg, env_id, env_params] { return reg.make(env_id, env_params); }, p.seed,
+                   p.train, dir ? &*dir : nullptr, &progress);
+  const std::int64_t steps = algo->train(ctx);
+  progress.finish();
+
+  RunSummary s;
+  s.name = p.name;
+  s.env = p.env_id;
+  s.algo = p.algo_id;
+  s.seed = p.seed;
+  s.env_steps = steps;
+  s.episodes = algo->train_episodes();
+  if (ctx.last_eval_step() != steps) {
+    auto pol = algo->policy();
+    ctx.evaluate(*pol, steps, s.episodes);
+  }
+  s.final_eval = ctx.last_eval();
+  s.privacy = algo->privacy();
+  s.wall_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (dir) {
+    if (p.train.checkpoint) algo->save_policy(dir->path() / "policy.json");
+    dir->write_summary(s);
+  }
+  return s;
+}
+
+RunSummary run_experiment_file(const std::filesystem::path& file, const RunOptions& opts) {
+  return run_experiment(load_yaml_file(file), file.stem().string(), opts);
+}
+
+}  // namespace dprl::algos

@@ -1,0 +1,55 @@
+// Running an experiment file: validate everything, then train, evaluate and write the run dir.
+//
+// Schema (every key is checked; unknown keys are errors naming file:line:column and the valid keys):
+//
+//   name: quickstart          # optional, default: the file's stem
+//   seed: 1                   # root of every derived random stream (--seed overrides)
+//   out: runs/quickstart      # optional run directory (--out overrides; default runs/<name>)
+//   env:
+//     id: taxi                # a registered env or Gymnasium alias
+//     params: {}              # env parameters (see `dprl envs`)
+//   algo:
+//     id: q_learning          # a registered algorithm
+//     params: {}              # algorithm parameters
+//   train:                    # algos::TrainParams
+//     steps: 200000
+//     eval_every: 20000
+//     eval_episodes: 100
+//     checkpoint: true
+//
+// The resolved config (all defaults filled in) is written to <out>/config.yaml before training.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config.hpp"
+#include "engine/progress.hpp"
+#include "engine/run_dir.hpp"
+
+namespace dprl::algos {
+
+struct RunOptions {
+  std::optional<std::uint64_t> seed;          // overrides the file's seed
+  std::optional<std::filesystem::path> out;   // overrides the file's out
+  std::vector<std::string> overrides;         // "a.b.c=value"
+  Progress::Mode progress = Progress::Mode::kAuto;
+  bool write = true;                          // false: validate and train without a run dir
+};
+
+struct Experiment;
+
+// Parses and validates a config tree (overrides already applied); throws on any problem.
+// Returns the resolved config.
+Node resolve_experiment(const Node& config, const std::string& default_name,
+                        const RunOptions& opts);
+
+// Loads a file, applies overrides, resolves, trains and writes the run directory.
+RunSummary run_experiment_file(const std::filesystem::path& file, const RunOptions& opts);
+// Same from an in-memory tree (name used when the tree has no name).
+RunSummary run_experiment(Node config, const std::string& default_name, const RunOptions& opts);
+
+}  // namespace dprl::algos

@@ -1,0 +1,43 @@
+#include "algos/policies.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "algos/tabular_policy.hpp"
+#include "engine/error.hpp"
+#include "engine/registry.hpp"
+
+namespace dprl::algos {
+
+std::vector<BuiltinPolicy>& builtin_policies() {
+  static std::vector<BuiltinPolicy> list = {
+      {"random", "uniformly random actions (masked actions excluded where the env has masks)",
+       [](const Env& env) { return std::make_unique<RandomPolicy>(env.spec()); }},
+  };
+  return list;
+}
+
+std::unique_ptr<Policy> make_policy(std::string_view name_or_path, const Env& env) {
+  for (const auto& b : builtin_policies())
+    if (b.name == name_or_path) return b.make(env);
+  const std::filesystem::path file(name_or_path);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    std::vector<std::string> names;
+    for (const auto& b : builtin_policies()) names.push_back(b.name);
+    throw UnknownName(fmt::format("--policy '{}' is neither a built-in policy ({}) nor a file",
+                                  name_or_path, join_names(names)));
+  }
+  auto pol = TabularGreedyPolicy::load(file);
+  const EnvSpec& spec = env.spec();
+  if (!spec.observation.is_discrete() || spec.observation.n != pol.num_states() ||
+      !spec.action.is_discrete() || spec.action.n != pol.num_actions())
+    throw DataError(fmt::format("{}: policy has {} states x {} actions but env '{}' has observation "
+                                "{} and action {}",
+                                file.string(), pol.num_states(), pol.num_actions(), spec.id,
+                                spec.observation.describe(), spec.action.describe()));
+  return std::make_unique<TabularGreedyPolicy>(std::move(pol));
+}
+
+}  // namespace dprl::algos

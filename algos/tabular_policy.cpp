@@ -1,0 +1,101 @@
+#include "algos/tabular_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+#include "engine/io.hpp"
+
+namespace dprl::algos {
+
+std::uint64_t fnv1a64(const void* data, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+int greedy_action(const double* q_row, int num_actions, std::span<const std::uint8_t> mask) {
+  int best = -1;
+  for (int a = 0; a < num_actions; ++a) {
+    if (!mask.empty() && !mask[a]) continue;
+    if (best < 0 || q_row[a] > q_row[best]) best = a;
+  }
+  return best < 0 ? 0 : best;
+}
+
+TabularGreedyPolicy::TabularGreedyPolicy(std::string env_id, int num_states, int num_actions,
+                                         std::vector<double> q, bool use_mask)
+    : env_id_(std::move(env_id)),
+      num_states_(num_states),
+      num_actions_(num_actions),
+      q_(std::move(q)),
+      use_mask_(use_mask) {
+  DPRL_CHECK(q_.size() == static_cast<std::size_t>(num_states_) * num_actions_);
+}
+
+std::int64_t TabularGreedyPolicy::act_discrete(std::span<const float> obs,
+                                               std::span<const std::uint8_t> mask) {
+  const double s = obs.empty() ? -1.0 : obs[0];
+  if (obs.size() != 1 || !(s >= 0) || s >= num_states_ || s != std::floor(s))
+    throw InvalidAction(fmt::format("tabular policy for '{}' cannot act on observation {} (needs a "
+                                    "state index below {})",
+                                    env_id_, obs.empty() ? std::string("[]") : fmt::format("{}", s),
+                                    num_states_));
+  const auto row = static_cast<std::size_t>(s) * num_actions_;
+  return greedy_action(q_.data() + row, num_actions_,
+                       use_mask_ ? mask : std::span<const std::uint8_t>());
+}
+
+void TabularGreedyPolicy::save(const std::filesystem::path& file) const {
+  nlohmann::ordered_json j;
+  j["format"] = "dprl-policy";
+  j["version"] = 1;
+  j["type"] = "tabular_greedy";
+  j["env"] = env_id_;
+  j["num_states"] = num_states_;
+  j["num_actions"] = num_actions_;
+  j["use_mask"] = use_mask_;
+  j["q"] = q_;
+  j["checksum"] = fmt::format("{:016x}", fnv1a64(q_.data(), q_.size() * sizeof(double)));
+  write_file_atomic(file, j.dump() + "\n");
+}
+
+TabularGreedyPolicy TabularGreedyPolicy::load(const std::filesystem::path& file) {
+  const std::string text = read_file(file);
+  const std::string name = file.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("{}: not a dprl policy file (invalid JSON: {})", name, e.what()));
+  }
+  try {
+    if (!j.is_object() || j.value("format", "") != "dprl-policy")
+      throw DataError(fmt::format("{}: not a dprl policy file", name));
+    if (j.at("version").get<int>() != 1)
+      throw DataError(fmt::format("{}: unsupported policy version {}", name, j.at("version").dump()));
+    if (j.at("type").get<std::string>() != "tabular_greedy")
+      throw DataError(fmt::format("{}: policy type '{}' is not tabular_greedy", name,
+                                  j.at("type").get<std::string>()));
+    const int s = j.at("num_states").get<int>();
+    const int a = j.at("num_actions").get<int>();
+    auto q = j.at("q").get<std::vector<double>>();
+    if (s <= 0 || a <= 0 || q.size() != static_cast<std::size_t>(s) * a)
+      throw DataError(fmt::format("{}: q has {} values, expected {} x {}", name, q.size(), s, a));
+    const std::string sum = fmt::format("{:016x}", fnv1a64(q.data(), q.size() * sizeof(double)));
+    if (j.at("checksum").get<std::string>() != sum)
+      throw DataError(fmt::format("{}: checksum mismatch (file corrupt)", name));
+    return TabularGreedyPolicy(j.at("env").get<std::string>(), s, a, std::move(q),
+                               j.at("use_mask").get<bool>());
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("{}: malformed policy file ({})", name, e.what()));
+  }
+}
+
+}  // namespace dprl::algos

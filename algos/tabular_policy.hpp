@@ -1,0 +1,51 @@
+// A greedy policy over a table of action values, and its checkpoint file.
+//
+// The observation must be a Discrete index (Taxi, chain). act_discrete returns the argmax of
+// q[s, .] over allowed actions (the action mask when use_mask), lowest index on ties.
+//
+// Checkpoint (JSON, written atomically): {"format": "dprl-policy", "version": 1,
+// "type": "tabular_greedy", "env": id, "num_states": S, "num_actions": A, "use_mask": b,
+// "q": [S*A doubles, state-major], "checksum": FNV-1a 64 of the q values' bytes as hex}.
+// A wrong format, version, size or checksum is a DataError naming the file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/policy.hpp"
+
+namespace dprl::algos {
+
+class TabularGreedyPolicy final : public Policy {
+ public:
+  TabularGreedyPolicy(std::string env_id, int num_states, int num_actions, std::vector<double> q,
+                      bool use_mask);
+  std::string name() const override { return "tabular_greedy"; }
+  std::int64_t act_discrete(std::span<const float> obs,
+                            std::span<const std::uint8_t> mask) override;
+
+  void save(const std::filesystem::path& file) const;
+  static TabularGreedyPolicy load(const std::filesystem::path& file);
+
+  const std::string& env_id() const { return env_id_; }
+  int num_states() const { return num_states_; }
+  int num_actions() const { return num_actions_; }
+  const std::vector<double>& q() const { return q_; }
+
+ private:
+  std::string env_id_;
+  int num_states_;
+  int num_actions_;
+  std::vector<double> q_;
+  bool use_mask_;
+};
+
+// argmax over a row of action values (allowed entries only when mask is non-empty).
+int greedy_action(const double* q_row, int num_actions, std::span<const std::uint8_t> mask);
+
+// FNV-1a 64-bit hash of bytes (checkpoint checksums).
+std::uint64_t fnv1a64(const void* data, std::size_t size);
+
+}  // namespace dprl::algos

@@ -1,0 +1,236 @@
+#include "engine/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include "engine/error.hpp"
+#include "engine/io.hpp"
+
+namespace dprl {
+namespace {
+
+std::string mark_where(const std::string& name, const YAML::Mark& m) {
+  if (m.line < 0) return name;
+  return fmt::format("{}:{}:{}", name, m.line + 1, m.column + 1);
+}
+
+Node convert(const YAML::Node& y, const std::string& name) {
+  const std::string where = mark_where(name, y.Mark());
+  switch (y.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return Node::null(where);
+    case YAML::NodeType::Scalar:
+      return Node::scalar(y.Scalar(), where);
+    case YAML::NodeType::Sequence: {
+      Node n = Node::seq(where);
+      for (const auto& e : y) n.push(convert(e, name));
+      return n;
+    }
+    case YAML::NodeType::Map: {
+      Node n = Node::map(where);
+      for (const auto& kv : y) {
+        if (!kv.first.IsScalar())
+          throw ConfigError(fmt::format("{}: map keys must be plain names",
+                                        mark_where(name, kv.first.Mark())));
+        const std::string key = kv.first.Scalar();
+        if (n.find(key))
+          throw ConfigError(fmt::format("{}: duplicate key '{}'",
+                                        mark_where(name, kv.first.Mark()), key));
+        n.set(key, convert(kv.second, name));
+      }
+      return n;
+    }
+  }
+  return Node();
+}
+
+void emit(YAML::Emitter& out, const Node& n) {
+  switch (n.kind()) {
+    case Node::Kind::kNull:
+      out << YAML::Null;
+      break;
+    case Node::Kind::kScalar:
+      out << n.text();
+      break;
+    case Node::Kind::kSeq:
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& e : n.elements()) emit(out, e);
+      out << YAML::EndSeq;
+      break;
+    case Node::Kind::kMap:
+      out << YAML::BeginMap;
+      for (const auto& [k, v] : n.items()) {
+        out << YAML::Key << k << YAML::Value;
+        emit(out, v);
+      }
+      out << YAML::EndMap;
+      break;
+  }
+}
+
+}  // namespace
+
+Node Node::scalar(std::string text, std::string where) {
+  Node n;
+  n.kind_ = Kind::kScalar;
+  n.text_ = std::move(text);
+  n.where_ = std::move(where);
+  return n;
+}
+Node Node::null(std::string where) {
+  Node n;
+  n.where_ = std::move(where);
+  return n;
+}
+Node Node::map(std::string where) {
+  Node n;
+  n.kind_ = Kind::kMap;
+  n.where_ = std::move(where);
+  return n;
+}
+Node Node::seq(std::string where) {
+  Node n;
+  n.kind_ = Kind::kSeq;
+  n.where_ = std::move(where);
+  return n;
+}
+
+const Node* Node::find(std::string_view key) const {
+  for (const auto& [k, v] : items_)
+    if (k == key) return &v;
+  return nullptr;
+}
+Node* Node::find(std::string_view key) {
+  for (auto& [k, v] : items_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Node& Node::set(std::string key, Node value) {
+  if (kind_ == Kind::kNull) kind_ = Kind::kMap;
+  DPRL_CHECK(kind_ == Kind::kMap);
+  if (Node* existing = find(key)) {
+    *existing = std::move(value);
+    return *existing;
+  }
+  items_.emplace_back(std::move(key), std::move(value));
+  return items_.back().second;
+}
+
+void Node::check_keys(const std::vector<std::string>& valid, std::string_view what) const {
+  for (const auto& [k, v] : items_) {
+    bool ok = false;
+    for (const auto& name : valid) ok = ok || name == k;
+    if (!ok) {
+      const std::string& at = v.where_.empty() ? where_ : v.where_;
+      throw ConfigError(fmt::format("{}: unknown key '{}' in {}; valid: {}", at, k, what,
+                                    fmt::join(valid, ", ")));
+    }
+  }
+}
+
+void Node::check_keys(std::initializer_list<std::string_view> valid, std::string_view what) const {
+  std::vector<std::string> v(valid.begin(), valid.end());
+  check_keys(v, what);
+}
+
+const Node& Node::expect_map(std::string_view what) const {
+  static const Node empty = Node::map("");
+  if (kind_ == Kind::kNull) return empty;
+  if (kind_ != Kind::kMap)
+    throw ConfigError(fmt::format("{}: {} must be a map of key: value", where_, what));
+  return *this;
+}
+
+std::string Node::as_string(std::string_view what) const {
+  if (kind_ != Kind::kScalar)
+    throw ConfigError(fmt::format("{}: {} must be a single value", where_, what));
+  return text_;
+}
+
+double Node::as_double(std::string_view what) const {
+  return detail::parse_double({as_string(what), where_}, "config", what);
+}
+std::int64_t Node::as_int(std::string_view what) const {
+  return detail::parse_int({as_string(what), where_}, "config", what);
+}
+bool Node::as_bool(std::string_view what) const {
+  return detail::parse_bool({as_string(what), where_}, "config", what);
+}
+
+ParamMap Node::to_param_map(std::string_view what) const {
+  ParamMap out;
+  const Node& m = expect_map(what);
+  for (const auto& [k, v] : m.items_) {
+    if (v.kind_ == Kind::kMap || v.kind_ == Kind::kSeq)
+      throw ConfigError(
+          fmt::format("{}: {}.{} must be a single value, not a {}", v.where_, what, k,
+                      v.kind_ == Kind::kMap ? "map" : "list"));
+    out.emplace_back(k, ParamText{v.text_, v.where_});
+  }
+  return out;
+}
+
+Node parse_yaml(std::string_view text, const std::string& name) {
+  YAML::Node y;
+  try {
+    y = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}: invalid YAML: {}", mark_where(name, e.mark), e.msg));
+  }
+  return convert(y, name);
+}
+
+Node load_yaml_file(const std::filesystem::path& path) {
+  return parse_yaml(read_file(path), path.string());
+}
+
+void apply_override(Node& root, std::string_view assignment, std::string_view flag) {
+  const auto eq = assignment.find('=');
+  const std::string where = fmt::format("{} {}", flag, assignment);
+  if (eq == std::string_view::npos || eq == 0)
+    throw ConfigError(fmt::format("{}: expected key.path=value", where));
+  const std::string path(assignment.substr(0, eq));
+  const std::string value(assignment.substr(eq + 1));
+  Node parsed = parse_yaml(value, std::string(flag));
+  // the value's location is the flag itself
+  if (parsed.is_null()) parsed = Node::null(where);
+  if (parsed.is_scalar()) parsed = Node::scalar(parsed.text(), where);
+  Node* cur = &root;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (key.empty()) throw ConfigError(fmt::format("{}: empty key in '{}'", where, path));
+    if (dot == std::string::npos) {
+      cur->set(key, std::move(parsed));
+      return;
+    }
+    Node* next = cur->find(key);
+    if (!next) next = &cur->set(key, Node::map(where));
+    if (next->is_null()) *next = Node::map(where);
+    if (!next->is_map())
+      throw ConfigError(fmt::format("{}: '{}' is a value, not a map", where, key));
+    cur = next;
+    start = dot + 1;
+  }
+}
+
+std::string to_yaml(const Node& node) {
+  YAML::Emitter out;
+  emit(out, node);
+  std::string s = out.c_str();
+  if (!s.empty() && s.back() != '\n') s += '\n';
+  return s;
+}
+
+Node param_map_to_node(const ParamMap& params) {
+  Node n = Node::map("");
+  for (const auto& [k, v] : params) n.set(k, Node::scalar(v.text, v.where));
+  return n;
+}
+
+}  // namespace dprl

@@ -1,0 +1,86 @@
+#include "engine/run_dir.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/params.hpp"
+#include "engine/version.hpp"
+
+namespace dprl {
+
+RunDir::RunDir(std::filesystem::path dir) : dir_(std::move(dir)) { make_dirs(dir_); }
+
+void RunDir::write_config(const Node& resolved) const {
+  write_file_atomic(dir_ / "config.yaml", to_yaml(resolved));
+}
+
+void RunDir::append_metrics(const std::vector<std::pair<std::string, double>>& row) {
+  if (columns_.empty()) {
+    for (const auto& [k, v] : row) columns_.push_back(k);
+    metrics_ = fmt::format("{}\n", fmt::join(columns_, ","));
+  }
+  DPRL_CHECK(row.size() == columns_.size());
+  std::vector<std::string> cells;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    DPRL_CHECK(row[i].first == columns_[i]);
+    cells.push_back(std::isfinite(row[i].second) ? format_param(row[i].second) : std::string());
+  }
+  metrics_ += fmt::format("{}\n", fmt::join(cells, ","));
+  write_file_atomic(dir_ / "metrics.csv", metrics_);
+}
+
+void RunDir::write_file(const std::string& name, std::string_view content) const {
+  write_file_atomic(dir_ / name, content);
+}
+
+static nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+std::string summary_json(const RunSummary& s) {
+  nlohmann::ordered_json j;
+  j["name"] = s.name;
+  j["env"] = s.env;
+  j["algo"] = s.algo;
+  j["seed"] = s.seed;
+  j["env_steps"] = s.env_steps;
+  j["episodes"] = s.episodes;
+  j["wall_time_s"] = s.wall_time_s;
+  j["final_eval"] = {{"return_mean", number_or_null(s.final_eval.return_mean)},
+                     {"return_std", number_or_null(s.final_eval.return_std)},
+                     {"return_min", number_or_null(s.final_eval.return_min)},
+                     {"return_max", number_or_null(s.final_eval.return_max)},
+                     {"length_mean", number_or_null(s.final_eval.length_mean)},
+                     {"episodes", s.final_eval.episodes}};
+  if (s.privacy) {
+    nlohmann::ordered_json p;
+    p["epsilon"] = number_or_null(s.privacy->epsilon);
+    p["delta"] = s.privacy->delta;
+    p["accountant"] = s.privacy->accountant;
+    p["noise_source"] = s.privacy->noise_source;
+    if (!s.privacy->details_json.empty())
+      p["details"] = nlohmann::ordered_json::parse(s.privacy->details_json);
+    j["privacy"] = p;
+  } else {
+    j["privacy"] = nullptr;
+  }
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : s.extra) extra[k] = number_or_null(v);
+  j["extra"] = extra;
+  j["versions"] = {{"dprl", kVersion},
+                   {"git_commit", kGitCommit},
+                   {"compiler", fmt::format("gcc {}.{}.{}", __GNUC__, __GNUC_MINOR__,
+                                            __GNUC_PATCHLEVEL__)}};
+  j["git_commit"] = kGitCommit;
+  return j.dump(2) + "\n";
+}
+
+void RunDir::write_summary(const RunSummary& s) const {
+  write_file_atomic(dir_ / "summary.json", summary_json(s));
+}
+
+}  // namespace dprl

@@ -1,0 +1,75 @@
+// A run directory: the resolved config, metrics.csv and summary.json, each written atomically.
+//
+//   <out>/config.yaml    the resolved experiment (defaults filled in, overrides applied)
+//   <out>/metrics.csv    one row per evaluation; columns fixed by the first row
+//   <out>/summary.json   final figures, privacy guarantee, versions, seed
+//
+// summary.json keys (read by our checks): seed, env_steps, wall_time_s,
+// final_eval {return_mean, return_std, episodes}, privacy (null or {epsilon, delta, accountant,
+// noise_source}), versions {dprl, git_commit, compiler}, git_commit, plus env, algo and name.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/config.hpp"
+
+namespace dprl {
+
+struct EvalStats {
+  double return_mean = 0;
+  double return_std = 0;  // population standard deviation over episodes
+  double return_min = 0;
+  double return_max = 0;
+  double length_mean = 0;
+  int episodes = 0;
+};
+
+struct PrivacyReport {
+  double epsilon = 0;
+  double delta = 0;
+  std::string accountant;    // "rdp", "pld", "basic", ...
+  std::string noise_source;  // "seeded", "os-entropy", ...
+  std::string details_json;  // optional extra JSON object text (events...), "" for none
+};
+
+struct RunSummary {
+  std::string name;
+  std::string env;
+  std::string algo;
+  std::uint64_t seed = 0;
+  std::int64_t env_steps = 0;
+  std::int64_t episodes = 0;
+  double wall_time_s = 0;
+  EvalStats final_eval;
+  std::optional<PrivacyReport> privacy;
+  std::vector<std::pair<std::string, double>> extra;  // algorithm-specific final figures
+};
+
+class RunDir {
+ public:
+  // Creates the directory (and parents).
+  explicit RunDir(std::filesystem::path dir);
+
+  const std::filesystem::path& path() const { return dir_; }
+  void write_config(const Node& resolved) const;
+  // Appends a row; the first call fixes the columns, later rows must have the same names.
+  void append_metrics(const std::vector<std::pair<std::string, double>>& row);
+  void write_summary(const RunSummary& s) const;
+  // Any other file, atomically.
+  void write_file(const std::string& name, std::string_view content) const;
+
+ private:
+  std::filesystem::path dir_;
+  std::vector<std::string> columns_;
+  std::string metrics_;
+};
+
+// The summary as JSON text (what write_summary writes).
+std::string summary_json(const RunSummary& s);
+
+}  // namespace dprl
