@@ -45,9 +45,10 @@ TEST_CASE("uniform, normal and laplace moments") {
   dprl::Rng r(dprl::derive_seed(1, dprl::Domain::kUser));
   const int n = 1000000;
   double su = 0, sn = 0, sn2 = 0, sl = 0, sl_abs = 0;
+  int out_of_range = 0;
   for (int i = 0; i < n; ++i) {
     const double u = r.uniform();
-    REQUIRE((u >= 0 && u < 1));
+    out_of_range += (u >= 0 && u < 1) ? 0 : 1;
     su += u;
     const double z = r.normal();
     sn += z;
@@ -56,6 +57,7 @@ TEST_CASE("uniform, normal and laplace moments") {
     sl += l;
     sl_abs += std::fabs(l);
   }
+  CHECK(out_of_range == 0);
   const double z = 4.89;
   // uniform mean 1/2, sd 1/sqrt(12)
   CHECK(std::fabs(su / n - 0.5) < z * std::sqrt(1.0 / 12 / n));
@@ -72,12 +74,14 @@ TEST_CASE("gamma mean and variance for shapes below and above one") {
     dprl::Rng r(dprl::derive_seed(2, dprl::Domain::kUser, static_cast<std::uint64_t>(k * 10)));
     const int n = 400000;
     double s = 0, s2 = 0;
+    int negative = 0;
     for (int i = 0; i < n; ++i) {
       const double g = r.gamma(k);
-      REQUIRE(g >= 0);
+      negative += g >= 0 ? 0 : 1;
       s += g;
       s2 += g * g;
     }
+    CHECK(negative == 0);
     // mean k, variance k; E[X^2] = k(k+1) with variance k(k+1)(4k+6) (Gamma moments up to 4th)
     CHECK(std::fabs(s / n - k) < 4.89 * std::sqrt(k / n));
     const double m2 = k * (k + 1);

@@ -1,0 +1,124 @@
+// A vector of N envs of one concrete type, stepped in lock-step with auto-reset.
+//
+// Observations are one (obs_dim x N) float buffer, column per env (env i at offset i * obs_dim),
+// ready for a network's column-per-sample batch. When env i terminates or truncates, its final
+// observation is copied to final_obs(i), the episode's return and length are recorded, and the env
+// is reset at once (same-step auto-reset) from seed derive_seed(root, kEnvReset, i, k) for its k-th
+// episode, so each slot's episodes are a fixed sequence whatever the thread count or N of other
+// slots.
+//
+// E is a concrete `final` env class (calls are devirtualised; no virtual dispatch in the loop) or
+// dprl::Env itself for envs made by the registry.
+#pragma once
+
+#include <cstdint>
+#include <algorithm>
+#include <memory>
+#include <type_traits>
+#include <span>
+#include <vector>
+
+#include "engine/env.hpp"
+#include "engine/error.hpp"
+#include "engine/rng.hpp"
+
+namespace dprl {
+
+struct EpisodeRecord {
+  int slot;
+  double ret;
+  std::int64_t length;
+  bool terminated;  // false: truncated
+};
+
+template <class E>
+class VecEnv {
+ public:
+  VecEnv(std::vector<std::unique_ptr<E>> envs, std::uint64_t root_seed)
+      : envs_(std::move(envs)), root_(root_seed) {
+    DPRL_CHECK(!envs_.empty());
+    dim_ = envs_[0]->spec().observation.dim();
+    obs_.resize(dim_ * envs_.size());
+    final_obs_.resize(dim_ * envs_.size());
+    returns_.assign(envs_.size(), 0.0);
+    lengths_.assign(envs_.size(), 0);
+    episode_index_.assign(envs_.size(), 0);
+    rewards_.assign(envs_.size(), 0.0);
+    terminated_.assign(envs_.size(), 0);
+    truncated_.assign(envs_.size(), 0);
+  }
+
+  std::size_t size() const { return envs_.size(); }
+  std::size_t obs_dim() const { return dim_; }
+  const EnvSpec& spec() const { return envs_[0]->spec(); }
+  E& env(std::size_t i) { return *envs_[i]; }
+
+  // Resets every slot to its first episode.
+  void reset() {
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      episode_index_[i] = 0;
+      reset_slot(i);
+    }
+  }
+
+  // Steps every slot with its action (discrete: actions[i]; continuous: actions holds N columns of
+  // action_dim values). Results in rewards(), terminated(), truncated(); finished episodes are
+  // appended to finished().
+  template <class Action>
+  void step(std::span<const Action> actions) {
+    finished_.clear();
+    const std::size_t adim = actions.size() / envs_.size();
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      std::span<float> o(obs_.data() + i * dim_, dim_);
+      StepResult r;
+      if constexpr (std::is_integral_v<Action>) {
+        r = envs_[i]->step(static_cast<std::int64_t>(actions[i]), o);
+      } else {
+        r = envs_[i]->step(std::span<const double>(actions.data() + i * adim, adim), o);
+      }
+      rewards_[i] = r.reward;
+      terminated_[i] = r.terminated;
+      truncated_[i] = r.truncated;
+      returns_[i] += r.reward;
+      ++lengths_[i];
+      if (r.terminated || r.truncated) {
+        std::copy(o.begin(), o.end(), final_obs_.begin() + i * dim_);
+        finished_.push_back({static_cast<int>(i), returns_[i], lengths_[i], r.terminated});
+        ++episode_index_[i];
+        reset_slot(i);
+      }
+    }
+    total_steps_ += static_cast<std::int64_t>(envs_.size());
+  }
+
+  std::span<const float> obs() const { return obs_; }
+  std::span<const float> final_obs(std::size_t i) const {
+    return {final_obs_.data() + i * dim_, dim_};
+  }
+  std::span<const double> rewards() const { return rewards_; }
+  std::span<const std::uint8_t> terminated() const { return terminated_; }
+  std::span<const std::uint8_t> truncated() const { return truncated_; }
+  const std::vector<EpisodeRecord>& finished() const { return finished_; }
+  std::int64_t total_steps() const { return total_steps_; }
+
+ private:
+  void reset_slot(std::size_t i) {
+    returns_[i] = 0;
+    lengths_[i] = 0;
+    envs_[i]->reset(derive_seed(root_, Domain::kEnvReset, i, episode_index_[i]),
+                    std::span<float>(obs_.data() + i * dim_, dim_));
+  }
+
+  std::vector<std::unique_ptr<E>> envs_;
+  std::uint64_t root_;
+  std::size_t dim_ = 0;
+  std::vector<float> obs_, final_obs_;
+  std::vector<double> returns_, rewards_;
+  std::vector<std::int64_t> lengths_;
+  std::vector<std::uint64_t> episode_index_;
+  std::vector<std::uint8_t> terminated_, truncated_;
+  std::vector<EpisodeRecord> finished_;
+  std::int64_t total_steps_ = 0;
+};
+
+}  // namespace dprl
