@@ -19,8 +19,19 @@ int main(int argc, char** argv) {
   add_privacy_commands(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // one line, like every other error
+    std::string msg = e.what();
+    for (char& c : msg)
+      if (c == '\n') c = ' ';
+    fmt::print(stderr, "dprl: {} (see dprl --help)\n", msg);
+    return 2;
   } catch (const dprl::Error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "dprl: {}\n", e.what());

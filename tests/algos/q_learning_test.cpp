@@ -39,7 +39,7 @@ dprl::algos::RunOptions quiet(fs::path out) {
 }  // namespace
 
 TEST_SUITE("golden") {
-TEST_CASE("same seed gives byte-identical metrics, config and policy") {
+TEST_CASE("same seed gives byte-identical metrics and config and policy") {
   const auto a = temp_dir("golden_a"), b = temp_dir("golden_b");
   dprl::algos::run_experiment(taxi_config(60000), "t", quiet(a));
   dprl::algos::run_experiment(taxi_config(60000), "t", quiet(b));

@@ -40,13 +40,13 @@ TEST_CASE("duplicate keys are errors") {
   CHECK(e.find("dup.yaml:2:1: duplicate key 'a'") != std::string::npos);
 }
 
-TEST_CASE("check_keys names the unknown key, its location and the valid keys") {
+TEST_CASE("check_keys names the unknown key with its location and the valid keys") {
   auto n = dprl::parse_yaml("seed: 1\nsede: 2\n", "k.yaml");
   const auto e = config_error([&] { n.check_keys({"seed", "env"}, "the experiment"); });
   CHECK(e == "k.yaml:2:7: unknown key 'sede' in the experiment; valid: seed, env");
 }
 
-TEST_CASE("--set overrides nested keys, creating maps") {
+TEST_CASE("--set overrides nested keys and creates maps") {
   auto n = dprl::parse_yaml("env:\n  id: taxi\n", "o.yaml");
   dprl::apply_override(n, "env.params.max_episode_steps=50");
   dprl::apply_override(n, "env.id=chain_mdp");

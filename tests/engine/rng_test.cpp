@@ -17,7 +17,7 @@ TEST_CASE("splitmix64 matches the published outputs for seed 1234567") {
   CHECK(dprl::splitmix64_next(s) == 16408922859458223821ULL);
 }
 
-TEST_CASE("xoshiro256** matches the reference outputs from state {1, 2, 3, 4}") {
+TEST_CASE("xoshiro256** matches the reference outputs from state 1 2 3 4") {
   auto r = dprl::Rng::from_state(1, 2, 3, 4);
   CHECK(r.next_u64() == 11520ULL);
   CHECK(r.next_u64() == 0ULL);
@@ -41,7 +41,7 @@ TEST_CASE("derived seeds are distinct across domains and indices") {
   CHECK(dprl::derive_seed(1, dprl::Domain::kEval, 0, 1) != dprl::derive_seed(2, dprl::Domain::kEval, 0, 0));
 }
 
-TEST_CASE("uniform, normal and laplace moments") {
+TEST_CASE("uniform and normal and laplace moments") {
   dprl::Rng r(dprl::derive_seed(1, dprl::Domain::kUser));
   const int n = 1000000;
   double su = 0, sn = 0, sn2 = 0, sl = 0, sl_abs = 0;

@@ -95,7 +95,7 @@ TEST_CASE("run writes the run directory and reaches the quickstart target") {
   CHECK(rnd["return_mean"].get<double>() < 0);
 }
 
-TEST_CASE("bad input: one line on stderr, non-zero exit, nothing written") {
+TEST_CASE("bad input gives one line on stderr and a non-zero exit and writes nothing") {
   const auto d = scratch("bad");
   auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "x").string() +
                     " --set algo.params.gamma=3");

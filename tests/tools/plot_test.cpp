@@ -1,0 +1,313 @@
+// Tests of `dprl plot` and its parts: the metrics.csv reader, the band statistics, the SVG.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "tools/metrics_csv.hpp"
+#include "tools/svg_plot.hpp"
+
+namespace fs = std::filesystem;
+using dprl::tools::Band;
+using dprl::tools::Curve;
+
+namespace {
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// A crude XML check: every element opened is closed in order, and '&' starts an entity.
+bool well_formed(const std::string& xml) {
+  std::vector<std::string> stack;
+  std::size_t i = 0;
+  while ((i = xml.find('<', i)) != std::string::npos) {
+    const auto close = xml.find('>', i);
+    if (close == std::string::npos) return false;
+    const std::string tag = xml.substr(i + 1, close - i - 1);
+    i = close + 1;
+    if (tag.empty() || tag[0] == '?' || tag[0] == '!') continue;
+    if (tag.back() == '/') continue;
+    const std::string name =
+        tag.substr(tag[0] == '/', tag.find_first_of(" \n/", 1) - (tag[0] == '/'));
+    if (tag[0] == '/') {
+      if (stack.empty() || stack.back() != name) return false;
+      stack.pop_back();
+    } else {
+      stack.push_back(name);
+    }
+  }
+  for (auto p = xml.find('&'); p != std::string::npos; p = xml.find('&', p + 1)) {
+    const auto semi = xml.find(';', p);
+    if (semi == std::string::npos || semi - p > 6) return false;
+  }
+  return stack.empty();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const dprl::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+dprl::tools::PlotSeries series(std::string label, std::vector<Curve> runs) {
+  return {std::move(label), dprl::tools::seed_band(runs)};
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("metrics csv: header and numbers with empty cells as NaN and CRLF and blank lines") {
+    const auto t = dprl::tools::parse_metrics_csv(
+        "step,return_mean,\"epsilon\"\n0,1.5,\n100, 2.5 ,0.3\r\n\n200,-1e3,nan\n", "m.csv");
+    REQUIRE(t.columns == std::vector<std::string>{"step", "return_mean", "epsilon"});
+    REQUIRE(t.rows() == 3);
+    CHECK(t.values[0] == std::vector<double>{0, 100, 200});
+    CHECK(t.values[1] == std::vector<double>{1.5, 2.5, -1000});
+    CHECK(std::isnan(t.values[2][0]));
+    CHECK(t.values[2][1] == 0.3);
+    CHECK(std::isnan(t.values[2][2]));
+    CHECK(t.find("epsilon") == 2u);
+    CHECK_FALSE(t.find("nope"));
+    // a header alone is a valid, empty table
+    CHECK(dprl::tools::parse_metrics_csv("step,r\n", "m.csv").rows() == 0);
+  }
+
+  TEST_CASE("metrics csv: malformed files name file and line") {
+    using dprl::tools::parse_metrics_csv;
+    CHECK(error_of([] { parse_metrics_csv("step,r\n0,1\n1,2,3\n", "m.csv"); }) ==
+          "m.csv:3: expected 2 cells as in the header, got 3");
+    CHECK(error_of([] { parse_metrics_csv("step,r\n0,abc\n", "m.csv"); }) ==
+          "m.csv:2: column 'r': 'abc' is not a number");
+    CHECK(error_of([] { parse_metrics_csv("step,r\n\n0,1x\n", "m.csv"); }) ==
+          "m.csv:3: column 'r': '1x' is not a number");
+    CHECK(error_of([] { parse_metrics_csv("", "m.csv"); }) ==
+          "m.csv: empty file, expected a header row");
+    CHECK(error_of([] { parse_metrics_csv("a,a\n", "m.csv"); }) ==
+          "m.csv:1: duplicate column name 'a' in the header");
+    CHECK(error_of([] { parse_metrics_csv("a,,b\n", "m.csv"); }) ==
+          "m.csv:1: empty column name in the header (column 2)");
+    CHECK(error_of([] { parse_metrics_csv("a,\"b\n", "m.csv"); }) ==
+          "m.csv:1: unterminated quoted cell");
+    CHECK_THROWS_AS(parse_metrics_csv("step,r\n0\n", "m.csv"), dprl::DataError);
+    // an unknown column is a parameter error listing the valid ones
+    const auto t = parse_metrics_csv("step,r\n0,1\n", "m.csv");
+    CHECK_THROWS_AS(t.column("q", "--y"), dprl::ParamError);
+    CHECK(error_of([&] { t.column("q", "--y"); }) ==
+          "--y: unknown column 'q' in m.csv; valid: step, r");
+    CHECK(error_of([] { dprl::tools::read_metrics_csv("/nonexistent/metrics.csv"); }) ==
+          "cannot read /nonexistent/metrics.csv: no such file");
+  }
+
+  TEST_CASE("student t quantiles: table values and the large-dof limit") {
+    using dprl::tools::student_t_975;
+    CHECK(student_t_975(1) == 12.706204736);
+    CHECK(student_t_975(2) == 4.302652730);
+    CHECK(student_t_975(9) == 2.262157163);
+    CHECK(student_t_975(30) == 2.042272456);
+    CHECK(student_t_975(60) == 2.000297822);
+    // interpolated in 1/dof; references from the incomplete beta function (t(45) = 2.014103359,
+    // t(200) = 1.971896224, t(1000) = 1.962339081); the interpolation is good to 1e-4
+    CHECK(student_t_975(45) == doctest::Approx(2.014103359).epsilon(5e-5));
+    CHECK(student_t_975(200) == doctest::Approx(1.971896224).epsilon(5e-5));
+    CHECK(student_t_975(1000) == doctest::Approx(1.962339081).epsilon(5e-5));
+    for (int d = 1; d < 500; ++d) CHECK(student_t_975(d + 1) < student_t_975(d));
+  }
+
+  TEST_CASE("seed band: mean and 95% interval by hand") {
+    const double nan = std::nan("");
+    // at x=0 three runs (1, 2, 3); at x=1 two runs (10, 14) and one NaN; at x=2 one run
+    const Band b = dprl::tools::seed_band(
+        {{{0, 1, 2}, {1, 10, 7}}, {{0, 1}, {2, 14}}, {{0, 1, nan}, {3, nan, 5}}});
+    REQUIRE(b.x == std::vector<double>{0, 1, 2});
+    CHECK(b.n == std::vector<int>{3, 2, 1});
+    CHECK(b.mean == std::vector<double>{2, 12, 7});
+    // x=0: sd = 1, half = t(2) / sqrt(3) = 4.302652730 / 1.7320508 = 2.484137712
+    CHECK(b.lower[0] == doctest::Approx(2 - 2.484137712).epsilon(1e-9));
+    CHECK(b.upper[0] == doctest::Approx(2 + 2.484137712).epsilon(1e-9));
+    // x=1: sd = 2 sqrt(2), half = t(1) * 2 sqrt(2) / sqrt(2) = 2 * 12.706204736
+    CHECK(b.lower[1] == doctest::Approx(12 - 25.412409472).epsilon(1e-12));
+    CHECK(b.upper[1] == doctest::Approx(12 + 25.412409472).epsilon(1e-12));
+    // x=2: one run, no band
+    CHECK(std::isnan(b.lower[2]));
+    CHECK(std::isnan(b.upper[2]));
+  }
+
+  TEST_CASE("seed band: repeated x within a run and unsorted x and identical runs") {
+    const Band b = dprl::tools::seed_band({{{5, 0, 5}, {1, 4, 3}}, {{0, 5}, {4, 2}}});
+    REQUIRE(b.x == std::vector<double>{0, 5});
+    CHECK(b.mean == std::vector<double>{4, 2});  // run 1 contributes (1 + 3) / 2 at x=5
+    CHECK(b.lower[1] == 2);                      // zero spread: a zero-width band
+    CHECK(b.upper[1] == 2);
+    CHECK(dprl::tools::seed_band({}).x.empty());
+  }
+
+  TEST_CASE("nice ticks: steps of 1 or 2 or 5 times a power of ten covering the range") {
+    using dprl::tools::nice_ticks;
+    CHECK(nice_ticks(0, 1000) == std::vector<double>{0, 200, 400, 600, 800, 1000});
+    CHECK(nice_ticks(-3, 7) == std::vector<double>{-4, -2, 0, 2, 4, 6, 8});
+    const auto t = nice_ticks(0.13, 0.87);
+    REQUIRE(t.size() == 6);
+    CHECK(t.front() == 0);
+    CHECK(t[1] == doctest::Approx(0.2));
+    CHECK(t.back() == doctest::Approx(1.0));
+  }
+
+  TEST_CASE("svg: well formed with one band and one line per multi-seed series and legend labels") {
+    dprl::tools::PlotSpec spec;
+    spec.title = "Taxi <quickstart>";
+    spec.x_label = "step";
+    spec.y_label = "return_mean";
+    spec.series.push_back(series(
+        "q & learning (n=2)", {{{0, 100, 200}, {-200, -50, 5}}, {{0, 100, 200}, {-180, -30, 8}}}));
+    spec.series.push_back(series("random (n=3)", {{{0, 100, 200}, {-700, -690, -710}},
+                                                  {{0, 100, 200}, {-720, -700, -705}},
+                                                  {{0, 100, 200}, {-710, -695, -700}}}));
+    const std::string svg = dprl::tools::render_svg(spec);
+    CHECK(svg.rfind("<?xml", 0) == 0);
+    CHECK(count(svg, "<svg ") == 1);
+    CHECK(count(svg, "</svg>") == 1);
+    CHECK(svg.find("</svg>\n") == svg.size() - 7);
+    CHECK(well_formed(svg));
+    CHECK(count(svg, "<path ") == 4);
+    CHECK(count(svg, "fill-opacity=\"0.2\" stroke=\"none\"") == 2);  // the bands
+    CHECK(svg.find(">q &amp; learning (n=2)</text>") != std::string::npos);
+    CHECK(svg.find(">random (n=3)</text>") != std::string::npos);
+    CHECK(svg.find("Taxi &lt;quickstart&gt;") != std::string::npos);
+    CHECK(svg.find(">return_mean</text>") != std::string::npos);
+    CHECK(svg.find("#1f77b4") != std::string::npos);
+    CHECK(svg.find("#ff7f0e") != std::string::npos);
+    CHECK(svg.find("nan") == std::string::npos);
+    CHECK(svg.find("inf") == std::string::npos);
+  }
+
+  TEST_CASE("svg: a single seed has no band and NaNs are skipped and no title is fine") {
+    const double nan = std::nan("");
+    dprl::tools::PlotSpec spec;
+    spec.x_label = "step";
+    spec.y_label = "r";
+    spec.series.push_back(series("one", {{{0, 1, 2, 3, 4}, {1, 2, nan, 4, 5}}}));
+    const std::string svg = dprl::tools::render_svg(spec);
+    CHECK(well_formed(svg));
+    CHECK(count(svg, "<path ") == 1);  // the line only
+    CHECK(svg.find("fill-opacity=\"0.2\"") == std::string::npos);
+    CHECK(svg.find("<title>") == std::string::npos);
+    CHECK(svg.find("nan") == std::string::npos);
+    // an isolated point is drawn as a dot
+    dprl::tools::PlotSpec dot = spec;
+    dot.series = {series("dot", {{{7}, {3}}})};
+    const std::string svg2 = dprl::tools::render_svg(dot);
+    CHECK(well_formed(svg2));
+    CHECK(count(svg2, "<circle ") == 1);
+    // large x values get k/M labels
+    dprl::tools::PlotSpec big = spec;
+    big.series = {series("big", {{{0, 500000, 1000000}, {1, 2, 3}}})};
+    CHECK(dprl::tools::render_svg(big).find(">1.0M</text>") != std::string::npos);
+  }
+
+  TEST_CASE("svg: nothing finite to plot is a DataError") {
+    const double nan = std::nan("");
+    dprl::tools::PlotSpec spec;
+    CHECK_THROWS_AS(dprl::tools::render_svg(spec), dprl::DataError);
+    spec.series.push_back(series("empty", {{{0, 1}, {nan, nan}}}));
+    CHECK_THROWS_AS(dprl::tools::render_svg(spec), dprl::DataError);
+  }
+}
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("dprl_plot_test_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write_run(const fs::path& dir, const std::string& algo, int seed, const std::string& csv) {
+  fs::create_directories(dir);
+  dprl::write_file_atomic(dir / "metrics.csv", csv);
+  dprl::write_file_atomic(dir / "config.yaml",
+                          "name: quick\nseed: " + std::to_string(seed) + "\nout: " + dir.string() +
+                              "\nenv:\n  id: taxi\nalgo:\n  id: " + algo + "\n");
+  dprl::write_file_atomic(dir / "summary.json", "{\"seed\": " + std::to_string(seed) + "}\n");
+}
+
+// Runs a shell command; returns its exit status.
+int run(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string dprl_exe() { return std::string("'") + DPRL_EXE + "'"; }
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("dprl plot: two configurations across seeds to an SVG and bad input fails cleanly") {
+    TempDir tmp;
+    const fs::path runs = tmp.path / "runs";
+    write_run(runs / "q_seed1", "q_learning", 1, "step,return_mean\n0,-200\n100,-20\n200,7\n");
+    write_run(runs / "q_seed2", "q_learning", 2, "step,return_mean\n0,-190\n100,-10\n200,8\n");
+    write_run(runs / "rand_seed1", "random", 1, "step,return_mean\n0,-700\n100,-720\n200,\n");
+    const std::string dirs = "'" + (runs / "q_seed1").string() + "' '" +
+                             (runs / "q_seed2").string() + "' '" + (runs / "rand_seed1").string() +
+                             "'";
+    const fs::path svg = tmp.path / "x.svg";
+    const fs::path err = tmp.path / "err.txt";
+
+    CHECK(run(dprl_exe() + " plot " + dirs + " --y return_mean -o '" + svg.string() +
+              "' --title Taxi > /dev/null 2> '" + err.string() + "'") == 0);
+    REQUIRE(fs::exists(svg));
+    const std::string text = dprl::read_file(svg);
+    CHECK(well_formed(text));
+    CHECK(text.find(">q (n=2)</text>") != std::string::npos);
+    CHECK(text.find(">rand (n=1)</text>") != std::string::npos);
+    CHECK(count(text, "<path ") == 3);  // q: band + line, rand: line
+    CHECK(dprl::read_file(err).empty());
+
+    // an unknown column: exit 2, one line naming the flag and the valid columns, no output
+    const fs::path bad = tmp.path / "bad.svg";
+    CHECK(run(dprl_exe() + " plot " + dirs + " --y nope -o '" + bad.string() + "' 2> '" +
+              err.string() + "'") == 2);
+    CHECK_FALSE(fs::exists(bad));
+    const std::string msg = dprl::read_file(err);
+    CHECK(count(msg, "\n") == 1);
+    CHECK(msg.rfind("dprl: --y: unknown column 'nope' in ", 0) == 0);
+    CHECK(msg.find("valid: step, return_mean") != std::string::npos);
+
+    // a missing run directory and a malformed metrics.csv name the culprit
+    CHECK(run(dprl_exe() + " plot '" + (runs / "absent").string() + "' --y return_mean -o '" +
+              bad.string() + "' 2> '" + err.string() + "'") == 2);
+    CHECK(dprl::read_file(err).find("absent") != std::string::npos);
+    write_run(runs / "broken", "q_learning", 3, "step,return_mean\n0,1\n1,2,3\n");
+    CHECK(run(dprl_exe() + " plot '" + (runs / "broken").string() + "' --y return_mean -o '" +
+              bad.string() + "' 2> '" + err.string() + "'") == 2);
+    CHECK(dprl::read_file(err).find("metrics.csv:3: expected 2 cells") != std::string::npos);
+    CHECK_FALSE(fs::exists(bad));
+    // nothing half-written is left beside the output
+    int leftovers = 0;
+    for (const auto& e : fs::directory_iterator(tmp.path))
+      leftovers += e.path().filename().string().find(".tmp.") != std::string::npos;
+    CHECK(leftovers == 0);
+  }
+}

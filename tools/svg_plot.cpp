@@ -1,0 +1,397 @@
+#include "tools/svg_plot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "engine/error.hpp"
+
+namespace dprl::tools {
+
+namespace {
+
+// t_{0.975, dof} for dof = 1..30 (index dof - 1).
+constexpr double kT975[] = {12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836,
+                            2.446911851,  2.364624252, 2.306004135, 2.262157163, 2.228138852,
+                            2.200985160,  2.178812830, 2.160368656, 2.144786688, 2.131449546,
+                            2.119905299,  2.109815578, 2.100922040, 2.093024054, 2.085963447,
+                            2.079613845,  2.073873068, 2.068657610, 2.063898562, 2.059538553,
+                            2.055529439,  2.051830516, 2.048407142, 2.045229642, 2.042272456};
+// Beyond 30: (dof, t) pairs, then the normal limit.
+constexpr std::pair<int, double> kT975Tail[] = {
+    {30, 2.042272456}, {40, 2.021075390},  {50, 2.008559112}, {60, 2.000297822},
+    {80, 1.990063421}, {100, 1.983971519}, {120, 1.979930405}};
+constexpr double kNormal975 = 1.959963985;
+
+// Tableau 10.
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // control characters are not allowed in XML 1.0
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
+    }
+  }
+  return out;
+}
+
+// Characters (UTF-8 code points), for text width estimates.
+int text_length(std::string_view s) {
+  int n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// At most max_chars code points, ending in "..." when cut.
+std::string fit_text(const std::string& s, int max_chars) {
+  if (text_length(s) <= max_chars) return s;
+  const int keep = std::max(1, max_chars - 3);
+  int n = 0;
+  std::size_t i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n++ == keep) break;
+  }
+  return s.substr(0, i) + "...";
+}
+
+std::string num(double v) { return fmt::format("{:.2f}", v); }
+
+double nice_number(double x, bool round) {
+  const double e = std::floor(std::log10(x));
+  const double f = x / std::pow(10.0, e);
+  double nf;
+  if (round)
+    nf = f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10;
+  else
+    nf = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+  return nf * std::pow(10.0, e);
+}
+
+// An axis: its range (the outer ticks) and tick labels, with k/M/G for large values.
+struct Axis {
+  double lo = 0, hi = 1;
+  std::vector<double> ticks;
+  std::vector<std::string> labels;
+};
+
+Axis make_axis(double lo, double hi) {
+  if (!(hi > lo)) {
+    const double pad = lo != 0 ? std::abs(lo) * 0.1 : 1.0;
+    lo -= pad;
+    hi += pad;
+  }
+  Axis a;
+  a.ticks = nice_ticks(lo, hi);
+  a.lo = a.ticks.front();
+  a.hi = a.ticks.back();
+  const double step = a.ticks.size() > 1 ? a.ticks[1] - a.ticks[0] : 1.0;
+  const double big = std::max(std::abs(a.lo), std::abs(a.hi));
+  double unit = 1;
+  const char* suffix = "";
+  if (big >= 1e9) {
+    unit = 1e9, suffix = "G";
+  } else if (big >= 1e6) {
+    unit = 1e6, suffix = "M";
+  } else if (big >= 1e4) {
+    unit = 1e3, suffix = "k";
+  }
+  const double scaled_step = step / unit;
+  const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(scaled_step) + 1e-9)));
+  for (double t : a.ticks) {
+    if (t == 0)
+      a.labels.push_back("0");
+    else if (decimals > 6)
+      a.labels.push_back(fmt::format("{:.3g}", t));
+    else
+      a.labels.push_back(fmt::format("{:.{}f}{}", t / unit, decimals, suffix));
+  }
+  return a;
+}
+
+// Index ranges [begin, end) where both values are finite.
+std::vector<std::pair<std::size_t, std::size_t>> finite_runs(const std::vector<double>& a,
+                                                             const std::vector<double>& b) {
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  std::size_t i = 0;
+  while (i < a.size()) {
+    while (i < a.size() && !(std::isfinite(a[i]) && std::isfinite(b[i]))) ++i;
+    const std::size_t begin = i;
+    while (i < a.size() && std::isfinite(a[i]) && std::isfinite(b[i])) ++i;
+    if (i > begin) runs.emplace_back(begin, i);
+  }
+  return runs;
+}
+
+}  // namespace
+
+double student_t_975(int dof) {
+  DPRL_CHECK(dof >= 1);
+  if (dof <= 30) return kT975[dof - 1];
+  // linear in 1/dof between table entries, and towards the normal quantile past the last
+  for (std::size_t k = 1; k < std::size(kT975Tail); ++k) {
+    const auto [d0, t0] = kT975Tail[k - 1];
+    const auto [d1, t1] = kT975Tail[k];
+    if (dof <= d1) {
+      const double w = (1.0 / d0 - 1.0 / dof) / (1.0 / d0 - 1.0 / d1);
+      return t0 + w * (t1 - t0);
+    }
+  }
+  const auto [dl, tl] = kT975Tail[std::size(kT975Tail) - 1];
+  return kNormal975 + (tl - kNormal975) * (static_cast<double>(dl) / dof);
+}
+
+Band seed_band(const std::vector<Curve>& runs) {
+  // x -> one value per contributing run, in run order (so sums are deterministic)
+  std::map<double, std::vector<double>> at;
+  for (const Curve& run : runs) {
+    DPRL_CHECK(run.x.size() == run.y.size());
+    std::map<double, std::pair<double, int>> own;  // rows of this run at one x
+    for (std::size_t i = 0; i < run.x.size(); ++i) {
+      if (!std::isfinite(run.x[i]) || !std::isfinite(run.y[i])) continue;
+      auto& [sum, count] = own[run.x[i]];
+      sum += run.y[i];
+      ++count;
+    }
+    for (const auto& [x, s] : own) at[x].push_back(s.first / s.second);
+  }
+  Band band;
+  const double nan = std::nan("");
+  for (const auto& [x, values] : at) {
+    const int n = static_cast<int>(values.size());
+    double sum = 0;
+    for (double v : values) sum += v;
+    const double mean = sum / n;
+    double lower = nan, upper = nan;
+    if (n >= 2) {
+      double ss = 0;
+      for (double v : values) ss += (v - mean) * (v - mean);
+      const double sd = std::sqrt(ss / (n - 1));
+      const double half = student_t_975(n - 1) * sd / std::sqrt(static_cast<double>(n));
+      lower = mean - half;
+      upper = mean + half;
+    }
+    band.x.push_back(x);
+    band.mean.push_back(mean);
+    band.lower.push_back(lower);
+    band.upper.push_back(upper);
+    band.n.push_back(n);
+  }
+  return band;
+}
+
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  DPRL_CHECK(std::isfinite(lo) && std::isfinite(hi) && hi > lo && target >= 2);
+  const double range = nice_number(hi - lo, false);
+  const double step = nice_number(range / (target - 1), true);
+  // integer multiples of step, so labels carry no accumulated rounding
+  const double first = std::floor(lo / step + 1e-9);
+  const double last = std::ceil(hi / step - 1e-9);
+  std::vector<double> ticks;
+  for (double k = first; k <= last + 0.5; k += 1) {
+    const double t = k * step;
+    ticks.push_back(t == 0 ? 0.0 : t);  // no negative zero
+  }
+  return ticks;
+}
+
+std::string render_svg(const PlotSpec& spec) {
+  if (spec.width < 200 || spec.height < 150)
+    throw ParamError(fmt::format("plot size must be at least 200x150 pixels, got {}x{}", spec.width,
+                                 spec.height));
+  // data ranges over the means and the bands
+  double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
+  for (const auto& s : spec.series) {
+    const Band& b = s.band;
+    DPRL_CHECK(b.mean.size() == b.x.size() && b.lower.size() == b.x.size() &&
+               b.upper.size() == b.x.size());
+    for (std::size_t i = 0; i < b.x.size(); ++i) {
+      if (!std::isfinite(b.x[i]) || !std::isfinite(b.mean[i])) continue;
+      x_lo = std::min(x_lo, b.x[i]), x_hi = std::max(x_hi, b.x[i]);
+      for (double y : {b.mean[i], b.lower[i], b.upper[i]})
+        if (std::isfinite(y)) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+    }
+  }
+  if (!(x_lo <= x_hi)) throw DataError("nothing to plot: no series has a finite point");
+  const Axis xa = make_axis(x_lo, x_hi);
+  const Axis ya = make_axis(y_lo, y_hi);
+
+  // layout: y tick labels and y label on the left, legend on the right
+  const double char_w = 6.6;  // average glyph width at 12px
+  int longest_label = 0, longest_tick = 0;
+  for (const auto& s : spec.series) longest_label = std::max(longest_label, text_length(s.label));
+  for (const auto& l : ya.labels) longest_tick = std::max(longest_tick, text_length(l));
+  const double legend_w = std::min(40 + char_w * longest_label + 12, 0.4 * spec.width);
+  const double W = spec.width, H = spec.height;
+  const double left = 34 + 6.1 * longest_tick + 8;
+  const double right = legend_w + 28;
+  const double top = spec.title.empty() ? 18 : 44;
+  const double bottom = 54;
+  const double pw = W - left - right, ph = H - top - bottom;
+  auto sx = [&](double x) { return left + (x - xa.lo) / (xa.hi - xa.lo) * pw; };
+  auto sy = [&](double y) { return top + ph - (y - ya.lo) / (ya.hi - ya.lo) * ph; };
+
+  std::string svg;
+  auto out = std::back_inserter(svg);
+  fmt::format_to(out,
+                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" "
+                 "height=\"{1}\" viewBox=\"0 0 {0} {1}\" font-family=\"DejaVu Sans, Helvetica, "
+                 "Arial, sans-serif\" font-size=\"12\">\n",
+                 spec.width, spec.height);
+  if (!spec.title.empty()) fmt::format_to(out, "<title>{}</title>\n", xml_escape(spec.title));
+  fmt::format_to(out, "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n",
+                 spec.width, spec.height);
+  fmt::format_to(out,
+                 "<defs><clipPath id=\"dprl-plot-area\"><rect x=\"{}\" y=\"{}\" width=\"{}\" "
+                 "height=\"{}\"/></clipPath></defs>\n",
+                 num(left), num(top), num(pw), num(ph));
+
+  // grid and ticks
+  svg += "<g stroke=\"#e6e6e6\" stroke-width=\"1\">\n";
+  for (double t : xa.ticks)
+    fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
+                   num(top), num(top + ph));
+  for (double t : ya.ticks)
+    fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
+                   num(left), num(left + pw));
+  svg += "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n";
+  for (double t : xa.ticks)
+    fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
+                   num(top + ph), num(top + ph + 5));
+  for (double t : ya.ticks)
+    fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
+                   num(left - 5), num(left));
+  svg += "</g>\n<g fill=\"#333333\" font-size=\"11\">\n";
+  for (std::size_t k = 0; k < xa.ticks.size(); ++k)
+    fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                   num(sx(xa.ticks[k])), num(top + ph + 18), xml_escape(xa.labels[k]));
+  for (std::size_t k = 0; k < ya.ticks.size(); ++k)
+    fmt::format_to(out, "<text x=\"{}\" y=\"{}\" dy=\"0.35em\" text-anchor=\"end\">{}</text>\n",
+                   num(left - 8), num(sy(ya.ticks[k])), xml_escape(ya.labels[k]));
+  svg += "</g>\n";
+
+  // data: all bands first, then the mean lines on top
+  svg += "<g clip-path=\"url(#dprl-plot-area)\">\n";
+  for (std::size_t s = 0; s < spec.series.size(); ++s) {
+    const Band& b = spec.series[s].band;
+    const char* colour = kPalette[s % std::size(kPalette)];
+    std::string d;
+    std::string bars;  // a band of one point is drawn as an error bar
+    for (const auto& [begin, end] : finite_runs(b.lower, b.upper)) {
+      if (end - begin == 1) {
+        fmt::format_to(std::back_inserter(bars),
+                       "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" "
+                       "stroke-opacity=\"0.4\" stroke-width=\"3\"/>\n",
+                       num(sx(b.x[begin])), num(sy(b.upper[begin])), num(sy(b.lower[begin])),
+                       colour);
+        continue;
+      }
+      for (std::size_t i = begin; i < end; ++i)
+        fmt::format_to(std::back_inserter(d), "{}{},{} ", i == begin ? "M" : "L", num(sx(b.x[i])),
+                       num(sy(b.upper[i])));
+      for (std::size_t i = end; i-- > begin;)
+        fmt::format_to(std::back_inserter(d), "L{},{} ", num(sx(b.x[i])), num(sy(b.lower[i])));
+      d += "Z ";
+    }
+    if (!d.empty()) {
+      d.pop_back();
+      fmt::format_to(out, "<path d=\"{}\" fill=\"{}\" fill-opacity=\"0.2\" stroke=\"none\"/>\n", d,
+                     colour);
+    }
+    svg += bars;
+  }
+  for (std::size_t s = 0; s < spec.series.size(); ++s) {
+    const Band& b = spec.series[s].band;
+    const char* colour = kPalette[s % std::size(kPalette)];
+    std::string d;
+    for (const auto& [begin, end] : finite_runs(b.x, b.mean)) {
+      if (end - begin == 1) {
+        fmt::format_to(out, "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{}\"/>\n",
+                       num(sx(b.x[begin])), num(sy(b.mean[begin])), colour);
+        continue;
+      }
+      for (std::size_t i = begin; i < end; ++i)
+        fmt::format_to(std::back_inserter(d), "{}{},{} ", i == begin ? "M" : "L", num(sx(b.x[i])),
+                       num(sy(b.mean[i])));
+    }
+    if (!d.empty()) {
+      d.pop_back();
+      fmt::format_to(out,
+                     "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                     "stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n",
+                     d, colour);
+    }
+  }
+  svg += "</g>\n";
+
+  // frame, axis labels, title
+  fmt::format_to(out,
+                 "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
+                 "stroke=\"#333333\" stroke-width=\"1\"/>\n",
+                 num(left), num(top), num(pw), num(ph));
+  fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+                 num(left + pw / 2), num(H - 14), xml_escape(spec.x_label));
+  fmt::format_to(out,
+                 "<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\" "
+                 "font-size=\"13\">{}</text>\n",
+                 num(top + ph / 2), xml_escape(spec.y_label));
+  if (!spec.title.empty())
+    fmt::format_to(out,
+                   "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\" "
+                   "font-weight=\"bold\">{}</text>\n",
+                   num(left + pw / 2), xml_escape(spec.title));
+
+  // legend: a line (with a band swatch when the series has a band) and the label per series
+  const double lx = left + pw + 16, ly = top;
+  const int label_chars = std::max(4, static_cast<int>((legend_w - 52) / char_w + 0.5));
+  svg += "<g class=\"legend\">\n";
+  fmt::format_to(out,
+                 "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\" "
+                 "stroke=\"#cccccc\"/>\n",
+                 num(lx), num(ly), num(legend_w), num(10.0 + 20.0 * spec.series.size()));
+  for (std::size_t s = 0; s < spec.series.size(); ++s) {
+    const char* colour = kPalette[s % std::size(kPalette)];
+    const double cy = ly + 15 + 20.0 * s;
+    const auto& lower = spec.series[s].band.lower;
+    if (std::any_of(lower.begin(), lower.end(), [](double v) { return std::isfinite(v); }))
+      fmt::format_to(out,
+                     "<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"10\" fill=\"{}\" "
+                     "fill-opacity=\"0.2\"/>\n",
+                     num(lx + 8), num(cy - 5), colour);
+    fmt::format_to(out,
+                   "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
+                   "stroke-width=\"2\"/>\n",
+                   num(lx + 8), num(cy), num(lx + 32), num(cy), colour);
+    fmt::format_to(out, "<text x=\"{}\" y=\"{}\" dy=\"0.35em\">{}</text>\n", num(lx + 40), num(cy),
+                   xml_escape(fit_text(spec.series[s].label, label_chars)));
+  }
+  svg += "</g>\n</svg>\n";
+  return svg;
+}
+
+}  // namespace dprl::tools
