@@ -17,6 +17,11 @@ using EnvRegistry = Registry<Env>;
 EnvRegistry& env_registry();
 // Adds the built-in envs and aliases to r (what env_registry() does once).
 void register_builtin_envs(EnvRegistry& r);
+// The groups register_builtin_envs calls (one file each: envs/lunar_lander.cpp,
+// envs/hiv.cpp, envs/mujoco_envs.cpp).
+void register_box2d_envs(EnvRegistry& r);
+void register_hiv_envs(EnvRegistry& r);
+void register_mujoco_envs(EnvRegistry& r);
 // env_registry().make(name, params).
 std::unique_ptr<Env> make_env(std::string_view name, const ParamMap& params = {});
 
