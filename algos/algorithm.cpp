@@ -25,7 +25,7 @@ EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t
   ++rounds_;
   while (next_eval_ <= step)
     next_eval_ += train_.eval_every > 0 ? train_.eval_every : train_.steps;
-  if (run_dir_) {
+  if (run_dir_ && !custom_rows_) {
     std::vector<std::pair<std::string, double>> row = {
         {"step", static_cast<double>(step)},
         {"episodes", static_cast<double>(episodes)},
@@ -39,6 +39,15 @@ EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t
     run_dir_->append_metrics(row);
   }
   return last_eval_;
+}
+
+void TrainContext::append_metrics(const std::vector<std::pair<std::string, double>>& row) {
+  custom_rows_ = true;
+  if (run_dir_) run_dir_->append_metrics(row);
+}
+
+void TrainContext::write_file(const std::string& name, std::string_view content) const {
+  if (run_dir_) run_dir_->write_file(name, content);
 }
 
 }  // namespace dprl::algos

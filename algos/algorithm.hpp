@@ -60,6 +60,11 @@ class TrainContext {
                      const std::vector<std::pair<std::string, double>>& extra = {});
   // The privacy spent so far, shown in metrics (set by private learners; NaN when not private).
   void set_epsilon(double eps) { epsilon_ = eps; }
+  // Learners that log per episode write their own metrics rows; once they do, evaluate() records
+  // its figures (last_eval) without adding rows of another shape.
+  void append_metrics(const std::vector<std::pair<std::string, double>>& row);
+  // Another file in the run directory (ignored when the run writes no directory).
+  void write_file(const std::string& name, std::string_view content) const;
 
   const EvalStats& last_eval() const { return last_eval_; }
   std::int64_t last_eval_step() const { return last_eval_step_; }
@@ -78,6 +83,7 @@ class TrainContext {
   std::int64_t next_eval_ = 0;
   int rounds_ = 0;
   double epsilon_;
+  bool custom_rows_ = false;
 };
 
 class Algorithm {
@@ -95,6 +101,8 @@ class Algorithm {
   virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
   // Episodes completed in training.
   virtual std::int64_t train_episodes() const { return 0; }
+  // Learner-specific final figures for summary.json's "extra".
+  virtual std::vector<std::pair<std::string, double>> summary_extra() const { return {}; }
 };
 
 using AlgoRegistry = Registry<Algorithm>;

@@ -127,6 +127,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   }
   s.final_eval = ctx.last_eval();
   s.privacy = algo->privacy();
+  s.extra = algo->summary_extra();
   s.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (dir) {

@@ -30,13 +30,15 @@ int greedy_action(const double* q_row, int num_actions, std::span<const std::uin
 }
 
 TabularGreedyPolicy::TabularGreedyPolicy(std::string env_id, int num_states, int num_actions,
-                                         std::vector<double> q, bool use_mask)
+                                         std::vector<double> q, bool use_mask, double explore)
     : env_id_(std::move(env_id)),
       num_states_(num_states),
       num_actions_(num_actions),
       q_(std::move(q)),
-      use_mask_(use_mask) {
+      use_mask_(use_mask),
+      explore_(explore) {
   DPRL_CHECK(q_.size() == static_cast<std::size_t>(num_states_) * num_actions_);
+  DPRL_CHECK(explore_ >= 0 && explore_ <= 1);
 }
 
 std::int64_t TabularGreedyPolicy::act_discrete(std::span<const float> obs,
@@ -47,6 +49,16 @@ std::int64_t TabularGreedyPolicy::act_discrete(std::span<const float> obs,
                                     "state index below {})",
                                     env_id_, obs.empty() ? std::string("[]") : fmt::format("{}", s),
                                     num_states_));
+  if (explore_ > 0 && rng_.uniform() < explore_) {
+    if (!use_mask_ || mask.empty()) return static_cast<std::int64_t>(rng_.below(num_actions_));
+    int allowed = 0;
+    for (int a = 0; a < num_actions_; ++a) allowed += mask[a] ? 1 : 0;
+    if (allowed > 0) {
+      auto k = rng_.below(static_cast<std::uint64_t>(allowed));
+      for (int a = 0; a < num_actions_; ++a)
+        if (mask[a] && k-- == 0) return a;
+    }
+  }
   const auto row = static_cast<std::size_t>(s) * num_actions_;
   return greedy_action(q_.data() + row, num_actions_,
                        use_mask_ ? mask : std::span<const std::uint8_t>());
@@ -61,6 +73,7 @@ void TabularGreedyPolicy::save(const std::filesystem::path& file) const {
   j["num_states"] = num_states_;
   j["num_actions"] = num_actions_;
   j["use_mask"] = use_mask_;
+  j["explore"] = explore_;
   j["q"] = q_;
   j["checksum"] = fmt::format("{:016x}", fnv1a64(q_.data(), q_.size() * sizeof(double)));
   write_file_atomic(file, j.dump() + "\n");
@@ -91,8 +104,11 @@ TabularGreedyPolicy TabularGreedyPolicy::load(const std::filesystem::path& file)
     const std::string sum = fmt::format("{:016x}", fnv1a64(q.data(), q.size() * sizeof(double)));
     if (j.at("checksum").get<std::string>() != sum)
       throw DataError(fmt::format("{}: checksum mismatch (file corrupt)", name));
+    const double explore = j.value("explore", 0.0);
+    if (!(explore >= 0 && explore <= 1))
+      throw DataError(fmt::format("{}: explore = {} must be in [0, 1]", name, explore));
     return TabularGreedyPolicy(j.at("env").get<std::string>(), s, a, std::move(q),
-                               j.at("use_mask").get<bool>());
+                               j.at("use_mask").get<bool>(), explore);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(fmt::format("{}: malformed policy file ({})", name, e.what()));
   }

@@ -1,11 +1,14 @@
-// A greedy policy over a table of action values, and its checkpoint file.
+// A greedy (or epsilon-greedy) policy over a table of action values, and its checkpoint file.
 //
 // The observation must be a Discrete index (Taxi, chain). act_discrete returns the argmax of
-// q[s, .] over allowed actions (the action mask when use_mask), lowest index on ties.
+// q[s, .] over allowed actions (the action mask when use_mask), lowest index on ties; with
+// explore > 0 it instead acts uniformly at random with that probability, from a stream seeded by
+// begin_episode (so evaluation stays reproducible).
 //
 // Checkpoint (JSON, written atomically): {"format": "dprl-policy", "version": 1,
 // "type": "tabular_greedy", "env": id, "num_states": S, "num_actions": A, "use_mask": b,
-// "q": [S*A doubles, state-major], "checksum": FNV-1a 64 of the q values' bytes as hex}.
+// "explore": p, "q": [S*A doubles, state-major], "checksum": FNV-1a 64 of the q values' bytes as
+// hex}. "explore" may be absent (0).
 // A wrong format, version, size or checksum is a DataError naming the file.
 #pragma once
 
@@ -15,14 +18,16 @@
 #include <vector>
 
 #include "engine/policy.hpp"
+#include "engine/rng.hpp"
 
 namespace dprl::algos {
 
 class TabularGreedyPolicy final : public Policy {
  public:
   TabularGreedyPolicy(std::string env_id, int num_states, int num_actions, std::vector<double> q,
-                      bool use_mask);
+                      bool use_mask, double explore = 0.0);
   std::string name() const override { return "tabular_greedy"; }
+  void begin_episode(std::uint64_t seed) override { rng_.seed_with(seed); }
   std::int64_t act_discrete(std::span<const float> obs,
                             std::span<const std::uint8_t> mask) override;
 
@@ -40,6 +45,8 @@ class TabularGreedyPolicy final : public Policy {
   int num_actions_;
   std::vector<double> q_;
   bool use_mask_;
+  double explore_;
+  Rng rng_;
 };
 
 // argmax over a row of action values (allowed entries only when mask is non-empty).

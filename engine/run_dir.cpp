@@ -12,7 +12,25 @@
 
 namespace dprl {
 
-RunDir::RunDir(std::filesystem::path dir) : dir_(std::move(dir)) { make_dirs(dir_); }
+RunDir::RunDir(std::filesystem::path dir)
+    : dir_(std::move(dir)), last_flush_(std::chrono::steady_clock::now()) {
+  make_dirs(dir_);
+}
+
+RunDir::~RunDir() {
+  try {
+    flush_metrics();
+  } catch (const std::exception&) {
+    // a destructor must not throw; the last explicit flush already reported any error
+  }
+}
+
+void RunDir::flush_metrics() {
+  if (!dirty_) return;
+  write_file_atomic(dir_ / "metrics.csv", metrics_);
+  dirty_ = false;
+  last_flush_ = std::chrono::steady_clock::now();
+}
 
 void RunDir::write_config(const Node& resolved) const {
   write_file_atomic(dir_ / "config.yaml", to_yaml(resolved));
@@ -30,7 +48,8 @@ void RunDir::append_metrics(const std::vector<std::pair<std::string, double>>& r
     cells.push_back(std::isfinite(row[i].second) ? format_param(row[i].second) : std::string());
   }
   metrics_ += fmt::format("{}\n", fmt::join(cells, ","));
-  write_file_atomic(dir_ / "metrics.csv", metrics_);
+  dirty_ = true;
+  if (std::chrono::steady_clock::now() - last_flush_ > std::chrono::seconds(2)) flush_metrics();
 }
 
 void RunDir::write_file(const std::string& name, std::string_view content) const {
@@ -79,7 +98,8 @@ std::string summary_json(const RunSummary& s) {
   return j.dump(2) + "\n";
 }
 
-void RunDir::write_summary(const RunSummary& s) const {
+void RunDir::write_summary(const RunSummary& s) {
+  flush_metrics();
   write_file_atomic(dir_ / "summary.json", summary_json(s));
 }
 

@@ -9,6 +9,7 @@
 // noise_source}), versions {dprl, git_commit, compiler}, git_commit, plus env, algo and name.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -54,12 +55,18 @@ class RunDir {
  public:
   // Creates the directory (and parents).
   explicit RunDir(std::filesystem::path dir);
+  ~RunDir();
+  RunDir(const RunDir&) = delete;
+  RunDir& operator=(const RunDir&) = delete;
 
   const std::filesystem::path& path() const { return dir_; }
   void write_config(const Node& resolved) const;
-  // Appends a row; the first call fixes the columns, later rows must have the same names.
+  // Appends a row; the first call fixes the columns, later rows must have the same names. Rows are
+  // buffered and metrics.csv is rewritten atomically at most every two seconds, on
+  // flush_metrics(), before the summary is written, and on destruction.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
-  void write_summary(const RunSummary& s) const;
+  void flush_metrics();
+  void write_summary(const RunSummary& s);
   // Any other file, atomically.
   void write_file(const std::string& name, std::string_view content) const;
 
@@ -67,6 +74,8 @@ class RunDir {
   std::filesystem::path dir_;
   std::vector<std::string> columns_;
   std::string metrics_;
+  bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_flush_;
 };
 
 // The summary as JSON text (what write_summary writes).

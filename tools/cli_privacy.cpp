@@ -1,7 +1,333 @@
+// dprl privacy epsilon | noise | gaussian | compose | dirichlet | svt-params
+//
+// Human-readable output by default; --json prints one JSON object. Invalid parameters throw
+// dprl::ParamError (cli::main prints "dprl: <message>" and exits 2).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/error.hpp"
+#include "privacy/calibration.hpp"
+#include "privacy/composition.hpp"
+#include "privacy/dirichlet_mechanism.hpp"
+#include "privacy/gaussian_mechanism.hpp"
+#include "privacy/noise_source.hpp"
+#include "privacy/pld_accountant.hpp"
+#include "privacy/rdp_accountant.hpp"
+#include "privacy/sparse_vector.hpp"
 #include "tools/cli.hpp"
 
 namespace dprl::cli {
+namespace {
 
-void add_privacy_commands(CLI::App&) {}
+using nlohmann::ordered_json;
+namespace pv = dprl::privacy;
+
+void require_finite(double v, const char* flag) {
+  if (std::isnan(v) || std::isinf(v))
+    throw ParamError(fmt::format("{} = {} must be finite", flag, v));
+}
+void require_positive(double v, const char* flag) {
+  require_finite(v, flag);
+  if (!(v > 0.0)) throw ParamError(fmt::format("{} = {} must be > 0", flag, v));
+}
+void require_delta(double v, const char* flag) {
+  if (!(v > 0.0 && v < 1.0)) throw ParamError(fmt::format("{} = {} must be in (0, 1)", flag, v));
+}
+void require_rate(double v, const char* flag) {
+  if (!(v > 0.0 && v <= 1.0)) throw ParamError(fmt::format("{} = {} must be in (0, 1]", flag, v));
+}
+void require_count(std::int64_t v, const char* flag) {
+  if (v < 1) throw ParamError(fmt::format("{} = {} must be >= 1", flag, v));
+}
+void require_accountant(const std::string& a) {
+  if (a != "rdp" && a != "pld" && a != "best") {
+    throw ParamError(fmt::format("--accountant = '{}' is unknown (valid: rdp, pld, best)", a));
+  }
+}
+
+void print_json(const ordered_json& j) { fmt::print("{}\n", j.dump()); }
+
+struct DpsgdArgs {
+  double z = NAN, q = NAN, delta = NAN, epsilon = NAN;
+  std::int64_t steps = 0;
+  std::string accountant = "rdp";
+  bool json = false;
+};
+
+void cmd_epsilon(const DpsgdArgs& a) {
+  require_finite(a.z, "--noise-multiplier");
+  if (a.z < 0.0) throw ParamError(fmt::format("--noise-multiplier = {} must be >= 0", a.z));
+  require_rate(a.q, "--sampling-rate");
+  require_count(a.steps, "--steps");
+  require_delta(a.delta, "--delta");
+  require_accountant(a.accountant);
+  ordered_json j;
+  double eps;
+  if (a.accountant == "rdp") {
+    pv::RdpAccountant acc;
+    acc.compose(pv::dpsgd_event(a.z, a.q, a.steps));
+    const auto r = acc.epsilon_and_order(a.delta);
+    eps = r.epsilon;
+    j["epsilon"] = eps;
+    j["accountant"] = "rdp";
+    j["optimal_order"] = r.order;
+  } else if (a.accountant == "pld") {
+    eps = pv::dpsgd_epsilon(a.z, a.q, a.steps, a.delta, "pld");
+    j["epsilon"] = eps;
+    j["accountant"] = "pld";
+    j["value_discretization_interval"] = pv::kDefaultPldInterval;
+  } else {
+    const double rdp = pv::dpsgd_epsilon(a.z, a.q, a.steps, a.delta, "rdp");
+    const double pld = pv::dpsgd_epsilon(a.z, a.q, a.steps, a.delta, "pld");
+    eps = std::min(rdp, pld);
+    j["epsilon"] = eps;
+    j["accountant"] = "best";
+    j["rdp_epsilon"] = rdp;
+    j["pld_epsilon"] = pld;
+  }
+  j["noise_multiplier"] = a.z;
+  j["sampling_rate"] = a.q;
+  j["steps"] = a.steps;
+  j["delta"] = a.delta;
+  if (a.json) return print_json(j);
+  fmt::print("epsilon = {:.6g}  ({} accountant; z = {}, q = {}, T = {}, delta = {})\n", eps,
+             a.accountant, a.z, a.q, a.steps, a.delta);
+}
+
+void cmd_noise(const DpsgdArgs& a) {
+  require_positive(a.epsilon, "--epsilon");
+  require_rate(a.q, "--sampling-rate");
+  require_count(a.steps, "--steps");
+  require_delta(a.delta, "--delta");
+  require_accountant(a.accountant);
+  const double z = pv::calibrate_noise_multiplier(a.epsilon, a.q, a.steps, a.delta, a.accountant);
+  const double achieved = pv::dpsgd_epsilon(z, a.q, a.steps, a.delta, a.accountant);
+  if (a.json) {
+    print_json(ordered_json{{"noise_multiplier", z},
+                            {"accountant", a.accountant},
+                            {"epsilon", a.epsilon},
+                            {"achieved_epsilon", achieved},
+                            {"sampling_rate", a.q},
+                            {"steps", a.steps},
+                            {"delta", a.delta}});
+    return;
+  }
+  fmt::print(
+      "noise multiplier z = {:.8g}  (achieves epsilon = {:.6g} <= {} under {}; q = {}, "
+      "T = {}, delta = {})\n",
+      z, achieved, a.epsilon, a.accountant, a.q, a.steps, a.delta);
+}
+
+struct GaussianArgs {
+  double epsilon = NAN, delta = NAN, sensitivity = 1.0;
+  bool analytic = false, json = false;
+};
+
+void cmd_gaussian(const GaussianArgs& a) {
+  require_positive(a.epsilon, "--epsilon");
+  require_delta(a.delta, "--delta");
+  require_positive(a.sensitivity, "--sensitivity");
+  const double sigma = a.analytic ? pv::analytic_gaussian_sigma(a.epsilon, a.delta, a.sensitivity)
+                                  : pv::classical_gaussian_sigma(a.epsilon, a.delta, a.sensitivity);
+  const char* method = a.analytic ? "analytic" : "classical";
+  if (a.json) {
+    print_json(ordered_json{{"sigma", sigma},
+                            {"method", method},
+                            {"epsilon", a.epsilon},
+                            {"delta", a.delta},
+                            {"sensitivity", a.sensitivity},
+                            {"noise_multiplier", sigma / a.sensitivity}});
+    return;
+  }
+  fmt::print("sigma = {:.8g}  ({} Gaussian; epsilon = {}, delta = {}, sensitivity = {})\n", sigma,
+             method, a.epsilon, a.delta, a.sensitivity);
+}
+
+struct ComposeArgs {
+  double epsilon = NAN, delta = NAN, slack = NAN;
+  std::int64_t count = 0;
+  bool json = false;
+};
+
+void cmd_compose(const ComposeArgs& a) {
+  require_positive(a.epsilon, "--epsilon");
+  if (!(a.delta >= 0.0 && a.delta < 1.0)) {
+    throw ParamError(fmt::format("--delta = {} must be in [0, 1)", a.delta));
+  }
+  require_count(a.count, "--count");
+  require_delta(a.slack, "--delta-slack");
+  const auto basic = pv::basic_composition(a.epsilon, a.delta, a.count);
+  const auto adv = pv::advanced_composition(a.epsilon, a.delta, a.count, a.slack);
+  if (a.json) {
+    print_json(ordered_json{{"basic", {{"epsilon", basic.epsilon}, {"delta", basic.delta}}},
+                            {"advanced", {{"epsilon", adv.epsilon}, {"delta", adv.delta}}},
+                            {"epsilon0", a.epsilon},
+                            {"delta0", a.delta},
+                            {"count", a.count},
+                            {"delta_slack", a.slack}});
+    return;
+  }
+  fmt::print("basic:    epsilon = {:.8g}, delta = {:.6g}\n", basic.epsilon, basic.delta);
+  fmt::print("advanced: epsilon = {:.8g}, delta = {:.6g}  (Dwork-Rothblum-Vadhan, slack {})\n",
+             adv.epsilon, adv.delta, a.slack);
+}
+
+struct DirichletArgs {
+  pv::DirichletParams p;
+  double k = NAN, eta = NAN, tau = NAN, lipschitz = NAN, adjacency = NAN;
+  int actions = 0;
+  std::int64_t samples = 1000000;
+  std::uint64_t seed = 0;
+  bool json = false;
+};
+
+void cmd_dirichlet(DirichletArgs& a) {
+  require_positive(a.k, "--k");
+  require_positive(a.eta, "--eta");
+  require_positive(a.tau, "--tau");
+  require_positive(a.lipschitz, "--lipschitz");
+  require_positive(a.adjacency, "--adjacency");
+  if (a.actions < 2) throw ParamError(fmt::format("--actions = {} must be >= 2", a.actions));
+  require_count(a.samples, "--samples");
+  a.p = {a.k, a.eta, a.tau, a.actions, a.lipschitz, a.adjacency};
+  const double eps = pv::dirichlet_epsilon(a.p);
+  auto noise = pv::make_seeded_noise(a.seed, 0, 0);
+  const auto d = pv::dirichlet_delta_mc(a.p, a.samples, *noise);
+  // m = 2: the exact value from the Beta CDF, beside the estimate
+  const double exact = a.actions == 2 ? pv::dirichlet_delta_exact_m2(a.k, a.eta, a.tau) : NAN;
+  if (a.json) {
+    ordered_json j{{"epsilon", eps},
+                   {"delta", d.estimate},
+                   {"delta_ci", {d.lower, d.upper}},
+                   {"delta_upper", d.upper},
+                   {"confidence", d.confidence},
+                   {"samples", d.samples},
+                   {"noise_source", noise->name()}};
+    if (a.actions == 2) j["delta_exact"] = exact;
+    print_json(j);
+    return;
+  }
+  fmt::print("epsilon = {:.8g}  (eq. 12)\n", eps);
+  fmt::print(
+      "delta   = {:.6g}  (Monte Carlo, {} samples; Hoeffding {:.6g}% interval [{:.6g}, "
+      "{:.6g}]; certified delta = {:.6g})\n",
+      d.estimate, d.samples, 100.0 * d.confidence, d.lower, d.upper, d.upper);
+  if (a.actions == 2) fmt::print("delta   = {:.8g}  (exact, Beta CDF, m = 2)\n", exact);
+}
+
+struct SvtArgs {
+  double epsilon = NAN, delta = NAN, pmin = NAN;
+  std::int64_t queries = 0, max_length = 0;
+  bool json = false;
+};
+
+void cmd_svt(const SvtArgs& a) {
+  require_positive(a.epsilon, "--epsilon");
+  require_delta(a.delta, "--delta");
+  require_count(a.queries, "--queries");
+  require_count(a.max_length, "--max-length");
+  require_rate(a.pmin, "--pmin");
+  const auto s = pv::svt_params({a.epsilon, a.delta, a.queries, a.max_length, a.pmin});
+  if (a.json) {
+    print_json(ordered_json{{"epsilon_prime", s.eps_prime},
+                            {"delta_prime", s.delta_prime},
+                            {"c_min", s.c_min},
+                            {"theta", s.theta},
+                            {"threshold_shift", s.threshold_shift},
+                            {"threshold_noise_scale", s.threshold_noise_scale},
+                            {"query_noise_scale", s.query_noise_scale},
+                            {"per_trajectory_epsilon", s.per_trajectory_epsilon},
+                            {"per_trajectory_delta", s.per_trajectory_delta},
+                            {"composed_epsilon", s.composed_epsilon},
+                            {"composed_delta", s.composed_delta}});
+    return;
+  }
+  fmt::print("epsilon'        = {:.8g}\n", s.eps_prime);
+  fmt::print("delta'          = {:.8g}\n", s.delta_prime);
+  fmt::print("c_min           = {:.8g}\n", s.c_min);
+  fmt::print("theta           = {:.8g}\n", s.theta);
+  fmt::print("threshold shift = {:.8g}  ((4/epsilon') log(1/delta'))\n", s.threshold_shift);
+  fmt::print("noise scales    = Lap({:.6g}) on the threshold, Lap({:.6g}) per query\n",
+             s.threshold_noise_scale, s.query_noise_scale);
+  fmt::print(
+      "composed        = ({:.6g}, {:.6g})-DP over {} trajectories (Thm 5.3 + advanced "
+      "composition)\n",
+      s.composed_epsilon, s.composed_delta, a.queries);
+}
+
+}  // namespace
+
+void add_privacy_commands(CLI::App& app) {
+  auto* priv = app.add_subcommand("privacy", "privacy accounting and mechanism parameters");
+  priv->require_subcommand(1);
+
+  auto eps_args = std::make_shared<DpsgdArgs>();
+  auto* e =
+      priv->add_subcommand("epsilon", "epsilon of T steps of the Poisson-subsampled Gaussian");
+  e->add_option("--noise-multiplier,-z", eps_args->z, "noise multiplier z = sigma / C")->required();
+  e->add_option("--sampling-rate,-q", eps_args->q, "Poisson sampling rate q")->required();
+  e->add_option("--steps,-T", eps_args->steps, "number of steps T")->required();
+  e->add_option("--delta", eps_args->delta, "target delta")->required();
+  e->add_option("--accountant", eps_args->accountant, "rdp | pld | best")->capture_default_str();
+  e->add_flag("--json", eps_args->json, "print one JSON object");
+  e->callback([eps_args] { cmd_epsilon(*eps_args); });
+
+  auto noise_args = std::make_shared<DpsgdArgs>();
+  auto* n = priv->add_subcommand("noise", "smallest noise multiplier reaching a target epsilon");
+  n->add_option("--epsilon", noise_args->epsilon, "target epsilon")->required();
+  n->add_option("--sampling-rate,-q", noise_args->q, "Poisson sampling rate q")->required();
+  n->add_option("--steps,-T", noise_args->steps, "number of steps T")->required();
+  n->add_option("--delta", noise_args->delta, "target delta")->required();
+  n->add_option("--accountant", noise_args->accountant, "rdp | pld | best")->capture_default_str();
+  n->add_flag("--json", noise_args->json, "print one JSON object");
+  n->callback([noise_args] { cmd_noise(*noise_args); });
+
+  auto g_args = std::make_shared<GaussianArgs>();
+  auto* g = priv->add_subcommand("gaussian", "sigma of the Gaussian mechanism");
+  g->add_option("--epsilon", g_args->epsilon, "epsilon")->required();
+  g->add_option("--delta", g_args->delta, "delta")->required();
+  g->add_option("--sensitivity", g_args->sensitivity, "L2 sensitivity")->capture_default_str();
+  g->add_flag("--analytic", g_args->analytic, "analytic Gaussian (Balle and Wang 2018)");
+  g->add_flag("--json", g_args->json, "print one JSON object");
+  g->callback([g_args] { cmd_gaussian(*g_args); });
+
+  auto c_args = std::make_shared<ComposeArgs>();
+  auto* c = priv->add_subcommand("compose", "basic and advanced composition of K mechanisms");
+  c->add_option("--epsilon", c_args->epsilon, "per-mechanism epsilon")->required();
+  c->add_option("--delta", c_args->delta, "per-mechanism delta")->required();
+  c->add_option("--count", c_args->count, "number of mechanisms K")->required();
+  c->add_option("--delta-slack", c_args->slack, "advanced composition slack delta'")->required();
+  c->add_flag("--json", c_args->json, "print one JSON object");
+  c->callback([c_args] { cmd_compose(*c_args); });
+
+  auto d_args = std::make_shared<DirichletArgs>();
+  auto* d = priv->add_subcommand("dirichlet", "epsilon and delta of the Dirichlet mechanism");
+  d->add_option("--k", d_args->k, "concentration k")->required();
+  d->add_option("--eta", d_args->eta, "minimum input entry eta")->required();
+  d->add_option("--tau", d_args->tau, "output threshold tau")->required();
+  d->add_option("--actions", d_args->actions, "number of actions m")->required();
+  d->add_option("--lipschitz", d_args->lipschitz, "Lipschitz constant L")->required();
+  d->add_option("--adjacency", d_args->adjacency, "adjacency distance b")->required();
+  d->add_option("--samples", d_args->samples, "Monte Carlo samples for delta")
+      ->capture_default_str();
+  d->add_option("--seed", d_args->seed, "Monte Carlo seed")->capture_default_str();
+  d->add_flag("--json", d_args->json, "print one JSON object");
+  d->callback([d_args] { cmd_dirichlet(*d_args); });
+
+  auto s_args = std::make_shared<SvtArgs>();
+  auto* s = priv->add_subcommand("svt-params", "PrefixQuery / DataRelease parameters (paper 000)");
+  s->add_option("--epsilon", s_args->epsilon, "epsilon1 of the data release")->required();
+  s->add_option("--delta", s_args->delta, "delta1 of the data release")->required();
+  s->add_option("--queries", s_args->queries, "T, trajectories examined")->required();
+  s->add_option("--max-length", s_args->max_length, "L, longest trajectory")->required();
+  s->add_option("--pmin", s_args->pmin, "minimum action probability p_min")->required();
+  s->add_flag("--json", s_args->json, "print one JSON object");
+  s->callback([s_args] { cmd_svt(*s_args); });
+}
 
 }  // namespace dprl::cli

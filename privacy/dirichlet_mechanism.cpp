@@ -1,0 +1,98 @@
+#include "privacy/dirichlet_mechanism.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "privacy/special_math.hpp"
+
+namespace dprl::privacy {
+
+void DirichletParams::check() const {
+  if (eta * actions > 1.0 + 1e-12) {
+    throw ParamError(
+        fmt::format("dirichlet.eta = {} must be <= 1/actions = {}", eta, 1.0 / actions));
+  }
+  if (tau * actions >= 1.0) {
+    throw ParamError(
+        fmt::format("dirichlet.tau = {} must be < 1/actions = {}", tau, 1.0 / actions));
+  }
+}
+
+double dirichlet_epsilon(const DirichletParams& p0) {
+  DirichletParams p = p0;
+  validate_params(p, "dirichlet");
+  const double m = p.actions;
+  return std::sqrt(m) * p.lipschitz * p.adjacency * p.k * std::log(1.0 / p.tau) +
+         (m - 1.0) * std::lgamma(p.k * p.eta) + std::lgamma(p.k * (1.0 - (m - 1.0) * p.eta)) -
+         m * std::lgamma(p.k / m);
+}
+
+DeltaEstimate dirichlet_delta_mc(const DirichletParams& p0, std::int64_t samples,
+                                 NoiseSource& noise, double beta) {
+  DirichletParams p = p0;
+  validate_params(p, "dirichlet");
+  if (samples < 1) throw ParamError(fmt::format("samples = {} must be >= 1", samples));
+  if (!(beta > 0.0 && beta < 1.0))
+    throw ParamError(fmt::format("beta = {} must be in (0, 1)", beta));
+  const int m = p.actions;
+  std::vector<double> alpha(m, p.k * p.eta), x(m);
+  alpha[m - 1] = p.k * (1.0 - (m - 1) * p.eta);
+  std::int64_t outside = 0;
+  for (std::int64_t i = 0; i < samples; ++i) {
+    noise.dirichlet(alpha, x);
+    if (*std::min_element(x.begin(), x.end()) < p.tau) ++outside;
+  }
+  DeltaEstimate d{};
+  d.samples = samples;
+  d.estimate = static_cast<double>(outside) / static_cast<double>(samples);
+  d.half_width = std::sqrt(std::log(2.0 / beta) / (2.0 * static_cast<double>(samples)));
+  d.lower = std::max(0.0, d.estimate - d.half_width);
+  d.upper = std::min(1.0, d.estimate + d.half_width);
+  d.confidence = 1.0 - beta;
+  return d;
+}
+
+double dirichlet_delta_exact_m2(double k, double eta, double tau) {
+  // x1 ~ Beta(k eta, k (1 - eta)); inside Delta_{2,tau} iff tau <= x1 <= 1 - tau
+  const double a = k * eta, b = k * (1.0 - eta);
+  return 1.0 - (math::incomplete_beta(a, b, 1.0 - tau) - math::incomplete_beta(a, b, tau));
+}
+
+double concentration_radius(double k, double beta) {
+  if (!(k > 0.0)) throw ParamError(fmt::format("k = {} must be > 0", k));
+  if (!(beta > 0.0 && beta < 1.0))
+    throw ParamError(fmt::format("beta = {} must be in (0, 1)", beta));
+  return std::sqrt(std::log(1.0 / beta) / (2.0 * (k + 1.0)));
+}
+
+DirichletMechanism::DirichletMechanism(DirichletParams p) : p_(p) {
+  epsilon_ = dirichlet_epsilon(p_);
+}
+
+void DirichletMechanism::release(std::span<const double> pi, std::span<double> out,
+                                 NoiseSource& noise) const {
+  if (pi.size() != static_cast<std::size_t>(p_.actions) || out.size() != pi.size()) {
+    throw ParamError(fmt::format("dirichlet release: policy has {} entries, actions = {}",
+                                 pi.size(), p_.actions));
+  }
+  double sum = 0.0;
+  for (double v : pi) {
+    if (!std::isfinite(v) || v < p_.eta - 1e-12) {
+      throw ParamError(fmt::format(
+          "dirichlet release: policy entry {} must be finite and >= eta = {}", v, p_.eta));
+    }
+    sum += v;
+  }
+  if (std::fabs(sum - 1.0) > 1e-9) {
+    throw ParamError(fmt::format("dirichlet release: policy sums to {}, must sum to 1", sum));
+  }
+  std::vector<double> alpha(pi.begin(), pi.end());
+  for (double& a : alpha) a *= p_.k;
+  noise.dirichlet(alpha, out);
+}
+
+}  // namespace dprl::privacy

@@ -1,0 +1,61 @@
+// NoiseSource: where every DP mechanism gets its randomness.
+//
+// Kinds (name() is recorded in run summaries):
+//   seeded      xoshiro256** (engine/rng.hpp) seeded with derive_seed(root, Domain::kDpNoise, a,
+//   b):
+//               reproducible, for experiments. NOT for deployments: the seed reveals the noise.
+//   os_entropy  getrandom(2), for deployments; not reproducible.
+//   zero        always returns zero noise: a test double (no privacy at all).
+//   scripted    returns a given list of noise values in order, then throws: a test double.
+// Samplers (ours, not std::*_distribution): uniform, Gaussian, Laplace, gamma, Dirichlet,
+// Bernoulli. With secure = true (seeded or os_entropy) the Gaussian and Laplace samples come from
+// the exact discrete samplers of privacy/secure_sampling.hpp on a power-of-two grid, which are
+// immune to Mironov's (2012) floating-point attack on textbook inverse-CDF / Box-Muller samplers;
+// see that header. The default is secure = false for seeded sources (fast, bit-reproducible
+// experiments) and secure = true for os_entropy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/rng.hpp"
+
+namespace dprl::privacy {
+
+class NoiseSource {
+ public:
+  virtual ~NoiseSource() = default;
+  virtual std::string name() const = 0;
+  // 64 uniform random bits.
+  virtual std::uint64_t next_u64() = 0;
+  // Noise samples; sigma, scale > 0.
+  virtual double gaussian(double sigma);
+  virtual double laplace(double scale);
+  // Uniform in [0, 1) (53 bits) and (0, 1).
+  virtual double uniform();
+  double uniform_open();
+  // Gamma(shape, 1) (Marsaglia and Tsang 2000) and Dirichlet(alpha) via normalised gammas.
+  virtual double gamma(double shape);
+  void dirichlet(std::span<const double> alpha, std::span<double> out);
+  virtual bool bernoulli(double p);
+  bool secure() const { return secure_; }
+
+ protected:
+  explicit NoiseSource(bool secure) : secure_(secure) {}
+  double standard_normal();  // Box-Muller from uniform_open()
+  bool secure_;
+};
+
+// Seeded from derive_seed(root, Domain::kDpNoise, a, b).
+std::unique_ptr<NoiseSource> make_seeded_noise(std::uint64_t root, std::uint64_t a = 0,
+                                               std::uint64_t b = 0, bool secure = false);
+std::unique_ptr<NoiseSource> make_os_entropy_noise(bool secure = true);
+std::unique_ptr<NoiseSource> make_zero_noise();
+// Returns values[0], values[1], ... from gaussian()/laplace()/gamma()/uniform(); throws DataError
+// when exhausted.
+std::unique_ptr<NoiseSource> make_scripted_noise(std::vector<double> values);
+
+}  // namespace dprl::privacy

@@ -1,0 +1,164 @@
+// Deterministic statistical tests of the samplers: fixed seeds, large n, critical values at
+// p = 1e-6 (two-sided normal quantile z = 4.892; one-sided 4.753), so they cannot flake.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "privacy/noise_source.hpp"
+#include "privacy/secure_sampling.hpp"
+#include "privacy/special_math.hpp"
+
+using namespace dprl::privacy;
+
+namespace {
+
+constexpr double kZ = 4.892;  // two-sided p = 1e-6 standard normal quantile
+
+// Wilson-Hilferty chi-square quantile for df k at one-sided p = 1e-6 (z = 4.753); accurate to a
+// few percent for k >= 10, far inside the margin between a correct and a broken sampler.
+double chi2_crit(int k) {
+  const double c = 2.0 / (9.0 * k);
+  return k * std::pow(1.0 - c + 4.753 * std::sqrt(c), 3.0);
+}
+
+struct Moments {
+  double mean = 0, var = 0;
+};
+template <class F>
+Moments moments(F f, int n) {
+  double s = 0, s2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const double x = f();
+    s += x;
+    s2 += x * x;
+  }
+  Moments m;
+  m.mean = s / n;
+  m.var = s2 / n - m.mean * m.mean;
+  return m;
+}
+
+}  // namespace
+
+TEST_SUITE("statistical") {
+  TEST_CASE("seeded Gaussian and Laplace: mean and variance within p = 1e-6 bounds") {
+    for (bool secure : {false, true}) {
+      auto noise = make_seeded_noise(42, 1, 2, secure);
+      const int n = 400000;
+      // mean of N(0, 4): sd of the mean 2 / sqrt(n); variance: sd of sample variance
+      // sigma^2 sqrt(2 / n) for the Gaussian, b^2 sqrt(20 / n) for Laplace (kurtosis 6).
+      auto g = moments([&] { return noise->gaussian(2.0); }, n);
+      CHECK(std::fabs(g.mean) < kZ * 2.0 / std::sqrt(n));
+      CHECK(std::fabs(g.var - 4.0) < kZ * 4.0 * std::sqrt(2.0 / n) + (secure ? 4.0 * 5e-4 : 0.0));
+      auto l = moments([&] { return noise->laplace(1.5); }, n);
+      CHECK(std::fabs(l.mean) < kZ * std::sqrt(2.0 * 2.25 / n));
+      // secure mode rounds the scale up by < 2^-12 relative: variance up to 1e-3 larger
+      CHECK(std::fabs(l.var - 2 * 2.25) <
+            kZ * 2.25 * std::sqrt(20.0 / n) + (secure ? 4.5 * 1e-3 : 0));
+    }
+  }
+
+  TEST_CASE("discrete Laplace matches its pmf (chi-square - p = 1e-6)") {
+    auto noise = make_seeded_noise(7, 0, 0);
+    BitSource bits = [&] { return noise->next_u64(); };
+    const std::uint64_t t = 3;
+    const int n = 300000, k = 12;  // bins -5..5 and the tail
+    std::vector<double> counts(k + 1, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const auto y = discrete_laplace(t, bits);
+      counts[std::abs(y) <= 5 ? y + 5 : 11] += 1;
+    }
+    const double r = std::exp(-1.0 / t), norm = (1 - r) / (1 + r);
+    double chi2 = 0.0, tail = 1.0;
+    for (int y = -5; y <= 5; ++y) {
+      const double p = norm * std::pow(r, std::abs(y));
+      tail -= p;
+      chi2 += std::pow(counts[y + 5] - n * p, 2) / (n * p);
+    }
+    chi2 += std::pow(counts[11] - n * tail, 2) / (n * tail);
+    CHECK(chi2 < chi2_crit(11));
+  }
+
+  TEST_CASE("discrete Gaussian matches its pmf (chi-square - p = 1e-6)") {
+    auto noise = make_seeded_noise(8, 0, 0);
+    BitSource bits = [&] { return noise->next_u64(); };
+    const std::uint64_t s = 2;
+    const int n = 200000;
+    std::vector<double> counts(17, 0.0);  // -7..7 and a tail bin
+    for (int i = 0; i < n; ++i) {
+      const auto y = discrete_gaussian(s, bits);
+      counts[std::abs(y) <= 7 ? y + 7 : 15] += 1;
+    }
+    double z = 0.0;
+    for (int y = -60; y <= 60; ++y) z += std::exp(-y * y / 8.0);
+    double chi2 = 0.0, tail = 1.0;
+    for (int y = -7; y <= 7; ++y) {
+      const double p = std::exp(-y * y / 8.0) / z;
+      tail -= p;
+      chi2 += std::pow(counts[y + 7] - n * p, 2) / (n * p);
+    }
+    chi2 += std::pow(counts[15] - n * tail, 2) / (n * tail);  // expected n * tail ~ 33
+    CHECK(chi2 < chi2_crit(15));
+  }
+
+  TEST_CASE("Bernoulli(exp(-n/d)) is exact") {
+    auto noise = make_seeded_noise(9, 0, 0);
+    BitSource bits = [&] { return noise->next_u64(); };
+    const int n = 400000;
+    int hits = 0;
+    for (int i = 0; i < n; ++i) hits += bernoulli_exp(5, 3, bits);
+    const double p = std::exp(-5.0 / 3.0);
+    CHECK(std::fabs(hits / double(n) - p) < kZ * std::sqrt(p * (1 - p) / n));
+  }
+
+  TEST_CASE("gamma and Dirichlet samplers: means within p = 1e-6 bounds") {
+    auto noise = make_seeded_noise(10, 0, 0);
+    const int n = 200000;
+    for (double k : {0.3, 1.0, 4.5}) {
+      auto m = moments([&] { return noise->gamma(k); }, n);
+      CHECK(std::fabs(m.mean - k) < kZ * std::sqrt(k / n));
+    }
+    std::vector<double> alpha{0.5, 2.0, 7.5}, x(3), sum(3, 0.0);
+    for (int i = 0; i < n; ++i) {
+      noise->dirichlet(alpha, x);
+      for (int j = 0; j < 3; ++j) sum[j] += x[j];
+    }
+    for (int j = 0; j < 3; ++j) {
+      const double m = alpha[j] / 10.0, var = m * (1 - m) / 11.0;
+      CHECK(std::fabs(sum[j] / n - m) < kZ * std::sqrt(var / n));
+    }
+  }
+}
+
+TEST_SUITE("unit") {
+  TEST_CASE("noise sources: names - reproducibility - zero and scripted doubles") {
+    auto a = make_seeded_noise(1, 2, 3), b = make_seeded_noise(1, 2, 3),
+         c = make_seeded_noise(1, 2, 4);
+    CHECK(a->name() == "seeded(root=1, a=2, b=3)");
+    const double x = a->gaussian(1.0);
+    CHECK(x == b->gaussian(1.0));
+    CHECK(x != c->gaussian(1.0));
+    auto os = make_os_entropy_noise();
+    CHECK(os->name() == "os_entropy(secure)");
+    CHECK(os->next_u64() != os->next_u64());
+    auto z = make_zero_noise();
+    CHECK(z->gaussian(5.0) == 0.0);
+    CHECK(z->laplace(5.0) == 0.0);
+    auto s = make_scripted_noise({0.5, -1.0});
+    CHECK(s->gaussian(1.0) == 0.5);
+    CHECK(s->laplace(1.0) == -1.0);
+    CHECK_THROWS_AS(s->gaussian(1.0), dprl::DataError);
+  }
+
+  TEST_CASE("secure noise lands on the power-of-two grid") {
+    auto noise = make_seeded_noise(3, 0, 0, true);
+    const double g = secure_grid(1.7);
+    CHECK(g == std::ldexp(1.0, -12));
+    for (int i = 0; i < 100; ++i) {
+      const double v = noise->gaussian(1.7);
+      CHECK(v / g == std::nearbyint(v / g));
+    }
+  }
+}
