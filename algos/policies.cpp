@@ -7,6 +7,7 @@
 #include "algos/tabular_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/registry.hpp"
+#include "envs/lunar_lander_heuristic.hpp"
 
 namespace dprl::algos {
 
@@ -14,6 +15,8 @@ std::vector<BuiltinPolicy>& builtin_policies() {
   static std::vector<BuiltinPolicy> list = {
       {"random", "uniformly random actions (masked actions excluded where the env has masks)",
        [](const Env& env) { return std::make_unique<RandomPolicy>(env.spec()); }},
+      {"lunar_lander_heuristic", "Gymnasium's LunarLander heuristic controller (discrete or continuous)",
+       dprl::envs::make_lunar_lander_heuristic},
   };
   return list;
 }
