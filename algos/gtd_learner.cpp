@@ -106,7 +106,8 @@ double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<i
   const double n = norm2(x);
   const double scale = n > 0 ? c / n : 0.0;
   const double sd = sigma * c;
-  for (double& e : x) e = e * scale + (sd > 0 ? noise->gaussian(sd) : 0.0);
+  for (double& e : x) e *= scale;
+  if (sd > 0) noise->add_gaussian(x, sd);
   return c;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -131,11 +132,25 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
     }
   });
 
+  // learner-specific figures (summary "extra") become columns too, in first-seen order
+  std::vector<std::string> extra_keys;
+  for (const auto& s : result.summaries)
+    for (const auto& [k, v] : s.extra)
+      if (std::find(extra_keys.begin(), extra_keys.end(), k) == extra_keys.end())
+        extra_keys.push_back(k);
+  auto extra_of = [](const RunSummary& s, const std::string& key) {
+    for (const auto& [k, v] : s.extra)
+      if (k == key) return v;
+    return static_cast<double>(NAN);
+  };
+
   std::vector<std::string> header = {"run", "label"};
   for (const auto& k : plan.keys) header.push_back(k);
   for (const char* c : {"seed", "env_steps", "return_mean", "return_std", "episodes", "epsilon",
-                        "wall_time_s", "dir"})
+                        "wall_time_s"})
     header.push_back(c);
+  for (const auto& k : extra_keys) header.push_back(k);
+  header.push_back("dir");
   std::string csv = fmt::format("{}\n", fmt::join(header, ","));
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
     const auto& run = plan.runs[i];
@@ -149,11 +164,61 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
     row.push_back(fmt::format("{}", s.final_eval.episodes));
     row.push_back(s.privacy ? format_param(s.privacy->epsilon) : std::string());
     row.push_back(fmt::format("{:.3f}", s.wall_time_s));
+    for (const auto& k : extra_keys) {
+      const double v = extra_of(s, k);
+      row.push_back(std::isfinite(v) ? format_param(v) : std::string());
+    }
     row.push_back(run.out.string());
     csv += fmt::format("{}\n", fmt::join(row, ","));
   }
+
+  // per configuration: mean and sample sd across seeds of each figure; best by final return
+  std::vector<std::string> labels;
+  for (const auto& run : plan.runs)
+    if (std::find(labels.begin(), labels.end(), run.label) == labels.end())
+      labels.push_back(run.label);
+  std::vector<std::string> figures = {"return_mean"};
+  figures.insert(figures.end(), extra_keys.begin(), extra_keys.end());
+  auto figure_of = [&](const RunSummary& s, const std::string& f) {
+    return f == "return_mean" ? s.final_eval.return_mean : extra_of(s, f);
+  };
+  std::string md = "| configuration | seeds |";
+  std::string rule = "|---|---|";
+  for (const auto& f : figures) {
+    md += fmt::format(" {} |", f);
+    rule += "---|";
+  }
+  md += "\n" + rule + "\n";
+  std::string best;
+  double best_value = -INFINITY;
+  for (const auto& label : labels) {
+    std::size_t n = 0;
+    std::string cells;
+    for (const auto& f : figures) {
+      std::vector<double> xs;
+      for (std::size_t i = 0; i < plan.runs.size(); ++i)
+        if (plan.runs[i].label == label) xs.push_back(figure_of(result.summaries[i], f));
+      n = xs.size();
+      double m = 0;
+      for (double x : xs) m += x;
+      m /= static_cast<double>(xs.size());
+      double ss = 0;
+      for (double x : xs) ss += (x - m) * (x - m);
+      const double sd = xs.size() > 1 ? std::sqrt(ss / static_cast<double>(xs.size() - 1)) : 0.0;
+      cells += fmt::format(" {:.4g} +- {:.3g} |", m, sd);
+      if (f == "return_mean" && m > best_value) {
+        best_value = m;
+        best = label;
+      }
+    }
+    md += fmt::format("| {} | {} |{}\n", label, n, cells);
+  }
+  md += fmt::format("\nbest by mean final evaluation return: {} ({:.4g})\n", best, best_value);
+  result.best_label = best;
+  result.summary_md = md;
   make_dirs(plan.out);
   write_file_atomic(plan.out / "sweep.csv", csv);
+  write_file_atomic(plan.out / "summary.md", md);
   result.table_csv = std::move(csv);
   return result;
 }

@@ -11,7 +11,8 @@
 // run k writes <out>/<label>/seed<S>/. run_sweep() executes the plan on a local thread pool; every
 // run derives its randomness from its own seed only, so the results are identical for any number
 // of jobs. The plan is the unit a distributed (MPI) launcher would partition by rank.
-// <out>/sweep.csv lists every run with its grid values and final figures, in plan order.
+// <out>/sweep.csv lists every run with its grid values and final figures (learner extras too), in
+// plan order; <out>/summary.md has mean +- sd across seeds per configuration and names the best.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,8 @@ SweepPlan plan_sweep(const std::filesystem::path& file);
 struct SweepResult {
   std::vector<RunSummary> summaries;  // plan order
   std::string table_csv;              // what sweep.csv holds
+  std::string summary_md;             // what summary.md holds: mean +- sd across seeds per label
+  std::string best_label;             // the label with the best mean final evaluation return
 };
 
 // Runs the plan with `jobs` local threads (>= 1).

@@ -29,6 +29,28 @@ double NoiseSource::gaussian(double sigma) {
   return sigma * standard_normal();
 }
 
+void NoiseSource::add_gaussian(std::span<double> x, double sigma) {
+  for (double& v : x) v += gaussian(sigma);
+}
+
+// Marsaglia's polar method: a pair of independent standard normals per accepted point of the unit
+// disc (acceptance pi / 4), with one log and one square root and no trigonometry.
+static void add_gaussian_polar(Rng& rng, std::span<double> x, double sigma) {
+  std::size_t i = 0;
+  const std::size_t n = x.size();
+  while (i < n) {
+    double u, v, s;
+    do {
+      u = 2.0 * rng.uniform() - 1.0;
+      v = 2.0 * rng.uniform() - 1.0;
+      s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    const double f = sigma * std::sqrt(-2.0 * std::log(s) / s);
+    x[i++] += u * f;
+    if (i < n) x[i++] += v * f;
+  }
+}
+
 double NoiseSource::laplace(double scale) {
   if (secure_) return secure_laplace(scale, [this] { return next_u64(); });
   const double u = uniform_open() - 0.5;
@@ -98,6 +120,13 @@ class SeededNoise final : public NoiseSource {
     return fmt::format("seeded(root={}, a={}, b={}{})", root_, a_, b_, secure_ ? ", secure" : "");
   }
   std::uint64_t next_u64() override { return rng_.next_u64(); }
+  void add_gaussian(std::span<double> x, double sigma) override {
+    if (secure_) {
+      NoiseSource::add_gaussian(x, sigma);
+      return;
+    }
+    add_gaussian_polar(rng_, x, sigma);
+  }
 
  private:
   std::uint64_t root_, a_, b_;

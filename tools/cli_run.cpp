@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 #include <memory>
 
 #include "algos/experiment.hpp"
@@ -48,25 +47,9 @@ void cmd_sweep(const SweepOpts& o) {
   fmt::print(stderr, "sweep: {} runs on {} jobs into {}\n", plan.runs.size(), o.jobs,
              plan.out.string());
   const auto result = algos::run_sweep(plan, o.jobs, true);
-  // per configuration: mean and std of final returns across seeds
-  std::map<std::string, std::vector<double>> by_label;
-  std::vector<std::string> order;
-  for (std::size_t i = 0; i < plan.runs.size(); ++i) {
-    if (!by_label.count(plan.runs[i].label)) order.push_back(plan.runs[i].label);
-    by_label[plan.runs[i].label].push_back(result.summaries[i].final_eval.return_mean);
-  }
-  fmt::print("{:<40} {:>6} {:>14} {:>12}\n", "configuration", "seeds", "return mean", "across-seed sd");
-  for (const auto& label : order) {
-    const auto& v = by_label[label];
-    double m = 0;
-    for (double x : v) m += x;
-    m /= static_cast<double>(v.size());
-    double ss = 0;
-    for (double x : v) ss += (x - m) * (x - m);
-    const double sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
-    fmt::print("{:<40} {:>6} {:>14.4f} {:>12.4f}\n", label, v.size(), m, sd);
-  }
-  fmt::print("table: {}\n", (plan.out / "sweep.csv").string());
+  fmt::print("{}", result.summary_md);
+  fmt::print("tables: {} and {}\n", (plan.out / "sweep.csv").string(),
+             (plan.out / "summary.md").string());
 }
 
 }  // namespace
