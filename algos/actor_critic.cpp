@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "algos/gtd_learner.hpp"
@@ -13,6 +15,7 @@
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
+#include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
 
 namespace dprl::algos {
@@ -39,6 +42,33 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   if (priv)
     noise = p_.noise == "seeded" ? privacy::make_seeded_noise(ctx.seed(), 0)
                                  : privacy::make_os_entropy_noise();
+
+  // the budget: every release is the same Gaussian event, so the number of releases the budget
+  // affords is found once (bisection on the ledger's own accounting); training stops before the
+  // first release past it, and each episode's releases are charged to the ledger
+  std::optional<privacy::Ledger> ledger;
+  std::int64_t affordable = std::numeric_limits<std::int64_t>::max();
+  const auto event = privacy::DpEvent::gaussian(priv ? sigma : 1.0);
+  if (priv && p_.budget_epsilon > 0) {
+    ledger.emplace(p_.budget_epsilon, p_.delta, p_.accountant);
+    ledger->set_noise_source(noise->name());
+    if (!ledger->can_afford(event, 1))
+      throw BudgetExceeded(fmt::format(
+          "actor_critic: budget_epsilon = {} cannot afford a single release at sigma {} (delta {})",
+          p_.budget_epsilon, sigma, p_.delta));
+    std::int64_t lo = 1, hi = 2;
+    while (ledger->can_afford(event, hi) && hi < (std::int64_t{1} << 40)) {
+      lo = hi;
+      hi *= 2;
+    }
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (ledger->can_afford(event, mid) ? lo : hi) = mid;
+    }
+    affordable = lo;
+  }
+  const std::int64_t per_step = (dp_actor ? 1 : 0) + (dp_critic ? 1 : 0);
+  bool stopped_by_budget = false;
 
   GtdActorCriticLearner agent(p_, *features, num_actions_, dp_actor, dp_critic, sigma, noise.get());
   // the paired twin: same seeds, no noise
@@ -67,6 +97,10 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     double ret = 0;
     std::int64_t len = 0;
     for (;;) {
+      if (steps && l.actor_releases + l.critic_releases + per_step > affordable) {
+        stopped_by_budget = true;
+        break;
+      }
       const auto [a, rho] = l.act(o, rng);
       const StepResult r = e.step(static_cast<std::int64_t>(a), o2);
       l.update(o, a, rho, r.reward, r.terminated, o2);
@@ -96,9 +130,16 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     }
   };
 
-  while ((p_.episodes == 0 || episodes_ < p_.episodes) && step < max_steps) {
+  std::int64_t charged = 0;
+  while ((p_.episodes == 0 || episodes_ < p_.episodes) && step < max_steps && !stopped_by_budget) {
     const std::uint64_t k = static_cast<std::uint64_t>(episodes_);
     const auto [ret, len] = run_episode(agent, *env, obs, next, k, &step);
+    if (ledger) {
+      const std::int64_t released = agent.actor_releases + agent.critic_releases - charged;
+      if (released > 0) ledger->charge(event, released, fmt::format("episode {}", k));
+      charged += released;
+    }
+    if (len == 0) break;  // the budget stopped training before the episode's first step
     double cu = NAN, cv = NAN;
     if (twin_on) {
       run_episode(*twin, *twin_env, tobs, tnext, k, nullptr);
@@ -152,6 +193,10 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     extra_.push_back({"cos_v_var", cos_v_sq / cos_n - mv * mv});
   }
 
+  if (ledger) {
+    ctx.write_file(privacy::Ledger::kFileName, ledger->to_json());
+    extra_.push_back({"stopped_by_budget", stopped_by_budget ? 1.0 : 0.0});
+  }
   if (priv) {
     const std::int64_t releases = agent.actor_releases + agent.critic_releases;
     auto acc = privacy::make_accountant(p_.accountant);
@@ -180,6 +225,10 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     if (agent.critic_releases)
       d["mean_c_critic"] = agent.c_critic_sum / static_cast<double>(agent.critic_releases);
     d["formal"] = formal;
+    if (ledger) {
+      d["budget_epsilon"] = p_.budget_epsilon;
+      d["stopped_by_budget"] = stopped_by_budget;
+    }
     if (!formal)
       d["note"] = "clip = median makes C data-dependent: the whole-run figure assumes sensitivity C "
                   "but is not a formal DP guarantee";

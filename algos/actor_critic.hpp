@@ -54,6 +54,8 @@
 // | episodes         | 500            | stop after this many episodes (0: train.steps only)      |
 // | trace_similarity | false          | run a paired non-DP twin and log trace cosine similarity |
 // | accountant       | rdp            | whole-run accountant (rdp or pld)                        |
+// | budget_epsilon   | 0              | whole-run budget at delta (0: none); training stops      |
+// |                  |                | before the first release the budget cannot afford        |
 // | noise            | seeded         | seeded (reproducible) or os-entropy                      |
 #pragma once
 
@@ -84,6 +86,7 @@ struct ActorCriticParams {
   int episodes = 500;  // paper sec. 4
   bool trace_similarity = false;
   std::string accountant = "rdp";
+  double budget_epsilon = 0;
   std::string noise = "seeded";
 
   template <class V>
@@ -107,6 +110,8 @@ struct ActorCriticParams {
     v("trace_similarity", trace_similarity,
       "run a paired non-private twin and log the cosine similarity of the traces");
     v("accountant", accountant, Choices{{"rdp", "pld"}}, "whole-run accountant");
+    v("budget_epsilon", budget_epsilon, Range::non_negative(),
+      "whole-run epsilon budget at delta (0: no budget); training stops before exceeding it");
     v("noise", noise, Choices{{"seeded", "os-entropy"}}, "noise source");
   }
 };

@@ -223,3 +223,30 @@ TEST_CASE("bad actor-critic parameters are rejected with the rule") {
       doctest::Contains("one_hot needs discrete observations"), dprl::ParamError);
 }
 }
+
+TEST_SUITE("e2e") {
+TEST_CASE("a whole-run budget stops training before it is exceeded and writes the ledger") {
+  const auto dir = fs::temp_directory_path() / "dprl_ac_test_budget";
+  fs::remove_all(dir);
+  const std::string yaml =
+      "seed: 2\nenv: {id: chain_mdp, params: {n: 30}}\n"
+      "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1, budget_epsilon: 150, "
+      "episodes: 1000}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
+  const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+  REQUIRE(s.privacy.has_value());
+  CHECK(s.privacy->epsilon <= 150.0);
+  auto d = nlohmann::json::parse(s.privacy->details_json);
+  CHECK(d["stopped_by_budget"] == true);
+  CHECK(d["formal"] == true);
+  // one more release would have crossed the budget
+  const auto releases = d["releases"].get<std::int64_t>();
+  auto acc = dprl::privacy::make_accountant("rdp");
+  acc->compose(dprl::privacy::DpEvent::gaussian(d["sigma"].get<double>()), releases + 1);
+  CHECK(acc->epsilon(1e-6) > 150.0);
+  auto ledger = nlohmann::json::parse(dprl::read_file(dir / "privacy_ledger.json"));
+  CHECK(ledger["guarantee"]["epsilon"].get<double>() ==
+        doctest::Approx(s.privacy->epsilon).epsilon(1e-12));
+  CHECK(ledger["budget"]["epsilon"] == 150.0);
+  CHECK(s.episodes < 1000);
+}
+}
