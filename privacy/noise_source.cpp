@@ -33,22 +33,65 @@ void NoiseSource::add_gaussian(std::span<double> x, double sigma) {
   for (double& v : x) v += gaussian(sigma);
 }
 
-// Marsaglia's polar method: a pair of independent standard normals per accepted point of the unit
-// disc (acceptance pi / 4), with one log and one square root and no trigonometry.
-static void add_gaussian_polar(Rng& rng, std::span<double> x, double sigma) {
-  std::size_t i = 0;
-  const std::size_t n = x.size();
-  while (i < n) {
-    double u, v, s;
-    do {
-      u = 2.0 * rng.uniform() - 1.0;
-      v = 2.0 * rng.uniform() - 1.0;
-      s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    const double f = sigma * std::sqrt(-2.0 * std::log(s) / s);
-    x[i++] += u * f;
-    if (i < n) x[i++] += v * f;
+// Standard normals by the ziggurat method (Marsaglia and Tsang 2000) with 128 layers, in
+// Doornik's (2005) ZIGNOR form: one 64-bit draw gives both the uniform (top 53 bits) and the layer
+// (low 7 bits), and the base layer's tail is sampled exactly by Marsaglia's (1964) method. About
+// 99% of draws are accepted by one comparison; the rest evaluate the density. Exact in
+// distribution (up to floating point), like the polar and Box-Muller methods.
+namespace {
+
+struct Ziggurat {
+  static constexpr int kLayers = 128;
+  static constexpr double kR = 3.442619855899;          // start of the tail
+  static constexpr double kV = 9.91256303526217e-3;     // area of each layer
+  double x[kLayers + 1];
+  double ratio[kLayers];
+  Ziggurat() {
+    double f = std::exp(-0.5 * kR * kR);
+    x[0] = kV / f;  // the base layer, tail included, as a box of equal area
+    x[1] = kR;
+    x[kLayers] = 0.0;
+    for (int i = 2; i < kLayers; ++i) {
+      x[i] = std::sqrt(-2.0 * std::log(kV / x[i - 1] + f));
+      f = std::exp(-0.5 * x[i] * x[i]);
+    }
+    for (int i = 0; i < kLayers; ++i) ratio[i] = x[i + 1] / x[i];
   }
+};
+
+const Ziggurat& ziggurat() {
+  static const Ziggurat z;
+  return z;
+}
+
+double ziggurat_normal(Rng& rng, const Ziggurat& z) {
+  for (;;) {
+    const std::uint64_t bits = rng.next_u64();
+    const double u = 2.0 * (static_cast<double>(bits >> 11) * 0x1.0p-53) - 1.0;  // [-1, 1)
+    const int i = static_cast<int>(bits & 0x7f);
+    if (std::fabs(u) < z.ratio[i]) return u * z.x[i];
+    if (i == 0) {
+      // the tail beyond R: x = R + E1 / R conditioned on 2 E2 > (E1 / R)^2
+      double t, y;
+      do {
+        t = std::log(rng.uniform_open()) / Ziggurat::kR;
+        y = std::log(rng.uniform_open());
+      } while (-2.0 * y < t * t);
+      return u < 0 ? t - Ziggurat::kR : Ziggurat::kR - t;
+    }
+    // the wedge between layers i and i + 1
+    const double xx = u * z.x[i];
+    const double f0 = std::exp(-0.5 * (z.x[i] * z.x[i] - xx * xx));
+    const double f1 = std::exp(-0.5 * (z.x[i + 1] * z.x[i + 1] - xx * xx));
+    if (f1 + rng.uniform() * (f0 - f1) < 1.0) return xx;
+  }
+}
+
+}  // namespace
+
+static void add_gaussian_fast(Rng& rng, std::span<double> x, double sigma) {
+  const Ziggurat& z = ziggurat();
+  for (double& v : x) v += sigma * ziggurat_normal(rng, z);
 }
 
 double NoiseSource::laplace(double scale) {
@@ -125,7 +168,7 @@ class SeededNoise final : public NoiseSource {
       NoiseSource::add_gaussian(x, sigma);
       return;
     }
-    add_gaussian_polar(rng_, x, sigma);
+    add_gaussian_fast(rng_, x, sigma);
   }
 
  private:
