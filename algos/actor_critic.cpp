@@ -131,7 +131,9 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   };
 
   std::int64_t charged = 0;
-  while ((p_.episodes == 0 || episodes_ < p_.episodes) && step < max_steps && !stopped_by_budget) {
+  std::int64_t diverged_episode = -1;
+  while ((p_.episodes == 0 || episodes_ < p_.episodes) && step < max_steps && !stopped_by_budget &&
+         diverged_episode < 0) {
     const std::uint64_t k = static_cast<std::uint64_t>(episodes_);
     const auto [ret, len] = run_episode(agent, *env, obs, next, k, &step);
     if (ledger) {
@@ -140,6 +142,15 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
       charged += released;
     }
     if (len == 0) break;  // the budget stopped training before the episode's first step
+    // noise large enough to blow the weights up to inf / NaN ends training: reported, never hidden
+    auto finite = [](const std::vector<double>& x) {
+      for (double e : x)
+        if (!std::isfinite(e)) return false;
+      return true;
+    };
+    if (!finite(agent.u) || !finite(agent.v) || !finite(agent.w)) {
+      diverged_episode = static_cast<std::int64_t>(k);
+    }
     double cu = NAN, cv = NAN;
     if (twin_on) {
       run_episode(*twin, *twin_env, tobs, tnext, k, nullptr);
@@ -193,6 +204,8 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     extra_.push_back({"cos_v_var", cos_v_sq / cos_n - mv * mv});
   }
 
+  extra_.push_back({"diverged", diverged_episode >= 0 ? 1.0 : 0.0});
+  if (diverged_episode >= 0) extra_.push_back({"diverged_episode", static_cast<double>(diverged_episode)});
   if (ledger) {
     ctx.write_file(privacy::Ledger::kFileName, ledger->to_json());
     extra_.push_back({"stopped_by_budget", stopped_by_budget ? 1.0 : 0.0});

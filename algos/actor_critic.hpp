@@ -38,6 +38,10 @@
 //     so the summary marks median runs "formal": false. Only the released noised vectors are
 //     covered; the parameters are post-processing only where they depend on data through them.
 //
+// Divergence: when the weights become non-finite (noise far larger than the updates, e.g.
+// epsilon 0.1 on Taxi), training stops after that episode and the summary reports diverged = 1 and
+// diverged_episode; the figures of such a run describe a broken learner and are marked so.
+//
 // | param            | default        | meaning                                                 |
 // |------------------|----------------|---------------------------------------------------------|
 // | alpha_v/w/u      | 0.01/0.5/0.5   | step sizes (paper Table 2, MDP-100)                      |

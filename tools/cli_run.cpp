@@ -32,6 +32,9 @@ void cmd_run(const RunOpts& o) {
              s.env_steps, s.wall_time_s);
   fmt::print("final evaluation: return {:.4f} +- {:.4f} over {} episodes\n",
              s.final_eval.return_mean, s.final_eval.return_std, s.final_eval.episodes);
+  for (const auto& [k, v] : s.extra)
+    if (k == "diverged" && v > 0)
+      fmt::print(stderr, "dprl: warning: training diverged (non-finite weights); see summary.json\n");
   if (s.privacy)
     fmt::print("privacy: ({:.4g}, {:.3g})-DP, {} accountant, {} noise\n", s.privacy->epsilon,
                s.privacy->delta, s.privacy->accountant, s.privacy->noise_source);

@@ -250,3 +250,23 @@ TEST_CASE("a whole-run budget stops training before it is exceeded and writes th
   CHECK(s.episodes < 1000);
 }
 }
+
+TEST_SUITE("e2e") {
+TEST_CASE("noise that blows the weights up stops training and is reported as divergence") {
+  const auto dir = fs::temp_directory_path() / "dprl_ac_test_diverge";
+  fs::remove_all(dir);
+  const std::string yaml =
+      "seed: 1\nenv: {id: taxi}\n"
+      "algo: {id: actor_critic, params: {alpha_v: 0.05, alpha_w: 0.05, lambda: 0, dp: critic, "
+      "epsilon: 0.1, episodes: 500}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
+  const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+  double diverged = 0, at = -1;
+  for (const auto& [k, v] : s.extra) {
+    if (k == "diverged") diverged = v;
+    if (k == "diverged_episode") at = v;
+  }
+  CHECK(diverged == 1.0);
+  CHECK(at >= 0);
+  CHECK(s.episodes == static_cast<std::int64_t>(at) + 1);
+}
+}
