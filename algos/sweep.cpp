@@ -20,6 +20,17 @@ std::string last_component(const std::string& key) {
   return dot == std::string::npos ? key : key.substr(dot + 1);
 }
 
+// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string sanitize(std::string s) {
   for (char& c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
@@ -145,7 +156,7 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
   };
 
   std::vector<std::string> header = {"run", "label"};
-  for (const auto& k : plan.keys) header.push_back(k);
+  for (const auto& k : plan.keys) header.push_back(csv_field(k));
   for (const char* c : {"seed", "env_steps", "return_mean", "return_std", "episodes", "epsilon",
                         "wall_time_s"})
     header.push_back(c);
@@ -155,8 +166,8 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
     const auto& run = plan.runs[i];
     const auto& s = result.summaries[i];
-    std::vector<std::string> row = {fmt::format("{}", i), run.label};
-    for (const auto& [k, v] : run.values) row.push_back(v);
+    std::vector<std::string> row = {fmt::format("{}", i), csv_field(run.label)};
+    for (const auto& [k, v] : run.values) row.push_back(csv_field(v));
     row.push_back(fmt::format("{}", run.seed));
     row.push_back(fmt::format("{}", s.env_steps));
     row.push_back(format_param(s.final_eval.return_mean));
@@ -168,7 +179,7 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
       const double v = extra_of(s, k);
       row.push_back(std::isfinite(v) ? format_param(v) : std::string());
     }
-    row.push_back(run.out.string());
+    row.push_back(csv_field(run.out.string()));
     csv += fmt::format("{}\n", fmt::join(row, ","));
   }
 

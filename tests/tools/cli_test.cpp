@@ -191,6 +191,34 @@ TEST_CASE("sweep results are identical for 1 and 2 jobs") {
       ++runs;
     }
   CHECK(runs == 4);
-  CHECK(fs::exists(d / "j1" / "sweep.csv"));
+  // labels with commas are quoted, so every row has as many fields as the header
+  dprl::write_file_atomic(d / "sweep2.yaml",
+                          "base: base.yaml\nout: " + (d / "two").string() +
+                              "\nseeds: [1]\ngrid:\n  algo.params.learning_rate: [0.5]\n"
+                              "  algo.params.gamma: [0.9, 0.99]\n");
+  REQUIRE(dprl_cmd("sweep " + (d / "sweep2.yaml").string()).code == 0);
+  const std::string csv = dprl::read_file(d / "two" / "sweep.csv");
+  CHECK(csv.find("\"learning_rate=0.5,gamma=0.9\"") != std::string::npos);
+  auto fields = [](const std::string& line) {
+    int n = 1;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  std::size_t start = 0;
+  int header_fields = -1, lines = 0;
+  while (start < csv.size()) {
+    const auto end = csv.find('\n', start);
+    const std::string line = csv.substr(start, end - start);
+    if (header_fields < 0) header_fields = fields(line);
+    else CHECK(fields(line) == header_fields);
+    ++lines;
+    start = end + 1;
+  }
+  CHECK(lines == 3);
+  CHECK(fs::exists(d / "two" / "summary.md"));
 }
 }
