@@ -7,7 +7,9 @@ Usage (after the sweeps in configs/paper001/ have run from the repository root):
 
 It reads each run's metrics.csv (one row per episode: step, episode, return, length, epsilon,
 cos_u, cos_v) and summary.json, and prints markdown to stdout:
-  - Figure 2: mean training return over the last 100 episodes and the final evaluation, per variant;
+  - Figure 2: mean training return over the last 100 episodes and the final evaluation, per variant,
+    with the number of runs whose weights diverged (training stopped early; their figures describe
+    a broken learner);
   - Table 3: standard deviation of performance, two readings: the pooled standard deviation of the
     per-episode returns over all runs and episodes, and the standard deviation across runs of each
     run's mean return;
@@ -73,15 +75,16 @@ def fmt(m, sd=None, digits=1):
 
 def performance_table(runs, title):
     lines = [f"#### {title}", "",
-             "| variant | runs | return, last 100 episodes | final evaluation | "
+             "| variant | runs | diverged | return, last 100 episodes | final evaluation | "
              "pooled sd of episode returns | sd across runs of mean return |",
-             "|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|"]
     for label, items in runs.items():
         last100 = [mean_sd([num(r["return"]) for r in rows[-100:]])[0] for _, rows, _ in items]
         evals = [s["final_eval"]["return_mean"] for s, _, _ in items]
         pooled = [num(r["return"]) for _, rows, _ in items for r in rows]
         run_means = [mean_sd([num(r["return"]) for r in rows])[0] for _, rows, _ in items]
-        lines.append(f"| {label} | {len(items)} | {fmt(*mean_sd(last100))} | "
+        diverged = sum(1 for summary, _, _ in items if summary.get("extra", {}).get("diverged") == 1)
+        lines.append(f"| {label} | {len(items)} | {diverged} | {fmt(*mean_sd(last100))} | "
                      f"{fmt(*mean_sd(evals))} | {fmt(mean_sd(pooled)[1])} | "
                      f"{fmt(mean_sd(run_means)[1])} |")
     return "\n".join(lines) + "\n"
