@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -44,7 +45,9 @@ EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
   std::vector<std::uint8_t> mask(spec.action.is_discrete() ? spec.action.n : 0);
   std::vector<double> action(spec.action.is_discrete() ? 0 : spec.action.dim());
   EvalStats s;
-  double sum = 0, sum_sq = 0, len_sum = 0;
+  std::vector<double> returns;
+  returns.reserve(static_cast<std::size_t>(std::max(episodes, 0)));
+  double sum = 0, len_sum = 0;
   s.return_min = INFINITY;
   s.return_max = -INFINITY;
   for (int e = 0; e < episodes; ++e) {
@@ -69,7 +72,7 @@ EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
       if (r.terminated || r.truncated) break;
     }
     sum += ret;
-    sum_sq += ret * ret;
+    returns.push_back(ret);
     len_sum += static_cast<double>(len);
     s.return_min = std::min(s.return_min, ret);
     s.return_max = std::max(s.return_max, ret);
@@ -77,7 +80,10 @@ EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
   s.episodes = episodes;
   if (episodes > 0) {
     s.return_mean = sum / episodes;
-    s.return_std = std::sqrt(std::max(0.0, sum_sq / episodes - s.return_mean * s.return_mean));
+    // two passes: no cancellation when returns are large and alike
+    double ss = 0;
+    for (double r : returns) ss += (r - s.return_mean) * (r - s.return_mean);
+    s.return_std = std::sqrt(ss / episodes);
     s.length_mean = len_sum / episodes;
   }
   return s;
