@@ -95,6 +95,8 @@ class Algorithm {
   virtual std::unique_ptr<Policy> policy() const = 0;
   // Writes the learned policy so `dprl eval --policy FILE` can load it.
   virtual void save_policy(const std::filesystem::path& file) const = 0;
+  // The checkpoint's file name in the run directory (JSON tables: policy.json; networks: binary).
+  virtual std::string policy_file() const { return "policy.json"; }
   // The resolved parameters.
   virtual ParamMap params() const = 0;
   // The privacy guarantee of the run, for private learners.

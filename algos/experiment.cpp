@@ -131,7 +131,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   s.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (dir) {
-    if (p.train.checkpoint) algo->save_policy(dir->path() / "policy.json");
+    if (p.train.checkpoint) algo->save_policy(dir->path() / algo->policy_file());
     dir->write_summary(s);
   }
   return s;

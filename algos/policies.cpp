@@ -4,8 +4,10 @@
 
 #include <filesystem>
 
+#include "algos/nn_policy.hpp"
 #include "algos/tabular_policy.hpp"
 #include "engine/error.hpp"
+#include "engine/nn_io.hpp"
 #include "engine/registry.hpp"
 #include "envs/lunar_lander_heuristic.hpp"
 
@@ -31,6 +33,20 @@ std::unique_ptr<Policy> make_policy(std::string_view name_or_path, const Env& en
     for (const auto& b : builtin_policies()) names.push_back(b.name);
     throw UnknownName(fmt::format("--policy '{}' is neither a built-in policy ({}) nor a file",
                                   name_or_path, join_names(names)));
+  }
+  // network policies (algos/nn_policy.hpp): checked against the env's dimensions
+  if (nn::is_nn_file(file)) {
+    auto np = NnPolicy::load(file);
+    const EnvSpec& sp = env.spec();
+    const bool disc = np->mode() == NnPolicy::Mode::kArgmax;
+    const std::size_t adim = disc ? static_cast<std::size_t>(sp.action.n) : sp.action.dim();
+    if (static_cast<std::size_t>(np->obs_dim()) != sp.observation.dim() ||
+        disc != sp.action.is_discrete() || static_cast<std::size_t>(np->action_dim()) != adim)
+      throw DataError(fmt::format("{}: network policy for '{}' ({} observations, {} actions) does "
+                                  "not fit env '{}' (observation {}, action {})",
+                                  file.string(), np->env_id(), np->obs_dim(), np->action_dim(),
+                                  sp.id, sp.observation.describe(), sp.action.describe()));
+    return np;
   }
   auto pol = TabularGreedyPolicy::load(file);
   const EnvSpec& spec = env.spec();

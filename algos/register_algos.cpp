@@ -1,6 +1,10 @@
 #include "algos/actor_critic.hpp"
 #include "algos/algorithm.hpp"
+#include "algos/ddpg.hpp"
+#include "algos/dqn.hpp"
+#include "algos/ppo.hpp"
 #include "algos/q_learning.hpp"
+#include "algos/sac.hpp"
 
 namespace dprl::algos {
 
@@ -8,6 +12,18 @@ void register_builtin_algos(AlgoRegistry& r) {
   r.add(make_entry<Algorithm, QLearning>(
       "q_learning", "tabular Q-learning with epsilon-greedy exploration",
       "Watkins and Dayan 1992; Sutton and Barto 2018 sec. 6.5"));
+  // deep RL learners (engine/nn_*)
+  r.add(make_entry<Algorithm, Ppo>("ppo", "PPO with GAE, CleanRL ppo.py defaults",
+                                   "Schulman et al. 2017; Huang et al. 2022"));
+  r.add(make_entry<Algorithm, Dqn>("dqn", "DQN with double-Q, replay and a target network",
+                                   "Mnih et al. 2015; van Hasselt et al. 2016"));
+  r.add(make_entry<Algorithm, Sac>("sac", "soft actor-critic with twin Q and auto temperature",
+                                   "Haarnoja et al. 2018"));
+  r.add(make_entry<Algorithm, Ddpg>("ddpg", "deep deterministic policy gradient",
+                                    "Lillicrap et al. 2016"));
+  r.add(make_entry<Algorithm, PpoContinuous>(
+      "ppo_continuous", "PPO with GAE, CleanRL ppo_continuous_action.py defaults",
+      "Schulman et al. 2017; Huang et al. 2022"));
   r.add(make_entry<Algorithm, ActorCritic>(
       "actor_critic",
       "off-policy actor-critic with GTD(lambda) critic and traces; DP-Actor/Critic/Both",

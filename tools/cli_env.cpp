@@ -11,6 +11,7 @@
 #include "algos/policies.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
+#include "engine/nn_timing.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
 #include "tools/cli.hpp"
@@ -216,6 +217,29 @@ void cmd_bench_env(const std::string& id, const std::vector<std::string>& param_
   }
 }
 
+void cmd_bench_nn(const std::vector<int>& layers, int batch, bool json) {
+  if (layers.size() < 2)
+    throw ParamError("--layers: need at least an input and an output size, e.g. 4,256,256,2");
+  for (int n : layers)
+    if (n < 1 || n > 65536) throw ParamError(fmt::format("--layers: size {} must be in [1, 65536]", n));
+  const auto t = nn::measure_step_times(layers, batch);
+  if (json) {
+    ordered_json j;
+    j["layers"] = layers;
+    j["batch"] = batch;
+    j["adam_step_us"] = t.adam_step_us;
+    j["dpsgd_step_us"] = t.dpsgd_step_us;
+    j["dpsgd_over_adam"] = t.dpsgd_step_us / t.adam_step_us;
+    j["forward1_us"] = t.forward1_us;
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("MLP {} batch {}: Adam step {:.1f} us, DP-SGD step {:.1f} us ({:.2f}x), batch-1 "
+               "forward {:.2f} us\n",
+               fmt::join(layers, "-"), batch, t.adam_step_us, t.dpsgd_step_us,
+               t.dpsgd_step_us / t.adam_step_us, t.forward1_us);
+  }
+}
+
 void cmd_eval(const std::string& id, const std::vector<std::string>& param_flags,
               const std::string& policy_name, int episodes, std::uint64_t seed, bool json) {
   auto env = envs::make_env(id, parse_param_flags(param_flags, "--param"));
@@ -272,6 +296,18 @@ void add_env_commands(CLI::App& app) {
   bench_env->add_option("--param", bo->params, "env parameter k=v (repeatable)");
   bench_env->add_flag("--json", bo->json, "print JSON");
   bench_env->callback([bo] { cmd_bench_env(bo->id, bo->params, bo->steps, bo->json); });
+
+  struct NnOpts {
+    std::vector<int> layers = {4, 256, 256, 2};
+    int batch = 256;
+    bool json = false;
+  };
+  auto no = std::make_shared<NnOpts>();
+  auto* bench_nn = bench->add_subcommand("nn", "MLP Adam, DP-SGD and acting step times (medians)");
+  bench_nn->add_option("--layers", no->layers, "layer sizes (default 4 256 256 2)")->delimiter(',');
+  bench_nn->add_option("--batch", no->batch, "batch size (default 256)")->check(CLI::Range(1, 1 << 20));
+  bench_nn->add_flag("--json", no->json, "print JSON");
+  bench_nn->callback([no] { cmd_bench_nn(no->layers, no->batch, no->json); });
 
   auto* eval = app.add_subcommand("eval", "evaluate a policy over seeded episodes");
   struct EvalOpts {

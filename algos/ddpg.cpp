@@ -1,0 +1,151 @@
+#include "algos/ddpg.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "algos/dqn.hpp"
+#include "algos/nn_policy.hpp"
+#include "algos/replay_buffer.hpp"
+#include "engine/error.hpp"
+#include "engine/nn_optim.hpp"
+#include "engine/rng.hpp"
+
+namespace dprl::algos {
+
+using nn::Mat;
+
+void DdpgParams::check() const { parse_hidden_sizes(hidden_sizes, "ddpg.hidden_sizes"); }
+
+Ddpg::Ddpg(const Params& p) : p_(p) { validate_params(p_, "ddpg"); }
+
+std::unique_ptr<Policy> Ddpg::policy() const {
+  auto pol = std::make_unique<NnPolicy>(env_id_, NnPolicy::Mode::kTanhScaled, actor_, act_dim_);
+  pol->set_action_bounds(low_, high_);
+  pol->set_squash_output(false);  // the actor's output layer is already tanh
+  return pol;
+}
+
+void Ddpg::save_policy(const std::filesystem::path& file) const {
+  static_cast<NnPolicy&>(*policy()).save(file);
+}
+
+std::int64_t Ddpg::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const EnvSpec& spec = env->spec();
+  if (spec.action.is_discrete() || spec.observation.is_discrete())
+    throw ParamError(
+        fmt::format("ddpg needs Box observations and actions; env '{}' has "
+                    "observation {} and action {}",
+                    spec.id, spec.observation.describe(), spec.action.describe()));
+  env_id_ = spec.id;
+  const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
+  act_dim_ = A;
+  low_.assign(spec.action.low.begin(), spec.action.low.end());
+  high_.assign(spec.action.high.begin(), spec.action.high.end());
+  Eigen::VectorXf scale(A), bias(A);
+  for (int j = 0; j < A; ++j) {
+    scale[j] = 0.5f * (high_[j] - low_[j]);
+    bias[j] = 0.5f * (high_[j] + low_[j]);
+  }
+  const std::vector<int> hidden = parse_hidden_sizes(p_.hidden_sizes, "ddpg.hidden_sizes");
+  std::vector<int> as{D}, qs{D + A};
+  for (int h : hidden) {
+    as.push_back(h);
+    qs.push_back(h);
+  }
+  as.push_back(A);
+  qs.push_back(1);
+  actor_ = nn::Mlp(nn::MlpShape(as, nn::Act::kRelu, nn::Act::kTanh));
+  nn::Mlp q(nn::MlpShape(qs, nn::Act::kRelu));
+  {
+    Rng r0(derive_seed(ctx.seed(), Domain::kInit, 0)),
+        r1(derive_seed(ctx.seed(), Domain::kInit, 1));
+    nn::init_kaiming_uniform(actor_.shape(), actor_.data(), r0);
+    nn::init_kaiming_uniform(q.shape(), q.data(), r1);
+  }
+  nn::Mlp actor_t = actor_, qt = q;
+  nn::Adam opt_a(actor_.size(), nn::AdamConfig{p_.learning_rate});
+  nn::Adam opt_q(q.size(), nn::AdamConfig{p_.learning_rate});
+  nn::Buffer g_a(actor_.size()), g_q(q.size());
+  ReplayBuffer rb(
+      static_cast<std::size_t>(std::min<std::int64_t>(p_.buffer_size, ctx.train().steps)), D, A);
+  ReplayBatch b;
+  Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 0));
+  Rng srng(derive_seed(ctx.seed(), Domain::kAlgo, 1));
+  nn::MlpCache ca, cq, cat, cqt;
+  Mat xin, dq, da;
+  std::vector<float> obs(D), next(D), af(A), aout(A), scratch, y(p_.batch_size);
+  std::vector<double> act(A);
+  const int B = p_.batch_size;
+  auto critic_input = [&](const Mat& x, const Mat& a_tanh) {
+    xin.resize(D + A, x.cols());
+    xin.topRows(D) = x;
+    xin.bottomRows(A) = (a_tanh.array().colwise() * scale.array()).colwise() + bias.array();
+  };
+
+  const std::int64_t total = ctx.train().steps;
+  env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
+  episodes_ = 0;
+  double ep_ret = 0, recent = NAN;
+  for (std::int64_t step = 1; step <= total; ++step) {
+    if (step <= p_.learning_starts) {
+      for (int j = 0; j < A; ++j) act[j] = rng.uniform(low_[j], high_[j]);
+    } else {
+      nn::forward_one(actor_.shape(), actor_.data(), obs.data(), aout.data(), scratch);
+      for (int j = 0; j < A; ++j) {
+        const double a =
+            aout[j] * scale[j] + bias[j] + rng.normal() * scale[j] * p_.exploration_noise;
+        act[j] = std::clamp(a, double{low_[j]}, double{high_[j]});
+      }
+    }
+    const StepResult r = env->step(std::span<const double>(act), next);
+    ep_ret += r.reward;
+    for (int j = 0; j < A; ++j) af[j] = static_cast<float>(act[j]);
+    rb.add(obs, af, r.reward, next, r.terminated);
+    if (r.terminated || r.truncated) {
+      ++episodes_;
+      recent = std::isnan(recent) ? ep_ret : 0.9 * recent + 0.1 * ep_ret;
+      ep_ret = 0;
+      env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, episodes_), obs);
+    } else {
+      obs = next;
+    }
+    if (step > p_.learning_starts) {
+      rb.sample(B, srng, b);
+      const Mat& na = actor_t.forward(b.next_obs, cat);
+      critic_input(b.next_obs, na);
+      const Mat& tq = qt.forward(xin, cqt);
+      for (int i = 0; i < B; ++i)
+        y[i] = b.rewards[i] + (1.0f - b.terminated[i]) * static_cast<float>(p_.gamma) * tq(0, i);
+      xin.resize(D + A, B);
+      xin.topRows(D) = b.obs;
+      xin.bottomRows(A) = b.actions;
+      const Mat& qv = q.forward(xin, cq);
+      dq = (qv - Eigen::Map<const Eigen::RowVectorXf>(y.data(), B)) * (2.0f / B);
+      nn::backward(q.shape(), q.data(), dq, cq, g_q.data());
+      opt_q.step(q.span(), g_q);
+      if (step % p_.policy_frequency == 0) {
+        const Mat& a = actor_.forward(b.obs, ca);
+        critic_input(b.obs, a);
+        q.forward(xin, cq);
+        // d/d(action) of -mean Q(s, mu(s)), through the action scaling
+        nn::backward_errors(q.shape(), q.data(), Mat::Constant(1, B, -1.0f / B), cq, true);
+        da = cq.din.bottomRows(A).array().colwise() * scale.array();
+        nn::backward(actor_.shape(), actor_.data(), da, ca, g_a.data());
+        opt_a.step(actor_.span(), g_a);
+        nn::polyak_update(actor_t.span(), actor_.span(), p_.tau);
+        nn::polyak_update(qt.span(), q.span(), p_.tau);
+      }
+    }
+    if (ctx.eval_due(step) || step == total) {
+      auto pol = policy();
+      ctx.evaluate(*pol, step, episodes_);
+    }
+    if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+  }
+  return total;
+}
+
+}  // namespace dprl::algos

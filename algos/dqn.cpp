@@ -1,0 +1,139 @@
+#include "algos/dqn.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "algos/nn_policy.hpp"
+#include "algos/replay_buffer.hpp"
+#include "engine/error.hpp"
+#include "engine/nn_optim.hpp"
+#include "engine/rng.hpp"
+
+namespace dprl::algos {
+
+using nn::Mat;
+
+std::vector<int> parse_hidden_sizes(const std::string& text, const char* what) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(tok.c_str(), &end, 10);
+    if (tok.empty() || *end != '\0' || v < 1 || v > 100000)
+      throw ParamError(fmt::format("{}: '{}' is not a comma-separated list of widths", what, text));
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw ParamError(fmt::format("{}: needs at least one hidden width", what));
+  return out;
+}
+
+void DqnParams::check() const { parse_hidden_sizes(hidden_sizes, "dqn.hidden_sizes"); }
+
+Dqn::Dqn(const Params& p) : p_(p) { validate_params(p_, "dqn"); }
+
+std::unique_ptr<Policy> Dqn::policy() const {
+  return std::make_unique<NnPolicy>(env_id_, NnPolicy::Mode::kArgmax, q_, q_.shape().out());
+}
+
+void Dqn::save_policy(const std::filesystem::path& file) const {
+  NnPolicy(env_id_, NnPolicy::Mode::kArgmax, q_, q_.shape().out()).save(file);
+}
+
+std::int64_t Dqn::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const EnvSpec& spec = env->spec();
+  if (!spec.action.is_discrete() || spec.observation.is_discrete())
+    throw ParamError(
+        fmt::format("dqn needs a Box observation and Discrete actions; env '{}' has "
+                    "observation {} and action {}",
+                    spec.id, spec.observation.describe(), spec.action.describe()));
+  env_id_ = spec.id;
+  const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.n);
+  std::vector<int> sizes{D};
+  for (int h : parse_hidden_sizes(p_.hidden_sizes, "dqn.hidden_sizes")) sizes.push_back(h);
+  sizes.push_back(A);
+  q_ = nn::Mlp(nn::MlpShape(sizes, nn::Act::kRelu));
+  Rng init(derive_seed(ctx.seed(), Domain::kInit, 0));
+  nn::init_kaiming_uniform(q_.shape(), q_.data(), init);
+  target_ = q_;
+  nn::Adam opt(q_.size(), nn::AdamConfig{p_.learning_rate});
+  nn::Buffer grad(q_.size());
+  ReplayBuffer rb(static_cast<std::size_t>(p_.buffer_size), D, 1);
+  ReplayBatch b;
+  Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 0));
+  Rng srng(derive_seed(ctx.seed(), Domain::kAlgo, 1));
+  nn::MlpCache cq, cn, ct;
+  Mat dout;
+  std::vector<float> obs(D), next(D), qv(A), scratch, y(p_.batch_size);
+
+  const std::int64_t total = ctx.train().steps;
+  const double decay = std::max(1.0, p_.exploration_fraction * static_cast<double>(total));
+  episodes_ = 0;
+  target_updates_ = 0;
+  env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
+  double ep_ret = 0, recent = NAN;
+  for (std::int64_t step = 1; step <= total; ++step) {
+    const double frac = std::min(1.0, static_cast<double>(step - 1) / decay);
+    const double eps = p_.start_e + frac * (p_.end_e - p_.start_e);
+    int a;
+    if (rng.uniform() < eps) {
+      a = static_cast<int>(rng.below(A));
+    } else {
+      nn::forward_one(q_.shape(), q_.data(), obs.data(), qv.data(), scratch);
+      a = static_cast<int>(std::max_element(qv.begin(), qv.end()) - qv.begin());
+    }
+    const StepResult r = env->step(static_cast<std::int64_t>(a), next);
+    ep_ret += r.reward;
+    const float af = static_cast<float>(a);
+    rb.add(obs, {&af, 1}, r.reward, next, r.terminated);
+    if (r.terminated || r.truncated) {
+      ++episodes_;
+      recent = std::isnan(recent) ? ep_ret : 0.9 * recent + 0.1 * ep_ret;
+      ep_ret = 0;
+      env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, episodes_), obs);
+    } else {
+      obs = next;
+    }
+    if (step > p_.learning_starts && step % p_.train_frequency == 0) {
+      const int B = p_.batch_size;
+      rb.sample(B, srng, b);
+      const Mat& tq = target_.forward(b.next_obs, ct);
+      const Mat* oq = p_.double_q ? &q_.forward(b.next_obs, cn) : nullptr;
+      for (int i = 0; i < B; ++i) {
+        int k;
+        if (oq)
+          oq->col(i).maxCoeff(&k);
+        else
+          tq.col(i).maxCoeff(&k);
+        y[i] = b.rewards[i] + static_cast<float>(p_.gamma) * (1.0f - b.terminated[i]) * tq(k, i);
+      }
+      const Mat& out = q_.forward(b.obs, cq);
+      dout.setZero(A, B);
+      for (int i = 0; i < B; ++i) {
+        const int ai = static_cast<int>(b.actions(0, i));
+        const float d = out(ai, i) - y[i];
+        // d/dq of mean (q - y)^2, or of mean smooth-L1 (beta 1)
+        dout(ai, i) = p_.loss == "mse" ? 2.0f * d / B : std::clamp(d, -1.0f, 1.0f) / B;
+      }
+      nn::backward(q_.shape(), q_.data(), dout, cq, grad.data());
+      if (p_.max_grad_norm > 0) nn::clip_global_norm(grad, p_.max_grad_norm);
+      opt.step(q_.span(), grad);
+    }
+    if (step > p_.learning_starts && step % p_.target_network_frequency == 0) {
+      nn::polyak_update(target_.span(), q_.span(), p_.tau);
+      ++target_updates_;
+    }
+    if (ctx.eval_due(step) || step == total) {
+      auto pol = policy();
+      ctx.evaluate(*pol, step, episodes_);
+    }
+    if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+  }
+  return total;
+}
+
+}  // namespace dprl::algos

@@ -1,0 +1,49 @@
+#include "algos/replay_buffer.hpp"
+
+#include <algorithm>
+
+#include "engine/error.hpp"
+
+namespace dprl::algos {
+
+ReplayBuffer::ReplayBuffer(std::size_t capacity, int obs_dim, int act_dim)
+    : capacity_(capacity),
+      obs_dim_(obs_dim),
+      act_dim_(act_dim),
+      obs_(capacity * obs_dim),
+      next_obs_(capacity * obs_dim),
+      act_(capacity * act_dim),
+      rew_(capacity),
+      term_(capacity) {
+  DPRL_CHECK(capacity > 0);
+}
+
+void ReplayBuffer::add(std::span<const float> obs, std::span<const float> action, double reward,
+                       std::span<const float> next_obs, bool terminated) {
+  std::copy(obs.begin(), obs.end(), obs_.begin() + pos_ * obs_dim_);
+  std::copy(next_obs.begin(), next_obs.end(), next_obs_.begin() + pos_ * obs_dim_);
+  std::copy(action.begin(), action.end(), act_.begin() + pos_ * act_dim_);
+  rew_[pos_] = static_cast<float>(reward);
+  term_[pos_] = terminated ? 1.0f : 0.0f;
+  pos_ = (pos_ + 1) % capacity_;
+  size_ = std::min(size_ + 1, capacity_);
+}
+
+void ReplayBuffer::sample(int batch, Rng& rng, ReplayBatch& out) const {
+  DPRL_CHECK(size_ > 0);
+  out.obs.resize(obs_dim_, batch);
+  out.next_obs.resize(obs_dim_, batch);
+  out.actions.resize(act_dim_, batch);
+  out.rewards.resize(batch);
+  out.terminated.resize(batch);
+  for (int i = 0; i < batch; ++i) {
+    const std::size_t k = rng.below(size_);
+    std::copy_n(obs_.begin() + k * obs_dim_, obs_dim_, out.obs.col(i).data());
+    std::copy_n(next_obs_.begin() + k * obs_dim_, obs_dim_, out.next_obs.col(i).data());
+    std::copy_n(act_.begin() + k * act_dim_, act_dim_, out.actions.col(i).data());
+    out.rewards[i] = rew_[k];
+    out.terminated[i] = term_[k];
+  }
+}
+
+}  // namespace dprl::algos
