@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "algos/gtd_learner.hpp"
 #include "algos/tabular_policy.hpp"
@@ -76,7 +76,8 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   std::unique_ptr<GtdActorCriticLearner> twin;
   std::unique_ptr<Env> twin_env;
   if (twin_on) {
-    twin = std::make_unique<GtdActorCriticLearner>(p_, *features, num_actions_, false, false, 0.0, nullptr);
+    twin = std::make_unique<GtdActorCriticLearner>(p_, *features, num_actions_, false, false, 0.0,
+                                                   nullptr);
     twin_env = ctx.make_env();
   }
 
@@ -89,8 +90,8 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   std::vector<double> returns;
   episodes_ = 0;
 
-  auto run_episode = [&](GtdActorCriticLearner& l, Env& e, std::vector<float>& o, std::vector<float>& o2,
-                         std::uint64_t k, std::int64_t* steps) {
+  auto run_episode = [&](GtdActorCriticLearner& l, Env& e, std::vector<float>& o,
+                         std::vector<float>& o2, std::uint64_t k, std::int64_t* steps) {
     Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 1, k));
     e.reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, k), o);
     l.begin_episode();
@@ -205,7 +206,8 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   }
 
   extra_.push_back({"diverged", diverged_episode >= 0 ? 1.0 : 0.0});
-  if (diverged_episode >= 0) extra_.push_back({"diverged_episode", static_cast<double>(diverged_episode)});
+  if (diverged_episode >= 0)
+    extra_.push_back({"diverged_episode", static_cast<double>(diverged_episode)});
   if (ledger) {
     ctx.write_file(privacy::Ledger::kFileName, ledger->to_json());
     extra_.push_back({"stopped_by_budget", stopped_by_budget ? 1.0 : 0.0});
@@ -243,8 +245,9 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
       d["stopped_by_budget"] = stopped_by_budget;
     }
     if (!formal)
-      d["note"] = "clip = median makes C data-dependent: the whole-run figure assumes sensitivity C "
-                  "but is not a formal DP guarantee";
+      d["note"] =
+          "clip = median makes C data-dependent: the whole-run figure assumes sensitivity C "
+          "but is not a formal DP guarantee";
     r.details_json = d.dump();
     privacy_ = r;
   }

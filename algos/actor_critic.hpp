@@ -33,10 +33,11 @@
 //   - Whole run: the accountant composes every noised release as a Gaussian mechanism with
 //     noise multiplier sigma (L2 sensitivity C: a vector of norm C present or absent), under the
 //     conservative relation that one individual's data (a trajectory) may influence every update.
-//     This is a formal guarantee only with clip = fixed: a data-dependent C (median) has no a priori
-//     sensitivity bound, and the TD error delta multiplying the noised trace is itself data-dependent,
-//     so the summary marks median runs "formal": false. Only the released noised vectors are
-//     covered; the parameters are post-processing only where they depend on data through them.
+//     This is a formal guarantee only with clip = fixed: a data-dependent C (median) has no a
+//     priori sensitivity bound, and the TD error delta multiplying the noised trace is itself
+//     data-dependent, so the summary marks median runs "formal": false. Only the released noised
+//     vectors are covered; the parameters are post-processing only where they depend on data
+//     through them.
 //
 // Divergence: when the weights become non-finite (noise far larger than the updates, e.g.
 // epsilon 0.1 on Taxi), training stops after that episode and the summary reports diverged = 1 and
@@ -77,13 +78,13 @@ struct ActorCriticParams {
   double alpha_w = 0.5;
   double alpha_u = 0.5;
   double lambda = 0.8;
-  double gamma = 0.99;  // paper sec. 4
+  double gamma = 0.99;   // paper sec. 4
   double explore = 0.1;  // not given by the paper
   std::string policy = "epsilon_greedy";
   std::string features = "one_hot";
   std::string dp = "none";
-  double epsilon = 10;   // paper Table 2
-  double delta = 1e-6;   // paper sec. 4
+  double epsilon = 10;  // paper Table 2
+  double delta = 1e-6;  // paper sec. 4
   std::string clip = "median";
   std::string median_over = "support";
   double clip_norm = 1.0;
@@ -100,15 +101,15 @@ struct ActorCriticParams {
     v("alpha_u", alpha_u, Range::positive(), "actor step size (u)");
     v("lambda", lambda, Range::closed(0, 1), "eligibility trace decay");
     v("gamma", gamma, Range::closed(0, 1), "discount factor");
-    v("explore", explore, Range::closed(0, 1), "probability that the uniform behaviour policy acts");
+    v("explore", explore, Range::closed(0, 1),
+      "probability that the uniform behaviour policy acts");
     v("policy", policy, Choices{{"epsilon_greedy", "softmax"}}, "target action selection");
     v("features", features, Choices{{"one_hot"}}, "feature map");
     v("dp", dp, Choices{{"none", "actor", "critic", "both"}}, "which update is privatised");
     v("epsilon", epsilon, Range::positive(), "per-update epsilon of the paper's calibration");
     v("delta", delta, Range::open(0, 1), "per-update delta (also the whole-run delta)");
     v("clip", clip, Choices{{"median", "fixed"}}, "norm C: median element (paper) or clip_norm");
-    v("median_over", median_over, Choices{{"support", "all"}},
-      "elements the median is taken over");
+    v("median_over", median_over, Choices{{"support", "all"}}, "elements the median is taken over");
     v("clip_norm", clip_norm, Range::positive(), "C when clip = fixed");
     v("episodes", episodes, Range::closed(0, 1e9), "episodes to train (0: train.steps only)");
     v("trace_similarity", trace_similarity,

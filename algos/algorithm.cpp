@@ -23,18 +23,13 @@ EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t
   last_eval_ = dprl::evaluate(*eval_env_, policy, train_.eval_episodes, seed_, rounds_);
   last_eval_step_ = step;
   ++rounds_;
-  while (next_eval_ <= step)
-    next_eval_ += train_.eval_every > 0 ? train_.eval_every : train_.steps;
+  while (next_eval_ <= step) next_eval_ += train_.eval_every > 0 ? train_.eval_every : train_.steps;
   if (run_dir_ && !custom_rows_) {
     std::vector<std::pair<std::string, double>> row = {
-        {"step", static_cast<double>(step)},
-        {"episodes", static_cast<double>(episodes)},
-        {"return_mean", last_eval_.return_mean},
-        {"return_std", last_eval_.return_std},
-        {"return_min", last_eval_.return_min},
-        {"return_max", last_eval_.return_max},
-        {"length_mean", last_eval_.length_mean},
-        {"epsilon", epsilon_}};
+        {"step", static_cast<double>(step)},     {"episodes", static_cast<double>(episodes)},
+        {"return_mean", last_eval_.return_mean}, {"return_std", last_eval_.return_std},
+        {"return_min", last_eval_.return_min},   {"return_max", last_eval_.return_max},
+        {"length_mean", last_eval_.length_mean}, {"epsilon", epsilon_}};
     row.insert(row.end(), extra.begin(), extra.end());
     run_dir_->append_metrics(row);
   }

@@ -27,10 +27,10 @@ namespace dprl::algos {
 
 // Settings every run shares (the `train` section of an experiment file).
 struct TrainParams {
-  std::int64_t steps = 100000;        // env steps of training
-  std::int64_t eval_every = 10000;    // env steps between evaluations (0: only at the end)
-  int eval_episodes = 20;             // episodes per evaluation
-  bool checkpoint = true;             // write the final policy into the run directory
+  std::int64_t steps = 100000;      // env steps of training
+  std::int64_t eval_every = 10000;  // env steps between evaluations (0: only at the end)
+  int eval_episodes = 20;           // episodes per evaluation
+  bool checkpoint = true;           // write the final policy into the run directory
 
   template <class V>
   void visit(V& v) {

@@ -31,15 +31,19 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
     p.seed = *opts.seed;
   } else if (const Node* s = top.find("seed")) {
     const auto v = s->as_int("seed");
-    if (v < 0) throw ConfigError(fmt::format("{}: seed must be a non-negative integer", s->where()));
+    if (v < 0)
+      throw ConfigError(fmt::format("{}: seed must be a non-negative integer", s->where()));
     p.seed = static_cast<std::uint64_t>(v);
   } else {
-    throw ConfigError(fmt::format("{}: missing key 'seed' in the experiment (or pass --seed)",
-                                  top.where()));
+    throw ConfigError(
+        fmt::format("{}: missing key 'seed' in the experiment (or pass --seed)", top.where()));
   }
-  if (opts.out) p.out = *opts.out;
-  else if (const Node* o = top.find("out")) p.out = o->as_string("out");
-  else p.out = std::filesystem::path("runs") / p.name;
+  if (opts.out)
+    p.out = *opts.out;
+  else if (const Node* o = top.find("out"))
+    p.out = o->as_string("out");
+  else
+    p.out = std::filesystem::path("runs") / p.name;
 
   const Node* env = top.find("env");
   if (!env) throw ConfigError(fmt::format("{}: missing key 'env' in the experiment", top.where()));
@@ -51,7 +55,8 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
   if (const Node* ep = env_map.find("params")) p.env_params = ep->to_param_map("env.params");
 
   const Node* algo = top.find("algo");
-  if (!algo) throw ConfigError(fmt::format("{}: missing key 'algo' in the experiment", top.where()));
+  if (!algo)
+    throw ConfigError(fmt::format("{}: missing key 'algo' in the experiment", top.where()));
   const Node& algo_map = algo->expect_map("algo");
   algo_map.check_keys({"id", "params"}, "algo");
   const Node* algo_id = algo_map.find("id");
@@ -128,8 +133,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   s.final_eval = ctx.last_eval();
   s.privacy = algo->privacy();
   s.extra = algo->summary_extra();
-  s.wall_time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (dir) {
     if (p.train.checkpoint) algo->save_policy(dir->path() / algo->policy_file());
     dir->write_summary(s);

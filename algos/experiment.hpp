@@ -1,6 +1,7 @@
 // Running an experiment file: validate everything, then train, evaluate and write the run dir.
 //
-// Schema (every key is checked; unknown keys are errors naming file:line:column and the valid keys):
+// Schema (every key is checked; unknown keys are errors naming file:line:column and the valid
+// keys):
 //
 //   name: quickstart          # optional, default: the file's stem
 //   seed: 1                   # root of every derived random stream (--seed overrides)
@@ -33,11 +34,11 @@
 namespace dprl::algos {
 
 struct RunOptions {
-  std::optional<std::uint64_t> seed;          // overrides the file's seed
-  std::optional<std::filesystem::path> out;   // overrides the file's out
-  std::vector<std::string> overrides;         // "a.b.c=value"
+  std::optional<std::uint64_t> seed;         // overrides the file's seed
+  std::optional<std::filesystem::path> out;  // overrides the file's out
+  std::vector<std::string> overrides;        // "a.b.c=value"
   Progress::Mode progress = Progress::Mode::kAuto;
-  bool write = true;                          // false: validate and train without a run dir
+  bool write = true;  // false: validate and train without a run dir
 };
 
 struct Experiment;

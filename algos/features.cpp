@@ -23,9 +23,10 @@ std::unique_ptr<FeatureMap> make_feature_map(const std::string& name, const Spac
                                              const Space& action) {
   if (name == "one_hot") {
     if (!observation.is_discrete() || !action.is_discrete())
-      throw ParamError(fmt::format("features = one_hot needs discrete observations and actions; "
-                                   "got observation {} and action {}",
-                                   observation.describe(), action.describe()));
+      throw ParamError(
+          fmt::format("features = one_hot needs discrete observations and actions; "
+                      "got observation {} and action {}",
+                      observation.describe(), action.describe()));
     return std::make_unique<OneHotFeatures>(static_cast<int>(observation.n),
                                             static_cast<int>(action.n));
   }

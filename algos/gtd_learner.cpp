@@ -59,9 +59,9 @@ void softmax_policy(const FeatureMap& f, std::span<const float> obs, std::span<c
   for (int a = 0; a < n; ++a) pi[a] /= z;
 }
 
-GtdActorCriticLearner::GtdActorCriticLearner(const ActorCriticParams& params,
-                                             const FeatureMap& fm, int actions, bool actor,
-                                             bool critic, double sig, privacy::NoiseSource* ns)
+GtdActorCriticLearner::GtdActorCriticLearner(const ActorCriticParams& params, const FeatureMap& fm,
+                                             int actions, bool actor, bool critic, double sig,
+                                             privacy::NoiseSource* ns)
     : p(params),
       f(fm),
       num_actions(actions),
@@ -101,8 +101,8 @@ std::pair<int, double> GtdActorCriticLearner::act(std::span<const float> obs, Rn
 }
 
 double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support) {
-  const double c = p.clip == "fixed" ? p.clip_norm
-                                     : median_abs(x, support, p.median_over == "all", scratch);
+  const double c =
+      p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
   const double n = norm2(x);
   const double scale = n > 0 ? c / n : 0.0;
   const double sd = sigma * c;

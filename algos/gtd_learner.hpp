@@ -32,8 +32,7 @@ double cosine_similarity(std::span<const double> a, std::span<const double> b);
 
 struct GtdActorCriticLearner {
   GtdActorCriticLearner(const ActorCriticParams& params, const FeatureMap& fm, int actions,
-                        bool dp_actor, bool dp_critic, double sigma,
-                        privacy::NoiseSource* noise);
+                        bool dp_actor, bool dp_critic, double sigma, privacy::NoiseSource* noise);
 
   // Clears both traces (start of an episode).
   void begin_episode();

@@ -17,7 +17,8 @@ std::vector<BuiltinPolicy>& builtin_policies() {
   static std::vector<BuiltinPolicy> list = {
       {"random", "uniformly random actions (masked actions excluded where the env has masks)",
        [](const Env& env) { return std::make_unique<RandomPolicy>(env.spec()); }},
-      {"lunar_lander_heuristic", "Gymnasium's LunarLander heuristic controller (discrete or continuous)",
+      {"lunar_lander_heuristic",
+       "Gymnasium's LunarLander heuristic controller (discrete or continuous)",
        dprl::envs::make_lunar_lander_heuristic},
   };
   return list;
@@ -42,20 +43,22 @@ std::unique_ptr<Policy> make_policy(std::string_view name_or_path, const Env& en
     const std::size_t adim = disc ? static_cast<std::size_t>(sp.action.n) : sp.action.dim();
     if (static_cast<std::size_t>(np->obs_dim()) != sp.observation.dim() ||
         disc != sp.action.is_discrete() || static_cast<std::size_t>(np->action_dim()) != adim)
-      throw DataError(fmt::format("{}: network policy for '{}' ({} observations, {} actions) does "
-                                  "not fit env '{}' (observation {}, action {})",
-                                  file.string(), np->env_id(), np->obs_dim(), np->action_dim(),
-                                  sp.id, sp.observation.describe(), sp.action.describe()));
+      throw DataError(
+          fmt::format("{}: network policy for '{}' ({} observations, {} actions) does "
+                      "not fit env '{}' (observation {}, action {})",
+                      file.string(), np->env_id(), np->obs_dim(), np->action_dim(), sp.id,
+                      sp.observation.describe(), sp.action.describe()));
     return np;
   }
   auto pol = TabularGreedyPolicy::load(file);
   const EnvSpec& spec = env.spec();
   if (!spec.observation.is_discrete() || spec.observation.n != pol.num_states() ||
       !spec.action.is_discrete() || spec.action.n != pol.num_actions())
-    throw DataError(fmt::format("{}: policy has {} states x {} actions but env '{}' has observation "
-                                "{} and action {}",
-                                file.string(), pol.num_states(), pol.num_actions(), spec.id,
-                                spec.observation.describe(), spec.action.describe()));
+    throw DataError(
+        fmt::format("{}: policy has {} states x {} actions but env '{}' has observation "
+                    "{} and action {}",
+                    file.string(), pol.num_states(), pol.num_actions(), spec.id,
+                    spec.observation.describe(), spec.action.describe()));
   return std::make_unique<TabularGreedyPolicy>(std::move(pol));
 }
 

@@ -15,9 +15,10 @@ std::int64_t QLearning::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   if (!spec.observation.is_discrete() || !spec.action.is_discrete())
-    throw ParamError(fmt::format("q_learning needs discrete observations and actions; env '{}' has "
-                                 "observation {} and action {}",
-                                 spec.id, spec.observation.describe(), spec.action.describe()));
+    throw ParamError(
+        fmt::format("q_learning needs discrete observations and actions; env '{}' has "
+                    "observation {} and action {}",
+                    spec.id, spec.observation.describe(), spec.action.describe()));
   env_id_ = spec.id;
   num_states_ = static_cast<int>(spec.observation.n);
   num_actions_ = static_cast<int>(spec.action.n);
@@ -28,8 +29,8 @@ std::int64_t QLearning::train(TrainContext& ctx) {
   const double decay_steps = std::max(1.0, p_.exploration_fraction * static_cast<double>(total));
   const bool masked = p_.use_action_mask && spec.has_action_mask;
   std::vector<std::uint8_t> mask(num_actions_, 1);
-  std::span<const std::uint8_t> mask_view = masked ? std::span<const std::uint8_t>(mask)
-                                                   : std::span<const std::uint8_t>();
+  std::span<const std::uint8_t> mask_view =
+      masked ? std::span<const std::uint8_t>(mask) : std::span<const std::uint8_t>();
   float obs[1];
 
   env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);

@@ -9,9 +9,9 @@
 namespace dprl::algos {
 
 void register_builtin_algos(AlgoRegistry& r) {
-  r.add(make_entry<Algorithm, QLearning>(
-      "q_learning", "tabular Q-learning with epsilon-greedy exploration",
-      "Watkins and Dayan 1992; Sutton and Barto 2018 sec. 6.5"));
+  r.add(make_entry<Algorithm, QLearning>("q_learning",
+                                         "tabular Q-learning with epsilon-greedy exploration",
+                                         "Watkins and Dayan 1992; Sutton and Barto 2018 sec. 6.5"));
   // deep RL learners (engine/nn_*)
   r.add(make_entry<Algorithm, Ppo>("ppo", "PPO with GAE, CleanRL ppo.py defaults",
                                    "Schulman et al. 2017; Huang et al. 2022"));

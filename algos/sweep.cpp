@@ -51,8 +51,10 @@ SweepPlan plan_sweep(const std::filesystem::path& file) {
   const Node base_config = load_yaml_file(base_path);
 
   SweepPlan plan;
-  if (const Node* o = top.find("out")) plan.out = o->as_string("out");
-  else plan.out = std::filesystem::path("runs") / file.stem();
+  if (const Node* o = top.find("out"))
+    plan.out = o->as_string("out");
+  else
+    plan.out = std::filesystem::path("runs") / file.stem();
 
   std::vector<std::uint64_t> seeds;
   if (const Node* s = top.find("seeds")) {
@@ -65,8 +67,9 @@ SweepPlan plan_sweep(const std::filesystem::path& file) {
     }
   } else {
     const Node* bs = base_config.find("seed");
-    if (!bs) throw ConfigError(fmt::format("{}: the sweep has no seeds and {} has no seed",
-                                          top.where(), base_path.string()));
+    if (!bs)
+      throw ConfigError(fmt::format("{}: the sweep has no seeds and {} has no seed", top.where(),
+                                    base_path.string()));
     seeds.push_back(static_cast<std::uint64_t>(bs->as_int("seed")));
   }
 
@@ -132,10 +135,8 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
     opts.seed = run.seed;
     opts.out = run.out;
     opts.progress = Progress::Mode::kOff;
-    result.summaries[i] = run_experiment(run.config, run.config.find("name")
-                                                         ? run.config.find("name")->text()
-                                                         : run.label,
-                                         opts);
+    result.summaries[i] = run_experiment(
+        run.config, run.config.find("name") ? run.config.find("name")->text() : run.label, opts);
     if (verbose) {
       std::lock_guard lock(print_mutex);
       fmt::print(stderr, "[{}/{}] {} seed {}: return {:.4f}\n", i + 1, plan.runs.size(), run.label,
@@ -157,8 +158,8 @@ SweepResult run_sweep(const SweepPlan& plan, int jobs, bool verbose) {
 
   std::vector<std::string> header = {"run", "label"};
   for (const auto& k : plan.keys) header.push_back(csv_field(k));
-  for (const char* c : {"seed", "env_steps", "return_mean", "return_std", "episodes", "epsilon",
-                        "wall_time_s"})
+  for (const char* c :
+       {"seed", "env_steps", "return_mean", "return_std", "episodes", "epsilon", "wall_time_s"})
     header.push_back(c);
   for (const auto& k : extra_keys) header.push_back(k);
   header.push_back("dir");

@@ -31,7 +31,7 @@ struct SweepRun {
   std::string label;  // "learning_rate=0.1,steps=20000" or "base"
   std::uint64_t seed = 0;
   std::vector<std::pair<std::string, std::string>> values;  // grid key -> value text
-  Node config;                                               // the experiment with values applied
+  Node config;                                              // the experiment with values applied
   std::filesystem::path out;
 };
 

@@ -45,10 +45,10 @@ std::int64_t TabularGreedyPolicy::act_discrete(std::span<const float> obs,
                                                std::span<const std::uint8_t> mask) {
   const double s = obs.empty() ? -1.0 : obs[0];
   if (obs.size() != 1 || !(s >= 0) || s >= num_states_ || s != std::floor(s))
-    throw InvalidAction(fmt::format("tabular policy for '{}' cannot act on observation {} (needs a "
-                                    "state index below {})",
-                                    env_id_, obs.empty() ? std::string("[]") : fmt::format("{}", s),
-                                    num_states_));
+    throw InvalidAction(
+        fmt::format("tabular policy for '{}' cannot act on observation {} (needs a "
+                    "state index below {})",
+                    env_id_, obs.empty() ? std::string("[]") : fmt::format("{}", s), num_states_));
   if (explore_ > 0 && rng_.uniform() < explore_) {
     if (!use_mask_ || mask.empty()) return static_cast<std::int64_t>(rng_.below(num_actions_));
     int allowed = 0;
@@ -92,7 +92,8 @@ TabularGreedyPolicy TabularGreedyPolicy::load(const std::filesystem::path& file)
     if (!j.is_object() || j.value("format", "") != "dprl-policy")
       throw DataError(fmt::format("{}: not a dprl policy file", name));
     if (j.at("version").get<int>() != 1)
-      throw DataError(fmt::format("{}: unsupported policy version {}", name, j.at("version").dump()));
+      throw DataError(
+          fmt::format("{}: unsupported policy version {}", name, j.at("version").dump()));
     if (j.at("type").get<std::string>() != "tabular_greedy")
       throw DataError(fmt::format("{}: policy type '{}' is not tabular_greedy", name,
                                   j.at("type").get<std::string>()));

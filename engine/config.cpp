@@ -33,12 +33,12 @@ Node convert(const YAML::Node& y, const std::string& name) {
       Node n = Node::map(where);
       for (const auto& kv : y) {
         if (!kv.first.IsScalar())
-          throw ConfigError(fmt::format("{}: map keys must be plain names",
-                                        mark_where(name, kv.first.Mark())));
+          throw ConfigError(
+              fmt::format("{}: map keys must be plain names", mark_where(name, kv.first.Mark())));
         const std::string key = kv.first.Scalar();
         if (n.find(key))
-          throw ConfigError(fmt::format("{}: duplicate key '{}'",
-                                        mark_where(name, kv.first.Mark()), key));
+          throw ConfigError(
+              fmt::format("{}: duplicate key '{}'", mark_where(name, kv.first.Mark()), key));
         n.set(key, convert(kv.second, name));
       }
       return n;
@@ -166,9 +166,8 @@ ParamMap Node::to_param_map(std::string_view what) const {
   const Node& m = expect_map(what);
   for (const auto& [k, v] : m.items_) {
     if (v.kind_ == Kind::kMap || v.kind_ == Kind::kSeq)
-      throw ConfigError(
-          fmt::format("{}: {}.{} must be a single value, not a {}", v.where_, what, k,
-                      v.kind_ == Kind::kMap ? "map" : "list"));
+      throw ConfigError(fmt::format("{}: {}.{} must be a single value, not a {}", v.where_, what, k,
+                                    v.kind_ == Kind::kMap ? "map" : "list"));
     out.emplace_back(k, ParamText{v.text_, v.where_});
   }
   return out;

@@ -9,8 +9,8 @@
 namespace dprl {
 
 StepResult Env::step(std::int64_t, std::span<float>) {
-  throw InvalidAction(fmt::format("{}: action space is {}; a discrete action was given",
-                                  spec().id, spec().action.describe()));
+  throw InvalidAction(fmt::format("{}: action space is {}; a discrete action was given", spec().id,
+                                  spec().action.describe()));
 }
 
 StepResult Env::step(std::span<const double>, std::span<float>) {

@@ -41,10 +41,10 @@ struct TabularModel {
   };
   int num_states = 0;
   int num_actions = 0;
-  std::vector<std::size_t> offset;   // size num_states * num_actions + 1
+  std::vector<std::size_t> offset;  // size num_states * num_actions + 1
   std::vector<Outcome> outcomes;
-  std::vector<double> initial;       // reset distribution over states
-  std::vector<bool> absorbing;       // states in which the episode has already ended
+  std::vector<double> initial;  // reset distribution over states
+  std::vector<bool> absorbing;  // states in which the episode has already ended
 
   std::span<const Outcome> at(int s, int a) const {
     const std::size_t i = static_cast<std::size_t>(s) * num_actions + a;

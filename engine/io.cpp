@@ -49,7 +49,8 @@ std::string read_file(const std::filesystem::path& path) {
 void make_dirs(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw DataError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
+  if (ec)
+    throw DataError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
 }
 
 }  // namespace dprl

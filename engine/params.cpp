@@ -80,8 +80,7 @@ std::int64_t parse_int(const ParamText& t, std::string_view owner, std::string_v
 
 bool parse_bool(const ParamText& t, std::string_view owner, std::string_view key) {
   const std::string& s = t.text;
-  if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on" || s == "1")
-    return true;
+  if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on" || s == "1") return true;
   if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off" || s == "0")
     return false;
   throw ParamError(
@@ -95,8 +94,9 @@ void fail_range(std::string_view owner, std::string_view key, std::string value,
 
 void fail_unknown_key(std::string_view owner, const std::string& key, std::string_view where,
                       const std::vector<std::string>& valid) {
-  throw ParamError(fmt::format("{}: unknown parameter '{}'{}; valid: {}", owner, key, at(where),
-                               valid.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(valid, ", "))));
+  throw ParamError(fmt::format(
+      "{}: unknown parameter '{}'{}; valid: {}", owner, key, at(where),
+      valid.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(valid, ", "))));
 }
 
 void Describer::operator()(const char* n, std::string& f, Choices c, const char* doc) {

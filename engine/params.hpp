@@ -51,7 +51,9 @@ struct Range {
   static Range right_open(double lo, double hi) { return {lo, hi, false, true}; }  // [lo, hi)
   static Range positive() { return {0, std::numeric_limits<double>::infinity(), true, true}; }
   static Range non_negative() { return {0, std::numeric_limits<double>::infinity(), false, true}; }
-  static Range at_least(double lo) { return {lo, std::numeric_limits<double>::infinity(), false, true}; }
+  static Range at_least(double lo) {
+    return {lo, std::numeric_limits<double>::infinity(), false, true};
+  }
   static Range any() { return {}; }
 
   bool contains(double x) const;
@@ -65,7 +67,7 @@ struct Choices {
 // Documentation of one parameter, for `dprl envs`, docs tables and error messages.
 struct ParamInfo {
   std::string name;
-  std::string type;  // "float", "int", "bool", "string"
+  std::string type;   // "float", "int", "bool", "string"
   std::string value;  // current (default when described from a default-constructed struct)
   std::string range;  // "(0, inf)", "{balance, swingup}", "" for bool/free text
   std::string doc;

@@ -60,8 +60,9 @@ EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
       StepResult r;
       if (spec.action.is_discrete()) {
         if (spec.has_action_mask) env.action_mask(mask);
-        const auto a = policy.act_discrete(obs, spec.has_action_mask ? std::span<const std::uint8_t>(mask)
-                                                                     : std::span<const std::uint8_t>());
+        const auto a =
+            policy.act_discrete(obs, spec.has_action_mask ? std::span<const std::uint8_t>(mask)
+                                                          : std::span<const std::uint8_t>());
         r = env.step(a, obs);
       } else {
         policy.act_continuous(obs, action);

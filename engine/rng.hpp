@@ -25,18 +25,18 @@ namespace dprl {
 
 // Who owns a stream; part of every derived seed.
 enum class Domain : std::uint64_t {
-  kEnvReset = 1,     // (slot, episode)
-  kEnvStep = 2,      // (slot) noise inside an env's step
-  kEval = 3,         // (eval round, episode)
-  kAlgo = 4,         // (component, index)
-  kInit = 5,         // network initialisation (network index)
-  kMinibatch = 6,    // (epoch, batch)
-  kDpNoise = 7,      // (step, tensor)
-  kDataset = 8,      // dataset generation (trajectory)
-  kSweep = 9,        // (run index)
-  kBench = 10,       // benchmarks
-  kMechanism = 11,   // mechanisms run from the CLI
-  kUser = 1000,      // first value free for user code
+  kEnvReset = 1,    // (slot, episode)
+  kEnvStep = 2,     // (slot) noise inside an env's step
+  kEval = 3,        // (eval round, episode)
+  kAlgo = 4,        // (component, index)
+  kInit = 5,        // network initialisation (network index)
+  kMinibatch = 6,   // (epoch, batch)
+  kDpNoise = 7,     // (step, tensor)
+  kDataset = 8,     // dataset generation (trajectory)
+  kSweep = 9,       // (run index)
+  kBench = 10,      // benchmarks
+  kMechanism = 11,  // mechanisms run from the CLI
+  kUser = 1000,     // first value free for user code
 };
 
 // One step of SplitMix64: advances *state and returns the next output.

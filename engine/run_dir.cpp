@@ -90,10 +90,10 @@ std::string summary_json(const RunSummary& s) {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
   for (const auto& [k, v] : s.extra) extra[k] = number_or_null(v);
   j["extra"] = extra;
-  j["versions"] = {{"dprl", kVersion},
-                   {"git_commit", kGitCommit},
-                   {"compiler", fmt::format("gcc {}.{}.{}", __GNUC__, __GNUC_MINOR__,
-                                            __GNUC_PATCHLEVEL__)}};
+  j["versions"] = {
+      {"dprl", kVersion},
+      {"git_commit", kGitCommit},
+      {"compiler", fmt::format("gcc {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__)}};
   j["git_commit"] = kGitCommit;
   return j.dump(2) + "\n";
 }

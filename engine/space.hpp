@@ -11,8 +11,8 @@ namespace dprl {
 struct Space {
   enum class Kind { kDiscrete, kBox };
   Kind kind = Kind::kDiscrete;
-  std::int64_t n = 0;        // Discrete: number of values {0..n-1}
-  std::vector<double> low;   // Box: per-component bounds (may be +-inf); size = dim
+  std::int64_t n = 0;       // Discrete: number of values {0..n-1}
+  std::vector<double> low;  // Box: per-component bounds (may be +-inf); size = dim
   std::vector<double> high;
 
   static Space discrete(std::int64_t n);
@@ -32,8 +32,8 @@ struct Space {
 };
 
 struct EnvSpec {
-  std::string id;             // registry name
-  Space observation;          // observations are float32 (Discrete: the index as a float)
+  std::string id;     // registry name
+  Space observation;  // observations are float32 (Discrete: the index as a float)
   Space action;
   int max_episode_steps = 0;  // truncation limit
   double reward_threshold = 0;

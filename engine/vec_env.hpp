@@ -11,11 +11,11 @@
 // dprl::Env itself for envs made by the registry.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <memory>
-#include <type_traits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "engine/env.hpp"

@@ -168,25 +168,12 @@ StepResult DmcCartpole::step(std::span<const double> action, std::span<float> ob
 }
 
 std::vector<double> DmcCartpole::state() const {
-  std::vector<double> s(mj::exact_state_size(model_.get()));
-  mj::save_exact_state(model_.get(), data_.get(), s);
-  return s;
+  return mj::exact_state(model_.get(), data_.get());
 }
 
 void DmcCartpole::set_state(std::span<const double> s) {
-  const std::size_t full = mj::exact_state_size(model_.get());
-  if (s.size() == kNq + kNv) {
-    check_state(spec_, s, kNq + kNv);
-    mj::set_qpos_qvel(model_.get(), data_.get(), s.first(kNq), s.subspan(kNq, kNv));
-  } else {
-    if (s.size() != full)
-      throw ParamError(
-          fmt::format("{}: state has {} values; expected {} ([qpos, qvel]) or {} (the exact state)",
-                      kId, s.size(), kNq + kNv, full));
-    check_state(spec_, s, full);
-    mj::restore_exact_state(model_.get(), data_.get(), s);
+  if (mj::set_env_state(model_.get(), data_.get(), spec_, s, kNq, kNv))
     mj_kinematics(model_.get(), data_.get());  // pole_cos / pole_sin; leaves the state alone
-  }
   elapsed_ = 0;
 }
 

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "engine/error.hpp"
+#include "envs/env_util.hpp"
 
 namespace dprl::envs::mj {
 namespace {
@@ -167,6 +168,30 @@ void set_qpos_qvel(const mjModel_* m, mjData_* d, std::span<const double> qpos,
   std::copy_n(qpos.data(), m->nq, d->qpos);
   std::copy_n(qvel.data(), m->nv, d->qvel);
   mj_forward(m, d);
+}
+
+std::vector<double> exact_state(const mjModel_* m, const mjData_* d) {
+  std::vector<double> s(exact_state_size(m));
+  save_exact_state(m, d, s);
+  return s;
+}
+
+bool set_env_state(const mjModel_* m, mjData_* d, const EnvSpec& spec, std::span<const double> s,
+                   int nq, int nv) {
+  const auto gym = static_cast<std::size_t>(nq + nv);
+  if (s.size() == gym) {
+    check_state(spec, s, gym);
+    set_qpos_qvel(m, d, s.first(nq), s.subspan(nq, nv));
+    return false;
+  }
+  const std::size_t full = exact_state_size(m);
+  if (s.size() != full)
+    throw ParamError(
+        fmt::format("{}: state has {} values; expected {} ([qpos, qvel]) or {} (the exact state)",
+                    spec.id, s.size(), gym, full));
+  check_state(spec, s, full);
+  restore_exact_state(m, d, s);
+  return true;
 }
 
 }  // namespace dprl::envs::mj

@@ -35,6 +35,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/space.hpp"
+
 struct mjModel_;
 struct mjData_;
 
@@ -84,6 +86,15 @@ void restore_exact_state(const mjModel_* m, mjData_* d, std::span<const double> 
 // and the warm start to zero), then qpos and qvel, then mj_forward.
 void set_qpos_qvel(const mjModel_* m, mjData_* d, std::span<const double> qpos,
                    std::span<const double> qvel);
+
+// Env::state() of a MuJoCo env: the exact state.
+std::vector<double> exact_state(const mjModel_* m, const mjData_* d);
+// Env::set_state() of a MuJoCo env: Gymnasium's [qpos, qvel] form (nq + nv values, through
+// set_qpos_qvel) or the exact state (exact_state_size values); anything else, or a non-finite
+// value, throws ParamError naming spec.id. Returns true when the exact state was restored (the
+// caller may then need derived quantities such as mj_kinematics).
+bool set_env_state(const mjModel_* m, mjData_* d, const EnvSpec& spec, std::span<const double> s,
+                   int nq, int nv);
 
 // MuJoCo flags controls with |u| > 1e10 (mjMAXVAL) as bad and zeroes them: callers reject them.
 inline constexpr double kMaxValue = 1e10;

@@ -9,8 +9,7 @@
 namespace dprl::envs {
 namespace {
 
-ParamMap preset(std::initializer_list<std::pair<const char*, const char*>> kv,
-                const char* alias) {
+ParamMap preset(std::initializer_list<std::pair<const char*, const char*>> kv, const char* alias) {
   ParamMap m;
   for (auto& [k, v] : kv) m.push_back({k, {v, std::string("preset of ") + alias}});
   return m;

@@ -47,9 +47,9 @@ double calibrate_noise_multiplier(double target, double q, std::int64_t steps, d
   while (f_hi > 0.0) {
     hi *= 2.0;
     if (hi > kMaxZ) {
-      throw ParamError(fmt::format(
-          "no noise multiplier <= {} reaches epsilon = {} (q = {}, T = {}, delta = {})", kMaxZ,
-          target, q, steps, delta));
+      throw ParamError(
+          fmt::format("no noise multiplier <= {} reaches epsilon = {} (q = {}, T = {}, delta = {})",
+                      kMaxZ, target, q, steps, delta));
     }
     f_hi = f(hi);
   }

@@ -42,8 +42,8 @@ namespace {
 
 struct Ziggurat {
   static constexpr int kLayers = 128;
-  static constexpr double kR = 3.442619855899;          // start of the tail
-  static constexpr double kV = 9.91256303526217e-3;     // area of each layer
+  static constexpr double kR = 3.442619855899;       // start of the tail
+  static constexpr double kV = 9.91256303526217e-3;  // area of each layer
   double x[kLayers + 1];
   double ratio[kLayers];
   Ziggurat() {

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "algos/policies.hpp"
@@ -29,7 +29,9 @@ ordered_json space_json(const Space& s) {
   if (s.is_discrete()) {
     j["n"] = s.n;
   } else {
-    auto bound = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(format_param(v)); };
+    auto bound = [](double v) {
+      return std::isfinite(v) ? ordered_json(v) : ordered_json(format_param(v));
+    };
     ordered_json lo = ordered_json::array(), hi = ordered_json::array();
     for (double v : s.low) lo.push_back(bound(v));
     for (double v : s.high) hi.push_back(bound(v));
@@ -57,8 +59,11 @@ void cmd_envs(bool json) {
     j["tabular_model"] = env->tabular_model() != nullptr;
     ordered_json params = ordered_json::array();
     for (const auto& p : e.describe())
-      params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.value},
-                        {"range", p.range}, {"doc", p.doc}});
+      params.push_back({{"name", p.name},
+                        {"type", p.type},
+                        {"default", p.value},
+                        {"range", p.range},
+                        {"doc", p.doc}});
     j["params"] = params;
     ordered_json aliases = ordered_json::array();
     for (const auto& a : reg.aliases()) {
@@ -102,7 +107,8 @@ void cmd_replay(const std::string& file) {
     const auto& k = it.key();
     if (k != "env" && k != "params" && k != "state" && k != "actions" && k != "expected" &&
         k != "comment")
-      throw DataError(fmt::format("{}: unknown key '{}'; valid: env, params, state, actions", file, k));
+      throw DataError(
+          fmt::format("{}: unknown key '{}'; valid: env, params, state, actions", file, k));
   }
   if (!c.contains("env") || !c["env"].is_string())
     throw DataError(fmt::format("{}: 'env' must be a string naming an env", file));
@@ -135,14 +141,14 @@ void cmd_replay(const std::string& file) {
   for (std::size_t i = 0; i < acts.size(); ++i) {
     const auto& a = acts[i];
     if (spec.action.is_discrete()) {
-      if (!a.is_number_integer() ||
-          !spec.action.contains(a.get<std::int64_t>()))
+      if (!a.is_number_integer() || !spec.action.contains(a.get<std::int64_t>()))
         throw InvalidAction(fmt::format("{}: actions[{}] = {} is not in {}", file, i, a.dump(),
                                         spec.action.describe()));
       discrete.push_back(a.get<std::int64_t>());
     } else {
       std::vector<double> v;
-      if (a.is_number()) v.push_back(a.get<double>());
+      if (a.is_number())
+        v.push_back(a.get<double>());
       else if (a.is_array())
         for (const auto& x : a) v.push_back(x.is_number() ? x.get<double>() : NAN);
       if (v.size() != spec.action.dim())
@@ -150,8 +156,8 @@ void cmd_replay(const std::string& file) {
                                         a.dump(), spec.action.dim(), spec.action.describe()));
       for (double x : v)
         if (!std::isfinite(x))
-          throw InvalidAction(fmt::format("{}: actions[{}] = {} is not a finite number", file, i,
-                                          a.dump()));
+          throw InvalidAction(
+              fmt::format("{}: actions[{}] = {} is not a finite number", file, i, a.dump()));
       continuous.push_back(std::move(v));
     }
   }
@@ -166,7 +172,9 @@ void cmd_replay(const std::string& file) {
                              : env->step(std::span<const double>(continuous[i]), obs);
     ordered_json o = ordered_json::array();
     for (float x : obs) o.push_back(static_cast<double>(x));
-    steps.push_back({{"obs", o}, {"reward", r.reward}, {"terminated", r.terminated},
+    steps.push_back({{"obs", o},
+                     {"reward", r.reward},
+                     {"terminated", r.terminated},
                      {"truncated", r.truncated}});
     if (r.terminated || r.truncated) break;
   }
@@ -197,7 +205,8 @@ void cmd_bench_env(const std::string& id, const std::vector<std::string>& param_
       r = env->step(std::span<const double>(act), obs);
     }
     checksum += r.reward;
-    if (r.terminated || r.truncated) env->reset(derive_seed(0, Domain::kEnvReset, 0, ++episode), obs);
+    if (r.terminated || r.truncated)
+      env->reset(derive_seed(0, Domain::kEnvReset, 0, ++episode), obs);
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -221,7 +230,8 @@ void cmd_bench_nn(const std::vector<int>& layers, int batch, bool json) {
   if (layers.size() < 2)
     throw ParamError("--layers: need at least an input and an output size, e.g. 4,256,256,2");
   for (int n : layers)
-    if (n < 1 || n > 65536) throw ParamError(fmt::format("--layers: size {} must be in [1, 65536]", n));
+    if (n < 1 || n > 65536)
+      throw ParamError(fmt::format("--layers: size {} must be in [1, 65536]", n));
   const auto t = nn::measure_step_times(layers, batch);
   if (json) {
     ordered_json j;
@@ -233,10 +243,11 @@ void cmd_bench_nn(const std::vector<int>& layers, int batch, bool json) {
     j["forward1_us"] = t.forward1_us;
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("MLP {} batch {}: Adam step {:.1f} us, DP-SGD step {:.1f} us ({:.2f}x), batch-1 "
-               "forward {:.2f} us\n",
-               fmt::join(layers, "-"), batch, t.adam_step_us, t.dpsgd_step_us,
-               t.dpsgd_step_us / t.adam_step_us, t.forward1_us);
+    fmt::print(
+        "MLP {} batch {}: Adam step {:.1f} us, DP-SGD step {:.1f} us ({:.2f}x), batch-1 "
+        "forward {:.2f} us\n",
+        fmt::join(layers, "-"), batch, t.adam_step_us, t.dpsgd_step_us,
+        t.dpsgd_step_us / t.adam_step_us, t.forward1_us);
   }
 }
 
@@ -258,10 +269,11 @@ void cmd_eval(const std::string& id, const std::vector<std::string>& param_flags
     j["length_mean"] = s.length_mean;
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("{} on {}: {} episodes, return mean {:.4f} std {:.4f} min {:.4f} max {:.4f}, "
-               "length {:.1f}\n",
-               policy_name, id, s.episodes, s.return_mean, s.return_std, s.return_min,
-               s.return_max, s.length_mean);
+    fmt::print(
+        "{} on {}: {} episodes, return mean {:.4f} std {:.4f} min {:.4f} max {:.4f}, "
+        "length {:.1f}\n",
+        policy_name, id, s.episodes, s.return_mean, s.return_std, s.return_min, s.return_max,
+        s.length_mean);
   }
 }
 
@@ -305,7 +317,8 @@ void add_env_commands(CLI::App& app) {
   auto no = std::make_shared<NnOpts>();
   auto* bench_nn = bench->add_subcommand("nn", "MLP Adam, DP-SGD and acting step times (medians)");
   bench_nn->add_option("--layers", no->layers, "layer sizes (default 4 256 256 2)")->delimiter(',');
-  bench_nn->add_option("--batch", no->batch, "batch size (default 256)")->check(CLI::Range(1, 1 << 20));
+  bench_nn->add_option("--batch", no->batch, "batch size (default 256)")
+      ->check(CLI::Range(1, 1 << 20));
   bench_nn->add_flag("--json", no->json, "print JSON");
   bench_nn->callback([no] { cmd_bench_nn(no->layers, no->batch, no->json); });
 

@@ -34,7 +34,8 @@ void cmd_run(const RunOpts& o) {
              s.final_eval.return_mean, s.final_eval.return_std, s.final_eval.episodes);
   for (const auto& [k, v] : s.extra)
     if (k == "diverged" && v > 0)
-      fmt::print(stderr, "dprl: warning: training diverged (non-finite weights); see summary.json\n");
+      fmt::print(stderr,
+                 "dprl: warning: training diverged (non-finite weights); see summary.json\n");
   if (s.privacy)
     fmt::print("privacy: ({:.4g}, {:.3g})-DP, {} accountant, {} noise\n", s.privacy->epsilon,
                s.privacy->delta, s.privacy->accountant, s.privacy->noise_source);
@@ -71,8 +72,7 @@ void add_run_commands(CLI::App& app) {
   auto so = std::make_shared<SweepOpts>();
   auto* sweep = app.add_subcommand("sweep", "run a grid of experiments on local cores");
   sweep->add_option("sweep", so->file, "sweep YAML")->required();
-  sweep->add_option("--jobs", so->jobs, "parallel runs (default 1)")
-      ->check(CLI::Range(1, 4096));
+  sweep->add_option("--jobs", so->jobs, "parallel runs (default 1)")->check(CLI::Range(1, 4096));
   sweep->callback([so] { cmd_sweep(*so); });
 }
 

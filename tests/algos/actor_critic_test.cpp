@@ -33,240 +33,247 @@ dprl::algos::RunOptions quiet(const fs::path& out) {
 }  // namespace
 
 TEST_SUITE("unit") {
-TEST_CASE("GTD(lambda) actor-critic matches a hand-computed two-state example") {
-  ActorCriticParams p;
-  p.alpha_v = 0.1;
-  p.alpha_w = 0.2;
-  p.alpha_u = 0.3;
-  p.lambda = 0.5;
-  p.gamma = 0.9;
-  OneHotFeatures f(2, 2);
-  GtdActorCriticLearner l(p, f, 2, false, false, 0.0, nullptr);
-  l.begin_episode();
-  const float s0 = 0, s1 = 1;
-  // step 1: s=0, a=1, rho=1, r=1, s'=1. delta=1, e_v=[1,0], v=[0.1,0], w=[0.2,0],
-  // grad log pi = [-0.5, 0.5, 0, 0] = e_u, u = 0.3 e_u
-  l.update(obs_of(s0), 1, 1.0, 1.0, false, obs_of(s1));
-  CHECK(l.v[0] == doctest::Approx(0.1).epsilon(1e-14));
-  CHECK(l.v[1] == 0.0);
-  CHECK(l.w[0] == doctest::Approx(0.2).epsilon(1e-14));
-  CHECK(l.u[0] == doctest::Approx(-0.15).epsilon(1e-14));
-  CHECK(l.u[1] == doctest::Approx(0.15).epsilon(1e-14));
-  // step 2: s=1, a=0, rho=0.5, r=0, s'=0. delta = 0.9*0.1 - 0 = 0.09;
-  // e_v = 0.5 ([0,1] + 0.45 [1,0]) = [0.225, 0.5]; w.e_v = 0.045;
-  // correction = 0.9 * 0.5 * 0.045 = 0.02025 on x_s' = x_0, so d_v = [0, 0.045], v = [0.1, 0.0045];
-  // w += 0.2 * 0.09 * e_v - 0.2 * (w.x_1 = 0) x_1 = [0.20405, 0.009];
-  // grad = [0, 0, 0.5, -0.5]; e_u = 0.5 (grad + 0.45 [-0.5, 0.5, 0, 0]) =
-  // [-0.1125, 0.1125, 0.25, -0.25]; u += 0.3 * 0.09 * e_u
-  l.update(obs_of(s1), 0, 0.5, 0.0, false, obs_of(s0));
-  CHECK(l.ev[0] == doctest::Approx(0.225).epsilon(1e-14));
-  CHECK(l.ev[1] == doctest::Approx(0.5).epsilon(1e-14));
-  CHECK(std::fabs(l.v[0] - 0.1) < 1e-15);
-  CHECK(l.v[1] == doctest::Approx(0.0045).epsilon(1e-12));
-  CHECK(l.w[0] == doctest::Approx(0.20405).epsilon(1e-12));
-  CHECK(l.w[1] == doctest::Approx(0.009).epsilon(1e-12));
-  CHECK(l.u[0] == doctest::Approx(-0.15 - 0.027 * 0.1125).epsilon(1e-12));
-  CHECK(l.u[1] == doctest::Approx(0.15 + 0.027 * 0.1125).epsilon(1e-12));
-  CHECK(l.u[2] == doctest::Approx(0.027 * 0.25).epsilon(1e-12));
-  CHECK(l.u[3] == doctest::Approx(-0.027 * 0.25).epsilon(1e-12));
-  // termination cuts the bootstrap: delta = r - v(s)
-  l.begin_episode();
-  const double v0 = l.v[0];
-  l.update(obs_of(s0), 0, 1.0, 2.0, true, obs_of(s1));
-  CHECK(l.v[0] == doctest::Approx(v0 + 0.1 * (2.0 - v0)).epsilon(1e-12));
-}
-
-TEST_CASE("the actor's log-softmax gradient matches finite differences") {
-  ActorCriticParams p;
-  p.lambda = 0;
-  OneHotFeatures f(3, 4);
-  dprl::Rng rng(5);
-  GtdActorCriticLearner l(p, f, 4, false, false, 0.0, nullptr);
-  for (double& x : l.u) x = rng.normal();
-  const float s = 1;
-  const int a = 2;
-  // after one update from zero traces with rho = 1 and lambda = 0, e_u is grad log pi(a|s)
-  auto u0 = l.u;
-  l.update(obs_of(s), a, 1.0, 0.0, true, obs_of(s));
-  std::vector<double> pi(4), pref(4);
-  auto logpi = [&](std::vector<double> u) {
-    dprl::algos::softmax_policy(f, obs_of(s), u, pi, pref);
-    return std::log(pi[a]);
-  };
-  const double h = 1e-6;
-  for (std::size_t i = 0; i < u0.size(); ++i) {
-    auto up = u0, dn = u0;
-    up[i] += h;
-    dn[i] -= h;
-    const double fd = (logpi(up) - logpi(dn)) / (2 * h);
-    // central differences: error O(h^2) ~ 1e-12 plus rounding ~ 1e-16 / h = 1e-10
-    CHECK(std::fabs(l.eu[i] - fd) < 1e-8);
+  TEST_CASE("GTD(lambda) actor-critic matches a hand-computed two-state example") {
+    ActorCriticParams p;
+    p.alpha_v = 0.1;
+    p.alpha_w = 0.2;
+    p.alpha_u = 0.3;
+    p.lambda = 0.5;
+    p.gamma = 0.9;
+    OneHotFeatures f(2, 2);
+    GtdActorCriticLearner l(p, f, 2, false, false, 0.0, nullptr);
+    l.begin_episode();
+    const float s0 = 0, s1 = 1;
+    // step 1: s=0, a=1, rho=1, r=1, s'=1. delta=1, e_v=[1,0], v=[0.1,0], w=[0.2,0],
+    // grad log pi = [-0.5, 0.5, 0, 0] = e_u, u = 0.3 e_u
+    l.update(obs_of(s0), 1, 1.0, 1.0, false, obs_of(s1));
+    CHECK(l.v[0] == doctest::Approx(0.1).epsilon(1e-14));
+    CHECK(l.v[1] == 0.0);
+    CHECK(l.w[0] == doctest::Approx(0.2).epsilon(1e-14));
+    CHECK(l.u[0] == doctest::Approx(-0.15).epsilon(1e-14));
+    CHECK(l.u[1] == doctest::Approx(0.15).epsilon(1e-14));
+    // step 2: s=1, a=0, rho=0.5, r=0, s'=0. delta = 0.9*0.1 - 0 = 0.09;
+    // e_v = 0.5 ([0,1] + 0.45 [1,0]) = [0.225, 0.5]; w.e_v = 0.045;
+    // correction = 0.9 * 0.5 * 0.045 = 0.02025 on x_s' = x_0, so d_v = [0, 0.045], v = [0.1,
+    // 0.0045]; w += 0.2 * 0.09 * e_v - 0.2 * (w.x_1 = 0) x_1 = [0.20405, 0.009]; grad = [0, 0, 0.5,
+    // -0.5]; e_u = 0.5 (grad + 0.45 [-0.5, 0.5, 0, 0]) =
+    // [-0.1125, 0.1125, 0.25, -0.25]; u += 0.3 * 0.09 * e_u
+    l.update(obs_of(s1), 0, 0.5, 0.0, false, obs_of(s0));
+    CHECK(l.ev[0] == doctest::Approx(0.225).epsilon(1e-14));
+    CHECK(l.ev[1] == doctest::Approx(0.5).epsilon(1e-14));
+    CHECK(std::fabs(l.v[0] - 0.1) < 1e-15);
+    CHECK(l.v[1] == doctest::Approx(0.0045).epsilon(1e-12));
+    CHECK(l.w[0] == doctest::Approx(0.20405).epsilon(1e-12));
+    CHECK(l.w[1] == doctest::Approx(0.009).epsilon(1e-12));
+    CHECK(l.u[0] == doctest::Approx(-0.15 - 0.027 * 0.1125).epsilon(1e-12));
+    CHECK(l.u[1] == doctest::Approx(0.15 + 0.027 * 0.1125).epsilon(1e-12));
+    CHECK(l.u[2] == doctest::Approx(0.027 * 0.25).epsilon(1e-12));
+    CHECK(l.u[3] == doctest::Approx(-0.027 * 0.25).epsilon(1e-12));
+    // termination cuts the bootstrap: delta = r - v(s)
+    l.begin_episode();
+    const double v0 = l.v[0];
+    l.update(obs_of(s0), 0, 1.0, 2.0, true, obs_of(s1));
+    CHECK(l.v[0] == doctest::Approx(v0 + 0.1 * (2.0 - v0)).epsilon(1e-12));
   }
-}
 
-TEST_CASE("median_abs over the support and over all elements") {
-  std::vector<double> scratch;
-  const std::vector<double> x = {0, -3, 0, 1, 2, 0};
-  CHECK(dprl::algos::median_abs(x, {1, 3, 4}, false, scratch) == 2.0);
-  CHECK(dprl::algos::median_abs(x, {1, 3}, false, scratch) == 2.0);
-  CHECK(dprl::algos::median_abs(x, {}, true, scratch) == 0.5);
-  CHECK(dprl::algos::median_abs(x, {}, false, scratch) == 0.0);
-}
+  TEST_CASE("the actor's log-softmax gradient matches finite differences") {
+    ActorCriticParams p;
+    p.lambda = 0;
+    OneHotFeatures f(3, 4);
+    dprl::Rng rng(5);
+    GtdActorCriticLearner l(p, f, 4, false, false, 0.0, nullptr);
+    for (double& x : l.u) x = rng.normal();
+    const float s = 1;
+    const int a = 2;
+    // after one update from zero traces with rho = 1 and lambda = 0, e_u is grad log pi(a|s)
+    auto u0 = l.u;
+    l.update(obs_of(s), a, 1.0, 0.0, true, obs_of(s));
+    std::vector<double> pi(4), pref(4);
+    auto logpi = [&](std::vector<double> u) {
+      dprl::algos::softmax_policy(f, obs_of(s), u, pi, pref);
+      return std::log(pi[a]);
+    };
+    const double h = 1e-6;
+    for (std::size_t i = 0; i < u0.size(); ++i) {
+      auto up = u0, dn = u0;
+      up[i] += h;
+      dn[i] -= h;
+      const double fd = (logpi(up) - logpi(dn)) / (2 * h);
+      // central differences: error O(h^2) ~ 1e-12 plus rounding ~ 1e-16 / h = 1e-10
+      CHECK(std::fabs(l.eu[i] - fd) < 1e-8);
+    }
+  }
+
+  TEST_CASE("median_abs over the support and over all elements") {
+    std::vector<double> scratch;
+    const std::vector<double> x = {0, -3, 0, 1, 2, 0};
+    CHECK(dprl::algos::median_abs(x, {1, 3, 4}, false, scratch) == 2.0);
+    CHECK(dprl::algos::median_abs(x, {1, 3}, false, scratch) == 2.0);
+    CHECK(dprl::algos::median_abs(x, {}, true, scratch) == 0.5);
+    CHECK(dprl::algos::median_abs(x, {}, false, scratch) == 0.0);
+  }
 }
 
 TEST_SUITE("statistical") {
-TEST_CASE("privatised vectors have norm C plus N(0 sigma^2 C^2) noise") {
-  ActorCriticParams p;
-  p.clip = "fixed";
-  p.clip_norm = 2.0;
-  OneHotFeatures f(1, 1);
-  auto noise = dprl::privacy::make_seeded_noise(11);
-  const double sigma = 0.5;
-  GtdActorCriticLearner l(p, f, 1, true, false, sigma, noise.get());
-  const int n = 200000;
-  std::vector<double> x(n, 0.0);
-  x[0] = 3.0;
-  x[1] = 4.0;  // norm 5, rescaled to norm 2: [1.2, 1.6, 0...]
-  CHECK(l.privatise(x, {0, 1}) == 2.0);
-  double s = 0, s2 = 0;
-  for (int i = 2; i < n; ++i) {
-    s += x[i];
-    s2 += x[i] * x[i];
-  }
-  const double m = n - 2, sd = sigma * 2.0;
-  // mean 0 with sd sd/sqrt(m); E[x^2] = sd^2 with sd 2^(1/2) sd^2 / sqrt(m); z = 4.89 (p = 1e-6)
-  CHECK(std::fabs(s / m) < 4.89 * sd / std::sqrt(m));
-  CHECK(std::fabs(s2 / m - sd * sd) < 4.89 * std::sqrt(2.0) * sd * sd / std::sqrt(m));
-}
-}
-
-TEST_SUITE("e2e") {
-TEST_CASE("DP-Both run reports per-update and whole-run privacy and is reproducible") {
-  const auto dir = fs::temp_directory_path() / "dprl_ac_test";
-  fs::remove_all(dir);
-  const std::string yaml =
-      "seed: 3\nenv: {id: chain_mdp, params: {n: 10}}\n"
-      "algo: {id: actor_critic, params: {dp: both, epsilon: 2, episodes: 20, "
-      "trace_similarity: true}}\ntrain: {steps: 1000000, eval_every: 0, eval_episodes: 5}\n";
-  const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "a"));
-  dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "b"));
-  CHECK(dprl::read_file(dir / "a" / "metrics.csv") == dprl::read_file(dir / "b" / "metrics.csv"));
-  REQUIRE(s.privacy.has_value());
-  auto d = nlohmann::json::parse(s.privacy->details_json);
-  CHECK(d["formal"] == false);
-  CHECK(d["classical_calibration_valid"] == false);
-  const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 2;
-  CHECK(d["sigma"].get<double>() == doctest::Approx(sigma).epsilon(1e-14));
-  const auto releases = d["releases"].get<std::int64_t>();
-  CHECK(releases == 2 * s.env_steps);  // actor and critic every step
-  auto acc = dprl::privacy::make_accountant("rdp");
-  acc->compose(dprl::privacy::DpEvent::gaussian(sigma), releases);
-  CHECK(s.privacy->epsilon == doctest::Approx(acc->epsilon(1e-6)).epsilon(1e-12));
-  // the per-update exact epsilon of noise multiplier sigma is below the nominal 2 at delta 1e-6
-  CHECK(d["per_update_epsilon_exact"].get<double>() < 2.0);
-  // 20 episode rows with cosine similarities in [-1, 1]
-  const std::string csv = dprl::read_file(dir / "a" / "metrics.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
-  bool found = false;
-  for (const auto& [k, v] : s.extra)
-    if (k == "cos_u_mean") {
-      found = true;
-      CHECK(v >= -1.0);
-      CHECK(v <= 1.0);
+  TEST_CASE("privatised vectors have norm C plus N(0 sigma^2 C^2) noise") {
+    ActorCriticParams p;
+    p.clip = "fixed";
+    p.clip_norm = 2.0;
+    OneHotFeatures f(1, 1);
+    auto noise = dprl::privacy::make_seeded_noise(11);
+    const double sigma = 0.5;
+    GtdActorCriticLearner l(p, f, 1, true, false, sigma, noise.get());
+    const int n = 200000;
+    std::vector<double> x(n, 0.0);
+    x[0] = 3.0;
+    x[1] = 4.0;  // norm 5, rescaled to norm 2: [1.2, 1.6, 0...]
+    CHECK(l.privatise(x, {0, 1}) == 2.0);
+    double s = 0, s2 = 0;
+    for (int i = 2; i < n; ++i) {
+      s += x[i];
+      s2 += x[i] * x[i];
     }
-  CHECK(found);
-}
-
-TEST_CASE("fixed clipping gives a formal whole-run guarantee") {
-  const auto dir = fs::temp_directory_path() / "dprl_ac_test_fixed";
-  fs::remove_all(dir);
-  const std::string yaml =
-      "seed: 1\nenv: {id: taxi}\n"
-      "algo: {id: actor_critic, params: {dp: actor, clip: fixed, clip_norm: 1, episodes: 3}}\n"
-      "train: {steps: 1000000, eval_every: 0, eval_episodes: 3}\n";
-  const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
-  auto d = nlohmann::json::parse(s.privacy->details_json);
-  CHECK(d["formal"] == true);
-  CHECK(d["critic_releases"] == 0);
-  CHECK(d["actor_releases"].get<std::int64_t>() == s.env_steps);
-}
-
-TEST_CASE("bad actor-critic parameters are rejected with the rule") {
-  auto run = [](const std::string& params) {
-    dprl::algos::RunOptions o;
-    o.write = false;
-    o.progress = dprl::Progress::Mode::kOff;
-    dprl::algos::run_experiment(
-        dprl::parse_yaml("seed: 1\nenv: {id: taxi}\nalgo: {id: actor_critic, params: {" + params +
-                             "}}\n",
-                         "bad.yaml"),
-        "bad", o);
-  };
-  CHECK_THROWS_WITH_AS(run("alpha_u: -0.1"), doctest::Contains("actor_critic.alpha_u = -0.1: must be in (0, inf)"),
-                       dprl::ParamError);
-  CHECK_THROWS_WITH_AS(run("lambda: 1.5"), doctest::Contains("actor_critic.lambda = 1.5: must be in [0, 1]"),
-                       dprl::ParamError);
-  CHECK_THROWS_WITH_AS(run("epsilon: 0"), doctest::Contains("actor_critic.epsilon = 0: must be in (0, inf)"),
-                       dprl::ParamError);
-  CHECK_THROWS_WITH_AS(run("delta: 1"), doctest::Contains("actor_critic.delta = 1: must be in (0, 1)"),
-                       dprl::ParamError);
-  CHECK_THROWS_WITH_AS(run("dp: all"), doctest::Contains("must be one of none, actor, critic, both"),
-                       dprl::ParamError);
-  CHECK_THROWS_WITH_AS(
-      dprl::algos::run_experiment(
-          dprl::parse_yaml("seed: 1\nenv: {id: cartpole}\nalgo: {id: actor_critic}\n", "b"), "b",
-          [] {
-            dprl::algos::RunOptions o;
-            o.write = false;
-            return o;
-          }()),
-      doctest::Contains("one_hot needs discrete observations"), dprl::ParamError);
-}
-}
-
-TEST_SUITE("e2e") {
-TEST_CASE("a whole-run budget stops training before it is exceeded and writes the ledger") {
-  const auto dir = fs::temp_directory_path() / "dprl_ac_test_budget";
-  fs::remove_all(dir);
-  const std::string yaml =
-      "seed: 2\nenv: {id: chain_mdp, params: {n: 30}}\n"
-      "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1, budget_epsilon: 150, "
-      "episodes: 1000}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
-  const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
-  REQUIRE(s.privacy.has_value());
-  CHECK(s.privacy->epsilon <= 150.0);
-  auto d = nlohmann::json::parse(s.privacy->details_json);
-  CHECK(d["stopped_by_budget"] == true);
-  CHECK(d["formal"] == true);
-  // one more release would have crossed the budget
-  const auto releases = d["releases"].get<std::int64_t>();
-  auto acc = dprl::privacy::make_accountant("rdp");
-  acc->compose(dprl::privacy::DpEvent::gaussian(d["sigma"].get<double>()), releases + 1);
-  CHECK(acc->epsilon(1e-6) > 150.0);
-  auto ledger = nlohmann::json::parse(dprl::read_file(dir / "privacy_ledger.json"));
-  CHECK(ledger["guarantee"]["epsilon"].get<double>() ==
-        doctest::Approx(s.privacy->epsilon).epsilon(1e-12));
-  CHECK(ledger["budget"]["epsilon"] == 150.0);
-  CHECK(s.episodes < 1000);
-}
-}
-
-TEST_SUITE("e2e") {
-TEST_CASE("noise that blows the weights up stops training and is reported as divergence") {
-  const auto dir = fs::temp_directory_path() / "dprl_ac_test_diverge";
-  fs::remove_all(dir);
-  const std::string yaml =
-      "seed: 1\nenv: {id: taxi}\n"
-      "algo: {id: actor_critic, params: {alpha_v: 0.05, alpha_w: 0.05, lambda: 0, dp: critic, "
-      "epsilon: 0.1, episodes: 500}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
-  const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
-  double diverged = 0, at = -1;
-  for (const auto& [k, v] : s.extra) {
-    if (k == "diverged") diverged = v;
-    if (k == "diverged_episode") at = v;
+    const double m = n - 2, sd = sigma * 2.0;
+    // mean 0 with sd sd/sqrt(m); E[x^2] = sd^2 with sd 2^(1/2) sd^2 / sqrt(m); z = 4.89 (p = 1e-6)
+    CHECK(std::fabs(s / m) < 4.89 * sd / std::sqrt(m));
+    CHECK(std::fabs(s2 / m - sd * sd) < 4.89 * std::sqrt(2.0) * sd * sd / std::sqrt(m));
   }
-  CHECK(diverged == 1.0);
-  CHECK(at >= 0);
-  CHECK(s.episodes == static_cast<std::int64_t>(at) + 1);
 }
+
+TEST_SUITE("e2e") {
+  TEST_CASE("DP-Both run reports per-update and whole-run privacy and is reproducible") {
+    const auto dir = fs::temp_directory_path() / "dprl_ac_test";
+    fs::remove_all(dir);
+    const std::string yaml =
+        "seed: 3\nenv: {id: chain_mdp, params: {n: 10}}\n"
+        "algo: {id: actor_critic, params: {dp: both, epsilon: 2, episodes: 20, "
+        "trace_similarity: true}}\ntrain: {steps: 1000000, eval_every: 0, eval_episodes: 5}\n";
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "a"));
+    dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "b"));
+    CHECK(dprl::read_file(dir / "a" / "metrics.csv") == dprl::read_file(dir / "b" / "metrics.csv"));
+    REQUIRE(s.privacy.has_value());
+    auto d = nlohmann::json::parse(s.privacy->details_json);
+    CHECK(d["formal"] == false);
+    CHECK(d["classical_calibration_valid"] == false);
+    const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 2;
+    CHECK(d["sigma"].get<double>() == doctest::Approx(sigma).epsilon(1e-14));
+    const auto releases = d["releases"].get<std::int64_t>();
+    CHECK(releases == 2 * s.env_steps);  // actor and critic every step
+    auto acc = dprl::privacy::make_accountant("rdp");
+    acc->compose(dprl::privacy::DpEvent::gaussian(sigma), releases);
+    CHECK(s.privacy->epsilon == doctest::Approx(acc->epsilon(1e-6)).epsilon(1e-12));
+    // the per-update exact epsilon of noise multiplier sigma is below the nominal 2 at delta 1e-6
+    CHECK(d["per_update_epsilon_exact"].get<double>() < 2.0);
+    // 20 episode rows with cosine similarities in [-1, 1]
+    const std::string csv = dprl::read_file(dir / "a" / "metrics.csv");
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
+    bool found = false;
+    for (const auto& [k, v] : s.extra)
+      if (k == "cos_u_mean") {
+        found = true;
+        CHECK(v >= -1.0);
+        CHECK(v <= 1.0);
+      }
+    CHECK(found);
+  }
+
+  TEST_CASE("fixed clipping gives a formal whole-run guarantee") {
+    const auto dir = fs::temp_directory_path() / "dprl_ac_test_fixed";
+    fs::remove_all(dir);
+    const std::string yaml =
+        "seed: 1\nenv: {id: taxi}\n"
+        "algo: {id: actor_critic, params: {dp: actor, clip: fixed, clip_norm: 1, episodes: 3}}\n"
+        "train: {steps: 1000000, eval_every: 0, eval_episodes: 3}\n";
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    auto d = nlohmann::json::parse(s.privacy->details_json);
+    CHECK(d["formal"] == true);
+    CHECK(d["critic_releases"] == 0);
+    CHECK(d["actor_releases"].get<std::int64_t>() == s.env_steps);
+  }
+
+  TEST_CASE("bad actor-critic parameters are rejected with the rule") {
+    auto run = [](const std::string& params) {
+      dprl::algos::RunOptions o;
+      o.write = false;
+      o.progress = dprl::Progress::Mode::kOff;
+      dprl::algos::run_experiment(
+          dprl::parse_yaml(
+              "seed: 1\nenv: {id: taxi}\nalgo: {id: actor_critic, params: {" + params + "}}\n",
+              "bad.yaml"),
+          "bad", o);
+    };
+    CHECK_THROWS_WITH_AS(run("alpha_u: -0.1"),
+                         doctest::Contains("actor_critic.alpha_u = -0.1: must be in (0, inf)"),
+                         dprl::ParamError);
+    CHECK_THROWS_WITH_AS(run("lambda: 1.5"),
+                         doctest::Contains("actor_critic.lambda = 1.5: must be in [0, 1]"),
+                         dprl::ParamError);
+    CHECK_THROWS_WITH_AS(run("epsilon: 0"),
+                         doctest::Contains("actor_critic.epsilon = 0: must be in (0, inf)"),
+                         dprl::ParamError);
+    CHECK_THROWS_WITH_AS(run("delta: 1"),
+                         doctest::Contains("actor_critic.delta = 1: must be in (0, 1)"),
+                         dprl::ParamError);
+    CHECK_THROWS_WITH_AS(run("dp: all"),
+                         doctest::Contains("must be one of none, actor, critic, both"),
+                         dprl::ParamError);
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(
+            dprl::parse_yaml("seed: 1\nenv: {id: cartpole}\nalgo: {id: actor_critic}\n", "b"), "b",
+            [] {
+              dprl::algos::RunOptions o;
+              o.write = false;
+              return o;
+            }()),
+        doctest::Contains("one_hot needs discrete observations"), dprl::ParamError);
+  }
+}
+
+TEST_SUITE("e2e") {
+  TEST_CASE("a whole-run budget stops training before it is exceeded and writes the ledger") {
+    const auto dir = fs::temp_directory_path() / "dprl_ac_test_budget";
+    fs::remove_all(dir);
+    const std::string yaml =
+        "seed: 2\nenv: {id: chain_mdp, params: {n: 30}}\n"
+        "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1, budget_epsilon: "
+        "150, "
+        "episodes: 1000}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    REQUIRE(s.privacy.has_value());
+    CHECK(s.privacy->epsilon <= 150.0);
+    auto d = nlohmann::json::parse(s.privacy->details_json);
+    CHECK(d["stopped_by_budget"] == true);
+    CHECK(d["formal"] == true);
+    // one more release would have crossed the budget
+    const auto releases = d["releases"].get<std::int64_t>();
+    auto acc = dprl::privacy::make_accountant("rdp");
+    acc->compose(dprl::privacy::DpEvent::gaussian(d["sigma"].get<double>()), releases + 1);
+    CHECK(acc->epsilon(1e-6) > 150.0);
+    auto ledger = nlohmann::json::parse(dprl::read_file(dir / "privacy_ledger.json"));
+    CHECK(ledger["guarantee"]["epsilon"].get<double>() ==
+          doctest::Approx(s.privacy->epsilon).epsilon(1e-12));
+    CHECK(ledger["budget"]["epsilon"] == 150.0);
+    CHECK(s.episodes < 1000);
+  }
+}
+
+TEST_SUITE("e2e") {
+  TEST_CASE("noise that blows the weights up stops training and is reported as divergence") {
+    const auto dir = fs::temp_directory_path() / "dprl_ac_test_diverge";
+    fs::remove_all(dir);
+    const std::string yaml =
+        "seed: 1\nenv: {id: taxi}\n"
+        "algo: {id: actor_critic, params: {alpha_v: 0.05, alpha_w: 0.05, lambda: 0, dp: critic, "
+        "epsilon: 0.1, episodes: 500}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: "
+        "3}\n";
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    double diverged = 0, at = -1;
+    for (const auto& [k, v] : s.extra) {
+      if (k == "diverged") diverged = v;
+      if (k == "diverged_episode") at = v;
+    }
+    CHECK(diverged == 1.0);
+    CHECK(at >= 0);
+    CHECK(s.episodes == static_cast<std::int64_t>(at) + 1);
+  }
 }

@@ -42,56 +42,56 @@ std::string error_of(const dprl::ParamMap& m) {
 }  // namespace
 
 TEST_SUITE("unit") {
-TEST_CASE("read_params overlays values on defaults") {
-  auto p = dprl::read_params<DemoParams>(map({{"gravity", "-3.5"}, {"steps", "1e2"},
-                                              {"wind", "true"}, {"task", "swingup"}}),
-                                         "demo");
-  CHECK(p.gravity == -3.5);
-  CHECK(p.steps == 100);
-  CHECK(p.wind);
-  CHECK(p.task == "swingup");
-}
+  TEST_CASE("read_params overlays values on defaults") {
+    auto p = dprl::read_params<DemoParams>(
+        map({{"gravity", "-3.5"}, {"steps", "1e2"}, {"wind", "true"}, {"task", "swingup"}}),
+        "demo");
+    CHECK(p.gravity == -3.5);
+    CHECK(p.steps == 100);
+    CHECK(p.wind);
+    CHECK(p.task == "swingup");
+  }
 
-TEST_CASE("unknown keys list the valid ones with the location") {
-  const std::string e = error_of(map({{"gravty", "-1"}}));
-  CHECK(e.find("unknown parameter 'gravty'") != std::string::npos);
-  CHECK(e.find("test.yaml:1:1") != std::string::npos);
-  CHECK(e.find("valid: gravity, steps, wind, task") != std::string::npos);
-}
+  TEST_CASE("unknown keys list the valid ones with the location") {
+    const std::string e = error_of(map({{"gravty", "-1"}}));
+    CHECK(e.find("unknown parameter 'gravty'") != std::string::npos);
+    CHECK(e.find("test.yaml:1:1") != std::string::npos);
+    CHECK(e.find("valid: gravity, steps, wind, task") != std::string::npos);
+  }
 
-TEST_CASE("bad text and out-of-range values are rejected with the rule") {
-  CHECK(error_of(map({{"gravity", "abc"}})).find("'abc' is not a number") != std::string::npos);
-  CHECK(error_of(map({{"gravity", "nan"}})).find("is not a number") != std::string::npos);
-  CHECK(error_of(map({{"gravity", "0"}})).find("demo.gravity = 0: must be in (-12, 0)") !=
-        std::string::npos);
-  CHECK(error_of(map({{"steps", "2.5"}})).find("is not an integer") != std::string::npos);
-  CHECK(error_of(map({{"steps", "0"}})).find("must be in [1, 1000]") != std::string::npos);
-  CHECK(error_of(map({{"wind", "maybe"}})).find("is not a boolean") != std::string::npos);
-  CHECK(error_of(map({{"task", "run"}})).find("must be one of balance, swingup") !=
-        std::string::npos);
-  CHECK(error_of(map({{"wind", "true"}, {"steps", "5"}})) == "demo: wind needs steps >= 10");
-}
+  TEST_CASE("bad text and out-of-range values are rejected with the rule") {
+    CHECK(error_of(map({{"gravity", "abc"}})).find("'abc' is not a number") != std::string::npos);
+    CHECK(error_of(map({{"gravity", "nan"}})).find("is not a number") != std::string::npos);
+    CHECK(error_of(map({{"gravity", "0"}})).find("demo.gravity = 0: must be in (-12, 0)") !=
+          std::string::npos);
+    CHECK(error_of(map({{"steps", "2.5"}})).find("is not an integer") != std::string::npos);
+    CHECK(error_of(map({{"steps", "0"}})).find("must be in [1, 1000]") != std::string::npos);
+    CHECK(error_of(map({{"wind", "maybe"}})).find("is not a boolean") != std::string::npos);
+    CHECK(error_of(map({{"task", "run"}})).find("must be one of balance, swingup") !=
+          std::string::npos);
+    CHECK(error_of(map({{"wind", "true"}, {"steps", "5"}})) == "demo: wind needs steps >= 10");
+  }
 
-TEST_CASE("describe and dump list every field in order") {
-  auto info = dprl::describe_params<DemoParams>();
-  REQUIRE(info.size() == 4);
-  CHECK(info[0].name == "gravity");
-  CHECK(info[0].range == "(-12, 0)");
-  CHECK(info[3].range == "{balance, swingup}");
-  auto dump = dprl::dump_params(DemoParams{-1.25, 7, true, "swingup"});
-  CHECK(dump[0].second.text == "-1.25");
-  CHECK(dump[1].second.text == "7");
-  CHECK(dump[2].second.text == "true");
-}
+  TEST_CASE("describe and dump list every field in order") {
+    auto info = dprl::describe_params<DemoParams>();
+    REQUIRE(info.size() == 4);
+    CHECK(info[0].name == "gravity");
+    CHECK(info[0].range == "(-12, 0)");
+    CHECK(info[3].range == "{balance, swingup}");
+    auto dump = dprl::dump_params(DemoParams{-1.25, 7, true, "swingup"});
+    CHECK(dump[0].second.text == "-1.25");
+    CHECK(dump[1].second.text == "7");
+    CHECK(dump[2].second.text == "true");
+  }
 
-TEST_CASE("ranges") {
-  using dprl::Range;
-  CHECK(Range::open(0, 1).contains(0.5));
-  CHECK_FALSE(Range::open(0, 1).contains(0));
-  CHECK(Range::closed(0, 1).contains(1));
-  CHECK_FALSE(Range::positive().contains(0));
-  CHECK(Range::non_negative().contains(0));
-  CHECK_FALSE(Range::any().contains(std::nan("")));
-  CHECK(Range::left_open(0, 1).describe() == "(0, 1]");
-}
+  TEST_CASE("ranges") {
+    using dprl::Range;
+    CHECK(Range::open(0, 1).contains(0.5));
+    CHECK_FALSE(Range::open(0, 1).contains(0));
+    CHECK(Range::closed(0, 1).contains(1));
+    CHECK_FALSE(Range::positive().contains(0));
+    CHECK(Range::non_negative().contains(0));
+    CHECK_FALSE(Range::any().contains(std::nan("")));
+    CHECK(Range::left_open(0, 1).describe() == "(0, 1]");
+  }
 }

@@ -60,11 +60,11 @@ std::vector<double> run(int n, std::uint64_t seed, int steps) {
 }  // namespace
 
 TEST_SUITE("unit") {
-TEST_CASE("vec env auto-resets and slot streams do not depend on the number of slots") {
-  const auto a = run(1, 9, 200);
-  const auto b = run(4, 9, 200);
-  CHECK(a.size() > 10);
-  CHECK(a == b);
-  CHECK(run(1, 10, 200) != a);
-}
+  TEST_CASE("vec env auto-resets and slot streams do not depend on the number of slots") {
+    const auto a = run(1, 9, 200);
+    const auto b = run(4, 9, 200);
+    CHECK(a.size() > 10);
+    CHECK(a == b);
+    CHECK(run(1, 10, 200) != a);
+  }
 }

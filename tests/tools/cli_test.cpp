@@ -1,6 +1,7 @@
 // End-to-end tests of the dprl executable: exit codes, stdout JSON, one-line errors, run dirs.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -30,13 +31,14 @@ Result dprl_cmd(const std::string& args) {
   static int counter = 0;
   const auto dir = fs::temp_directory_path() / "dprl_cli_test_io";
   fs::create_directories(dir);
-  const auto out = dir / ("out" + std::to_string(counter));
-  const auto err = dir / ("err" + std::to_string(counter++));
+  // per process and call: ctest runs test cases in parallel processes
+  const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const auto out = dir / ("out" + tag);
+  const auto err = dir / ("err" + tag);
   const std::string cmd = std::string(DPRL_EXE) + " " + args + " >" + out.string() + " 2>" +
                           err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out),
-          dprl::read_file(err)};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
 }
 
 bool one_line(const std::string& s) {
@@ -48,177 +50,181 @@ const std::string kSrc = DPRL_SOURCE_DIR;
 }  // namespace
 
 TEST_SUITE("e2e") {
-TEST_CASE("envs --json lists every env with spaces and parameters") {
-  auto r = dprl_cmd("envs --json");
-  REQUIRE(r.code == 0);
-  auto j = nlohmann::json::parse(r.out);
-  bool taxi = false;
-  for (const auto& e : j) {
-    CHECK(e.contains("observation_space"));
-    CHECK(e.contains("action_space"));
-    CHECK(e["params"].size() >= 1);
-    if (e["id"] == "taxi") {
-      taxi = true;
-      CHECK(e["action_space"]["n"] == 6);
-      CHECK(e["action_mask"] == true);
-    }
-  }
-  CHECK(taxi);
-}
-
-TEST_CASE("run writes the run directory and reaches the quickstart target") {
-  const auto d = scratch("quickstart");
-  auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "a").string());
-  REQUIRE(r.code == 0);
-  CHECK(r.err.empty());  // no progress line when stderr is not a terminal
-  auto s = nlohmann::json::parse(dprl::read_file(d / "a" / "summary.json"));
-  for (const char* k : {"seed", "env_steps", "wall_time_s", "final_eval", "privacy", "versions",
-                        "git_commit"})
-    CHECK(s.contains(k));
-  CHECK(s["privacy"].is_null());
-  CHECK(s["final_eval"]["return_mean"].get<double>() >= 7.0);
-  CHECK(s["final_eval"]["episodes"].get<int>() >= 100);
-  CHECK(fs::exists(d / "a" / "config.yaml"));
-  // same seed again: identical metrics; --seed changes them
-  REQUIRE(dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --quiet --out " + (d / "b").string())
-              .code == 0);
-  CHECK(dprl::read_file(d / "a" / "metrics.csv") == dprl::read_file(d / "b" / "metrics.csv"));
-  // the saved policy evaluates from the CLI
-  auto e = dprl_cmd("eval --env taxi --policy " + (d / "a" / "policy.json").string() +
-                    " --episodes 30 --seed 4 --json");
-  REQUIRE(e.code == 0);
-  auto ej = nlohmann::json::parse(e.out);
-  CHECK(ej["episodes"] == 30);
-  CHECK(ej["return_mean"].get<double>() >= 7.0);
-  auto rnd = nlohmann::json::parse(dprl_cmd("eval --env Taxi-v3 --policy random --episodes 20 "
-                                            "--seed 1 --json").out);
-  CHECK(rnd["return_mean"].get<double>() < 0);
-}
-
-TEST_CASE("bad input gives one line on stderr and a non-zero exit and writes nothing") {
-  const auto d = scratch("bad");
-  auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "x").string() +
-                    " --set algo.params.gamma=3");
-  CHECK(r.code != 0);
-  CHECK(one_line(r.err));
-  CHECK(r.err.find("q_learning.gamma = 3") != std::string::npos);
-  CHECK_FALSE(fs::exists(d / "x"));
-
-  dprl::write_file_atomic(d / "bad.yaml", "seed: 1\nenv: {id: taxi\n");
-  r = dprl_cmd("run " + (d / "bad.yaml").string());
-  CHECK(r.code != 0);
-  CHECK(one_line(r.err));
-  CHECK(r.err.find("bad.yaml:") != std::string::npos);
-
-  r = dprl_cmd("run " + (d / "missing.yaml").string());
-  CHECK(r.code != 0);
-  CHECK(one_line(r.err));
-  CHECK(r.err.find("missing.yaml") != std::string::npos);
-
-  r = dprl_cmd("eval --env nope --policy random --episodes 3");
-  CHECK(r.code != 0);
-  CHECK(one_line(r.err));
-  CHECK(r.err.find("unknown env 'nope'; valid: ") != std::string::npos);
-
-  r = dprl_cmd("eval --env taxi --param max_episode_steps=0 --policy random --episodes 3");
-  CHECK(r.code != 0);
-  CHECK(r.err.find("taxi.max_episode_steps = 0") != std::string::npos);
-}
-
-TEST_CASE("env replay prints steps and rejects bad actions before printing") {
-  const auto d = scratch("replay");
-  dprl::write_file_atomic(d / "ok.json",
-                          R"({"env": "CartPole-v1", "state": [0.01, 0.0, 0.02, 0.0],
-                              "actions": [1, 0, 1, 1, 0]})");
-  auto r = dprl_cmd("env replay " + (d / "ok.json").string());
-  REQUIRE(r.code == 0);
-  auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["steps"].size() == 5);
-  CHECK(j["steps"][0]["obs"].size() == 4);
-  CHECK(j["steps"][0]["reward"] == 1.0);
-  // x after one Euler step with the old velocity 0 is unchanged: 0.01 in float32
-  CHECK(j["steps"][0]["obs"][0].get<double>() == static_cast<double>(0.01f));
-
-  dprl::write_file_atomic(d / "range.json",
-                          R"({"env": "CartPole-v1", "state": [0, 0, 0, 0], "actions": [1, 2]})");
-  r = dprl_cmd("env replay " + (d / "range.json").string());
-  CHECK(r.code != 0);
-  CHECK(r.out.empty());
-  CHECK(one_line(r.err));
-  CHECK(r.err.find("actions[1] = 2 is not in Discrete(2)") != std::string::npos);
-
-  dprl::write_file_atomic(d / "nan.json",
-                          R"({"env": "Pendulum-v1", "state": [0, 0], "actions": [0.5, "nan"]})");
-  r = dprl_cmd("env replay " + (d / "nan.json").string());
-  CHECK(r.code != 0);
-  CHECK(r.out.empty());
-  CHECK(r.err.find("actions[1]") != std::string::npos);
-
-  dprl::write_file_atomic(d / "state.json",
-                          R"({"env": "CartPole-v1", "state": [0, 0, 0], "actions": [1]})");
-  r = dprl_cmd("env replay " + (d / "state.json").string());
-  CHECK(r.code != 0);
-  CHECK(one_line(r.err));
-}
-
-TEST_CASE("bench env reports throughput as JSON") {
-  auto r = dprl_cmd("bench env taxi --steps 20000 --json");
-  REQUIRE(r.code == 0);
-  auto j = nlohmann::json::parse(r.out);
-  CHECK(j["env"] == "taxi");
-  CHECK(j["steps"] == 20000);
-  CHECK(j["ns_per_step"].get<double>() > 0);
-  CHECK(j["steps_per_s"].get<double>() > 0);
-}
-
-TEST_CASE("sweep results are identical for 1 and 2 jobs") {
-  const auto d = scratch("sweep");
-  dprl::write_file_atomic(d / "base.yaml",
-                          "seed: 1\nenv: {id: taxi}\nalgo: {id: q_learning}\n"
-                          "train: {steps: 20000, eval_every: 10000, eval_episodes: 10}\n");
-  for (int jobs : {1, 2}) {
-    dprl::write_file_atomic(d / "sweep.yaml",
-                            "base: base.yaml\nout: " + (d / ("j" + std::to_string(jobs))).string() +
-                                "\nseeds: [1, 2]\ngrid:\n  algo.params.learning_rate: [0.1, 0.5]\n");
-    auto r = dprl_cmd("sweep " + (d / "sweep.yaml").string() + " --jobs " + std::to_string(jobs));
+  TEST_CASE("envs --json lists every env with spaces and parameters") {
+    auto r = dprl_cmd("envs --json");
     REQUIRE(r.code == 0);
-  }
-  int runs = 0;
-  for (const auto& label : {"learning_rate=0.1", "learning_rate=0.5"})
-    for (const auto& seed : {"seed1", "seed2"}) {
-      CHECK(dprl::read_file(d / "j1" / label / seed / "metrics.csv") ==
-            dprl::read_file(d / "j2" / label / seed / "metrics.csv"));
-      ++runs;
+    auto j = nlohmann::json::parse(r.out);
+    bool taxi = false;
+    for (const auto& e : j) {
+      CHECK(e.contains("observation_space"));
+      CHECK(e.contains("action_space"));
+      CHECK(e["params"].size() >= 1);
+      if (e["id"] == "taxi") {
+        taxi = true;
+        CHECK(e["action_space"]["n"] == 6);
+        CHECK(e["action_mask"] == true);
+      }
     }
-  CHECK(runs == 4);
-  // labels with commas are quoted, so every row has as many fields as the header
-  dprl::write_file_atomic(d / "sweep2.yaml",
-                          "base: base.yaml\nout: " + (d / "two").string() +
-                              "\nseeds: [1]\ngrid:\n  algo.params.learning_rate: [0.5]\n"
-                              "  algo.params.gamma: [0.9, 0.99]\n");
-  REQUIRE(dprl_cmd("sweep " + (d / "sweep2.yaml").string()).code == 0);
-  const std::string csv = dprl::read_file(d / "two" / "sweep.csv");
-  CHECK(csv.find("\"learning_rate=0.5,gamma=0.9\"") != std::string::npos);
-  auto fields = [](const std::string& line) {
-    int n = 1;
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      if (c == ',' && !quoted) ++n;
-    }
-    return n;
-  };
-  std::size_t start = 0;
-  int header_fields = -1, lines = 0;
-  while (start < csv.size()) {
-    const auto end = csv.find('\n', start);
-    const std::string line = csv.substr(start, end - start);
-    if (header_fields < 0) header_fields = fields(line);
-    else CHECK(fields(line) == header_fields);
-    ++lines;
-    start = end + 1;
+    CHECK(taxi);
   }
-  CHECK(lines == 3);
-  CHECK(fs::exists(d / "two" / "summary.md"));
-}
+
+  TEST_CASE("run writes the run directory and reaches the quickstart target") {
+    const auto d = scratch("quickstart");
+    auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "a").string());
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());  // no progress line when stderr is not a terminal
+    auto s = nlohmann::json::parse(dprl::read_file(d / "a" / "summary.json"));
+    for (const char* k :
+         {"seed", "env_steps", "wall_time_s", "final_eval", "privacy", "versions", "git_commit"})
+      CHECK(s.contains(k));
+    CHECK(s["privacy"].is_null());
+    CHECK(s["final_eval"]["return_mean"].get<double>() >= 7.0);
+    CHECK(s["final_eval"]["episodes"].get<int>() >= 100);
+    CHECK(fs::exists(d / "a" / "config.yaml"));
+    // same seed again: identical metrics; --seed changes them
+    REQUIRE(dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --quiet --out " + (d / "b").string())
+                .code == 0);
+    CHECK(dprl::read_file(d / "a" / "metrics.csv") == dprl::read_file(d / "b" / "metrics.csv"));
+    // the saved policy evaluates from the CLI
+    auto e = dprl_cmd("eval --env taxi --policy " + (d / "a" / "policy.json").string() +
+                      " --episodes 30 --seed 4 --json");
+    REQUIRE(e.code == 0);
+    auto ej = nlohmann::json::parse(e.out);
+    CHECK(ej["episodes"] == 30);
+    CHECK(ej["return_mean"].get<double>() >= 7.0);
+    auto rnd = nlohmann::json::parse(dprl_cmd("eval --env Taxi-v3 --policy random --episodes 20 "
+                                              "--seed 1 --json")
+                                         .out);
+    CHECK(rnd["return_mean"].get<double>() < 0);
+  }
+
+  TEST_CASE("bad input gives one line on stderr and a non-zero exit and writes nothing") {
+    const auto d = scratch("bad");
+    auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "x").string() +
+                      " --set algo.params.gamma=3");
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("q_learning.gamma = 3") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "x"));
+
+    dprl::write_file_atomic(d / "bad.yaml", "seed: 1\nenv: {id: taxi\n");
+    r = dprl_cmd("run " + (d / "bad.yaml").string());
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("bad.yaml:") != std::string::npos);
+
+    r = dprl_cmd("run " + (d / "missing.yaml").string());
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("missing.yaml") != std::string::npos);
+
+    r = dprl_cmd("eval --env nope --policy random --episodes 3");
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("unknown env 'nope'; valid: ") != std::string::npos);
+
+    r = dprl_cmd("eval --env taxi --param max_episode_steps=0 --policy random --episodes 3");
+    CHECK(r.code != 0);
+    CHECK(r.err.find("taxi.max_episode_steps = 0") != std::string::npos);
+  }
+
+  TEST_CASE("env replay prints steps and rejects bad actions before printing") {
+    const auto d = scratch("replay");
+    dprl::write_file_atomic(d / "ok.json",
+                            R"({"env": "CartPole-v1", "state": [0.01, 0.0, 0.02, 0.0],
+                              "actions": [1, 0, 1, 1, 0]})");
+    auto r = dprl_cmd("env replay " + (d / "ok.json").string());
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["steps"].size() == 5);
+    CHECK(j["steps"][0]["obs"].size() == 4);
+    CHECK(j["steps"][0]["reward"] == 1.0);
+    // x after one Euler step with the old velocity 0 is unchanged: 0.01 in float32
+    CHECK(j["steps"][0]["obs"][0].get<double>() == static_cast<double>(0.01f));
+
+    dprl::write_file_atomic(d / "range.json",
+                            R"({"env": "CartPole-v1", "state": [0, 0, 0, 0], "actions": [1, 2]})");
+    r = dprl_cmd("env replay " + (d / "range.json").string());
+    CHECK(r.code != 0);
+    CHECK(r.out.empty());
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("actions[1] = 2 is not in Discrete(2)") != std::string::npos);
+
+    dprl::write_file_atomic(d / "nan.json",
+                            R"({"env": "Pendulum-v1", "state": [0, 0], "actions": [0.5, "nan"]})");
+    r = dprl_cmd("env replay " + (d / "nan.json").string());
+    CHECK(r.code != 0);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("actions[1]") != std::string::npos);
+
+    dprl::write_file_atomic(d / "state.json",
+                            R"({"env": "CartPole-v1", "state": [0, 0, 0], "actions": [1]})");
+    r = dprl_cmd("env replay " + (d / "state.json").string());
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+  }
+
+  TEST_CASE("bench env reports throughput as JSON") {
+    auto r = dprl_cmd("bench env taxi --steps 20000 --json");
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["env"] == "taxi");
+    CHECK(j["steps"] == 20000);
+    CHECK(j["ns_per_step"].get<double>() > 0);
+    CHECK(j["steps_per_s"].get<double>() > 0);
+  }
+
+  TEST_CASE("sweep results are identical for 1 and 2 jobs") {
+    const auto d = scratch("sweep");
+    dprl::write_file_atomic(d / "base.yaml",
+                            "seed: 1\nenv: {id: taxi}\nalgo: {id: q_learning}\n"
+                            "train: {steps: 20000, eval_every: 10000, eval_episodes: 10}\n");
+    for (int jobs : {1, 2}) {
+      dprl::write_file_atomic(
+          d / "sweep.yaml",
+          "base: base.yaml\nout: " + (d / ("j" + std::to_string(jobs))).string() +
+              "\nseeds: [1, 2]\ngrid:\n  algo.params.learning_rate: [0.1, 0.5]\n");
+      auto r = dprl_cmd("sweep " + (d / "sweep.yaml").string() + " --jobs " + std::to_string(jobs));
+      REQUIRE(r.code == 0);
+    }
+    int runs = 0;
+    for (const auto& label : {"learning_rate=0.1", "learning_rate=0.5"})
+      for (const auto& seed : {"seed1", "seed2"}) {
+        CHECK(dprl::read_file(d / "j1" / label / seed / "metrics.csv") ==
+              dprl::read_file(d / "j2" / label / seed / "metrics.csv"));
+        ++runs;
+      }
+    CHECK(runs == 4);
+    // labels with commas are quoted, so every row has as many fields as the header
+    dprl::write_file_atomic(d / "sweep2.yaml",
+                            "base: base.yaml\nout: " + (d / "two").string() +
+                                "\nseeds: [1]\ngrid:\n  algo.params.learning_rate: [0.5]\n"
+                                "  algo.params.gamma: [0.9, 0.99]\n");
+    REQUIRE(dprl_cmd("sweep " + (d / "sweep2.yaml").string()).code == 0);
+    const std::string csv = dprl::read_file(d / "two" / "sweep.csv");
+    CHECK(csv.find("\"learning_rate=0.5,gamma=0.9\"") != std::string::npos);
+    auto fields = [](const std::string& line) {
+      int n = 1;
+      bool quoted = false;
+      for (char c : line) {
+        if (c == '"') quoted = !quoted;
+        if (c == ',' && !quoted) ++n;
+      }
+      return n;
+    };
+    std::size_t start = 0;
+    int header_fields = -1, lines = 0;
+    while (start < csv.size()) {
+      const auto end = csv.find('\n', start);
+      const std::string line = csv.substr(start, end - start);
+      if (header_fields < 0)
+        header_fields = fields(line);
+      else
+        CHECK(fields(line) == header_fields);
+      ++lines;
+      start = end + 1;
+    }
+    CHECK(lines == 3);
+    CHECK(fs::exists(d / "two" / "summary.md"));
+  }
 }
