@@ -152,4 +152,22 @@ std::unique_ptr<NnPolicy> NnPolicy::load(const std::filesystem::path& file) {
   return pol;
 }
 
+BoxActionMap box_action_map(const EnvSpec& spec, std::string_view algo) {
+  if (spec.action.is_discrete() || spec.observation.is_discrete())
+    throw ParamError(fmt::format(
+        "{} needs Box observations and actions; env '{}' has observation {} and action {}", algo,
+        spec.id, spec.observation.describe(), spec.action.describe()));
+  BoxActionMap m;
+  m.low.assign(spec.action.low.begin(), spec.action.low.end());
+  m.high.assign(spec.action.high.begin(), spec.action.high.end());
+  const auto a = static_cast<Eigen::Index>(m.low.size());
+  m.scale.resize(a);
+  m.bias.resize(a);
+  for (Eigen::Index j = 0; j < a; ++j) {
+    m.scale[j] = 0.5f * (m.high[j] - m.low[j]);
+    m.bias[j] = 0.5f * (m.high[j] + m.low[j]);
+  }
+  return m;
+}
+
 }  // namespace dprl::algos

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/nn_mlp.hpp"
@@ -59,5 +60,14 @@ class NnPolicy final : public Policy {
   std::vector<float> obs_mean_, obs_var_, low_, high_;
   std::vector<float> x_, y_, scratch_;
 };
+
+// The Box action space of a continuous-control learner (SAC, DDPG): its bounds and the affine map
+// a = scale * y + bias from y in [-1, 1]. Throws ParamError naming algo unless both the
+// observation and the action space are Box.
+struct BoxActionMap {
+  std::vector<float> low, high;
+  Eigen::VectorXf scale, bias;
+};
+BoxActionMap box_action_map(const EnvSpec& spec, std::string_view algo);
 
 }  // namespace dprl::algos

@@ -38,23 +38,16 @@ void Sac::save_policy(const std::filesystem::path& file) const {
 std::int64_t Sac::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
-  if (spec.action.is_discrete() || spec.observation.is_discrete())
-    throw ParamError(
-        fmt::format("sac needs Box observations and actions; env '{}' has "
-                    "observation {} and action {}",
-                    spec.id, spec.observation.describe(), spec.action.describe()));
+  const BoxActionMap box = box_action_map(spec, "sac");
   env_id_ = spec.id;
   const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
   act_dim_ = A;
-  low_.assign(spec.action.low.begin(), spec.action.low.end());
-  high_.assign(spec.action.high.begin(), spec.action.high.end());
-  Eigen::VectorXf scale(A), bias(A);
+  low_ = box.low;
+  high_ = box.high;
+  const Eigen::VectorXf& scale = box.scale;
+  const Eigen::VectorXf& bias = box.bias;
   double log_scale_sum = 0;
-  for (int j = 0; j < A; ++j) {
-    scale[j] = 0.5f * (high_[j] - low_[j]);
-    bias[j] = 0.5f * (high_[j] + low_[j]);
-    log_scale_sum += std::log(static_cast<double>(scale[j]));
-  }
+  for (int j = 0; j < A; ++j) log_scale_sum += std::log(static_cast<double>(scale[j]));
   const std::vector<int> hidden = parse_hidden_sizes(p_.hidden_sizes, "sac.hidden_sizes");
   std::vector<int> as{D}, qs{D + A};
   for (int h : hidden) {
