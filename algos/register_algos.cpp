@@ -2,6 +2,7 @@
 #include "algos/algorithm.hpp"
 #include "algos/ddpg.hpp"
 #include "algos/dqn.hpp"
+#include "algos/lsvi_ucb.hpp"
 #include "algos/ppo.hpp"
 #include "algos/q_learning.hpp"
 #include "algos/sac.hpp"
@@ -28,6 +29,11 @@ void register_builtin_algos(AlgoRegistry& r) {
       "actor_critic",
       "off-policy actor-critic with GTD(lambda) critic and traces; DP-Actor/Critic/Both",
       "paper 001 (Seo and Yang 2020) Algorithms 1-4; Degris et al. 2012"));
+  r.add(make_entry<Algorithm, LsviUcb>(
+      "lsvi_ucb",
+      "LSVI-UCB / LSVI-UCB+ in linear MDPs; joint-DP releases with static or adaptive batching",
+      "paper 002; Jin et al. 2020; Hu et al. 2022; He et al. 2023; Luyo et al. 2021; Ngo et al. "
+      "2022"));
 }
 
 AlgoRegistry& algo_registry() {

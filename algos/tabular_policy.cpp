@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -30,14 +31,17 @@ int greedy_action(const double* q_row, int num_actions, std::span<const std::uin
 }
 
 TabularGreedyPolicy::TabularGreedyPolicy(std::string env_id, int num_states, int num_actions,
-                                         std::vector<double> q, bool use_mask, double explore)
+                                         std::vector<double> q, bool use_mask, double explore,
+                                         int horizon)
     : env_id_(std::move(env_id)),
       num_states_(num_states),
       num_actions_(num_actions),
       q_(std::move(q)),
       use_mask_(use_mask),
-      explore_(explore) {
-  DPRL_CHECK(q_.size() == static_cast<std::size_t>(num_states_) * num_actions_);
+      explore_(explore),
+      horizon_(horizon) {
+  DPRL_CHECK(horizon_ >= 1);
+  DPRL_CHECK(q_.size() == static_cast<std::size_t>(horizon_) * num_states_ * num_actions_);
   DPRL_CHECK(explore_ >= 0 && explore_ <= 1);
 }
 
@@ -49,6 +53,8 @@ std::int64_t TabularGreedyPolicy::act_discrete(std::span<const float> obs,
         fmt::format("tabular policy for '{}' cannot act on observation {} (needs a "
                     "state index below {})",
                     env_id_, obs.empty() ? std::string("[]") : fmt::format("{}", s), num_states_));
+  const int t = std::min(t_, horizon_ - 1);  // time-indexed tables: the row of this step
+  ++t_;
   if (explore_ > 0 && rng_.uniform() < explore_) {
     if (!use_mask_ || mask.empty()) return static_cast<std::int64_t>(rng_.below(num_actions_));
     int allowed = 0;
@@ -59,7 +65,8 @@ std::int64_t TabularGreedyPolicy::act_discrete(std::span<const float> obs,
         if (mask[a] && k-- == 0) return a;
     }
   }
-  const auto row = static_cast<std::size_t>(s) * num_actions_;
+  const auto row = (static_cast<std::size_t>(t) * num_states_ + static_cast<std::size_t>(s)) *
+                   static_cast<std::size_t>(num_actions_);
   return greedy_action(q_.data() + row, num_actions_,
                        use_mask_ ? mask : std::span<const std::uint8_t>());
 }
@@ -74,6 +81,7 @@ void TabularGreedyPolicy::save(const std::filesystem::path& file) const {
   j["num_actions"] = num_actions_;
   j["use_mask"] = use_mask_;
   j["explore"] = explore_;
+  if (horizon_ > 1) j["horizon"] = horizon_;
   j["q"] = q_;
   j["checksum"] = fmt::format("{:016x}", fnv1a64(q_.data(), q_.size() * sizeof(double)));
   write_file_atomic(file, j.dump() + "\n");
@@ -99,9 +107,13 @@ TabularGreedyPolicy TabularGreedyPolicy::load(const std::filesystem::path& file)
                                   j.at("type").get<std::string>()));
     const int s = j.at("num_states").get<int>();
     const int a = j.at("num_actions").get<int>();
+    const int horizon = j.value("horizon", 1);
     auto q = j.at("q").get<std::vector<double>>();
-    if (s <= 0 || a <= 0 || q.size() != static_cast<std::size_t>(s) * a)
-      throw DataError(fmt::format("{}: q has {} values, expected {} x {}", name, q.size(), s, a));
+    if (horizon < 1 || horizon > 1000000)
+      throw DataError(fmt::format("{}: horizon {} must be in [1, 1e6]", name, horizon));
+    if (s <= 0 || a <= 0 || q.size() != static_cast<std::size_t>(horizon) * s * a)
+      throw DataError(
+          fmt::format("{}: q has {} values, expected {} x {} x {}", name, q.size(), horizon, s, a));
     const std::string sum = fmt::format("{:016x}", fnv1a64(q.data(), q.size() * sizeof(double)));
     if (j.at("checksum").get<std::string>() != sum)
       throw DataError(fmt::format("{}: checksum mismatch (file corrupt)", name));
@@ -109,7 +121,7 @@ TabularGreedyPolicy TabularGreedyPolicy::load(const std::filesystem::path& file)
     if (!(explore >= 0 && explore <= 1))
       throw DataError(fmt::format("{}: explore = {} must be in [0, 1]", name, explore));
     return TabularGreedyPolicy(j.at("env").get<std::string>(), s, a, std::move(q),
-                               j.at("use_mask").get<bool>(), explore);
+                               j.at("use_mask").get<bool>(), explore, horizon);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(fmt::format("{}: malformed policy file ({})", name, e.what()));
   }

@@ -3,6 +3,7 @@
 #include "envs/acrobot.hpp"
 #include "envs/cartpole.hpp"
 #include "envs/chain_mdp.hpp"
+#include "envs/linear_mdp.hpp"
 #include "envs/pendulum.hpp"
 #include "envs/taxi.hpp"
 
@@ -27,6 +28,9 @@ void register_builtin_envs(EnvRegistry& r) {
   r.add(make_entry<Env, ChainMdp>(
       "chain_mdp", "chain of n states, stay or move right (succeeds with probability p)",
       "MDP-100 of paper 001 (Electronics 2020, 9, 1486) section 4.1.1"));
+  r.add(make_entry<Env, LinearMdp>(
+      "linear_mdp", "finite-horizon linear MDP with known features and exact model (4 instances)",
+      "paper 002; Jin et al. 2020; Min et al. 2021 / Qiao and Wang 2023 synthetic instance"));
   r.add(make_entry<Env, Pendulum>(
       "pendulum", "torque-limited pendulum swing-up, continuous action",
       "Gymnasium 1.3 classic_control/pendulum.py (Pendulum-v1), bit-identical float64"));

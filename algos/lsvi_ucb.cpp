@@ -1,0 +1,532 @@
+// LSVI-UCB family (algos/lsvi_ucb.hpp). Implementation notes, the privacy construction and the
+// choices the talk leaves open (all also in docs/paper002.md):
+//
+// Statistics. For every step h the learner keeps Lambda_h = lambda I + sum w phi phi^T (w = 1 for
+// lsvi_ucb, 1 / sigma_bar^2 for lsvi_ucb_plus), its inverse by Sherman-Morrison, log det Lambda_h
+// by the matrix determinant lemma, sum w phi r and the d x S matrix N_h = sum w phi e_{x'}^T of
+// features by next state. Then sum w phi f(x') = N_h f for any value table f, which is the
+// regression target of Algorithm 1 line 5 summed in another order (the state set is finite).
+//
+// lsvi_ucb_plus. The variance-weighted algorithm of Hu et al. 2022 as corrected in its arXiv
+// version, which adopts the box of He et al. 2023 (LSVI-UCB++), the one we could verify:
+//   optimistic / pessimistic / second-moment regressions on the weighted Gram matrix,
+//   Q_h = min{r + w_hat^T phi + beta ||phi||, Q_h(previous), H},
+//   Qc_h = max{r + w_chk^T phi - beta_bar ||phi||, Qc_h(previous), 0},
+//   sigma^2 = [Vbar V](s, a) + E + D + H with [Vbar V] = [phi^T w_sq]_[0,H^2] - ([phi^T
+//   w_hat]_[0,H])^2, E = min{beta_tilde ||phi||, H^2} + min{2 H beta_bar ||phi||, H^2}, D = min{c_v
+//   4 d^3 H^2 (w_hat^T phi - w_chk^T phi + 2 beta_bar ||phi||), c_v d^3 H^3}, sigma_bar =
+//   max{sigma, sqrt(H), c_v 2 d^3 H^2 ||phi||^(1/2)},   ||phi|| = ||phi||_{Lambda_h^-1}
+// with the regression vectors of the last policy update (He et al. recompute them every episode;
+// between updates ours use the data up to the last update) and c_v = variance_coeff (1 is the box).
+// Rewards are the known r_h(s, a) (as in He et al.); lsvi_ucb regresses them (Jin et al.).
+//
+// Privacy (private: true; one user = one episode; joint DP by the billboard lemma). Releases:
+// - Gram matrices by the binary-tree mechanism (Chan et al. 2011, Dwork et al. 2010) over the
+//   leaves at which Lambda_h is read (episodes for none / adaptive batching, batches for static):
+//   each tree node adds a symmetric Gaussian matrix (upper triangle i.i.d. N(0, s_G^2)) to the
+//   increments it covers; the private Lambda~_h is the exact prefix plus the noise of the
+//   popcount(t) <= L = floor(log2 R) + 1 nodes that make up prefix t, plus the shift
+//   Upsilon = s_G sqrt(L) (4 sqrt(d) + 2 ln(2 H R / p)) I, which bounds the noise's spectral norm
+//   with probability 1 - p (Shariff and Sheffet 2018; union over H R reads). If a shifted matrix is
+//   still not positive definite the shift is doubled until it is (counted as pd_repairs).
+//   One user changes one leaf of every h: L2 sensitivity of the upper triangles of phi phi^T /
+//   sigma_bar^2 over h is sqrt(H) (lsvi_ucb) or sqrt(H) / H (plus, sigma_bar^2 >= H); a user enters
+//   L nodes.
+// - Target vectors fresh at every update: u_h = sum phi (r + V_{h+1}) with V clipped to [0, H]
+//   (sensitivity (H + 1) per h, sqrt(H) (H + 1) over h) for lsvi_ucb; for plus the three targets
+//   sum phi V / sigma_bar^2, phi Vc / sigma_bar^2, phi V^2 / sigma_bar^2 (sensitivity 1, 1, H per
+//   h).
+// Every release is a Gaussian mechanism; the planned run (L tree levels, U_max updates) composes
+// to a Gaussian with mu^2 = sum count / z^2 (Dong, Roth and Su 2019: exact for adaptive
+// composition), split equally between the channels; the common scale is then found by bisection
+// on the configured accountant so that the planned composition is (epsilon, delta)-DP, and at the
+// end the accountant composes the releases actually made. The switch test of adaptive batching
+// reads the private Lambda~_h only, so switching is post-processing.
+#include "algos/lsvi_ucb.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Dense>
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "algos/tabular_policy.hpp"
+#include "engine/error.hpp"
+#include "engine/rng.hpp"
+#include "privacy/accountant.hpp"
+#include "privacy/dp_event.hpp"
+#include "privacy/gaussian_mechanism.hpp"
+#include "privacy/noise_source.hpp"
+
+namespace dprl::algos {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+namespace {
+
+std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+// Symmetric Gaussian matrix: upper triangle (diagonal included) i.i.d. N(0, sigma^2), mirrored.
+void add_symmetric_noise(MatrixXd& m, double sigma, privacy::NoiseSource& noise,
+                         std::vector<double>& buf) {
+  const int d = static_cast<int>(m.rows());
+  buf.assign(sz(d) * (d + 1) / 2, 0.0);
+  noise.add_gaussian(buf, sigma);
+  std::size_t k = 0;
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i <= j; ++i) {
+      m(i, j) += buf[k];
+      if (i != j) m(j, i) += buf[k];
+      ++k;
+    }
+}
+
+// One release channel of the private run: `count` Gaussian releases of L2 sensitivity `sens`.
+struct Channel {
+  const char* name;
+  std::int64_t count;
+  double sens;
+  double z = 0;  // noise multiplier (sigma / sens), set by calibration
+};
+
+double planned_epsilon(const std::vector<Channel>& ch, double delta, const std::string& acc) {
+  auto a = privacy::make_accountant(acc);
+  for (const auto& c : ch) a->compose(privacy::DpEvent::gaussian(c.z), c.count);
+  return a->epsilon(delta);
+}
+
+}  // namespace
+
+struct LsviUcb::State {
+  int S = 0, A = 0, H = 0, d = 0;
+  RowMatrix phi;                   // (S * A) x d
+  std::vector<MatrixXd> gram;      // exact Lambda_h (lambda I included)
+  std::vector<MatrixXd> gram_inv;  // exact inverse (Sherman-Morrison)
+  std::vector<double> logdet;      // exact log det
+  std::vector<VectorXd> rsum;      // sum w phi r
+  std::vector<MatrixXd> next;      // d x S
+  // private Gram matrices: the exact matrix plus tree noise plus shift, and what the learner uses
+  std::vector<MatrixXd> tree_noise;                // per h: the noise of the current prefix
+  std::vector<std::vector<MatrixXd>> tree_levels;  // per h, per level: that node's noise
+  std::vector<MatrixXd> priv_inv;                  // inverse of the private matrix last read
+  std::vector<double> priv_logdet;                 // its log det
+  std::vector<double> logdet_at_update;            // log det (exact or private) at the last update
+  std::int64_t leaves = 0;                         // tree leaves completed
+  // the last update's regression vectors and tables
+  std::vector<VectorXd> w_hat, w_chk, w_sq;
+  std::vector<double> q, qc;  // H * S * A optimistic / pessimistic (plus); q also for lsvi_ucb
+  std::vector<double> v, vc;  // (H + 1) * S
+  std::vector<double> noise_buf;
+};
+
+LsviUcb::LsviUcb(const Params& p) : p_(p) {}
+LsviUcb::~LsviUcb() = default;
+
+std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, std::uint64_t seed,
+                                 TrainContext* ctx) {
+  if (K < 1) throw ParamError(fmt::format("lsvi_ucb: episodes = {} must be >= 1", K));
+  m.validate();
+  const bool plus = p_.variant == "lsvi_ucb_plus";
+  const bool priv = p_.private_;
+  const int S = m.num_states, A = m.num_actions, H = m.horizon, d = m.dim;
+  const double Hd = H;
+  const double lambda = p_.lambda > 0 ? p_.lambda : (plus ? 1.0 / (Hd * Hd * std::sqrt(d)) : 1.0);
+  if (p_.batching == "static" && p_.batches > K)
+    throw ParamError(fmt::format("lsvi_ucb: batches = {} exceeds episodes = {}", p_.batches, K));
+  horizon_ = H;
+  num_states_ = S;
+  num_actions_ = A;
+
+  // the update schedule
+  const std::int64_t batches =
+      p_.batching != "static"
+          ? 0
+          : (p_.batches > 0
+                 ? p_.batches
+                 : std::clamp<std::int64_t>(
+                       static_cast<std::int64_t>(std::ceil(std::pow(static_cast<double>(K), 0.4))),
+                       1, K));
+  const std::int64_t batch_len = batches > 0 ? (K + batches - 1) / batches : 1;
+  std::int64_t max_updates = K;
+  if (p_.batching == "static") max_updates = (K + batch_len - 1) / batch_len;
+  if (p_.batching == "adaptive")
+    max_updates = p_.max_updates > 0
+                      ? p_.max_updates
+                      : static_cast<std::int64_t>(
+                            d * Hd * std::log2(1.0 + static_cast<double>(K) / (d * lambda))) +
+                            1;
+  max_updates = std::min(max_updates, K);
+  // tree leaves: where Lambda~ is read
+  const std::int64_t reads = p_.batching == "static" ? max_updates : K;
+  const int levels = std::bit_width(static_cast<std::uint64_t>(reads));  // floor(log2 R) + 1
+
+  // privacy calibration
+  std::vector<Channel> channels;
+  if (priv) {
+    const double gram_sens = std::sqrt(Hd) / (plus ? Hd : 1.0);
+    channels.push_back({"gram", levels, gram_sens});
+    if (plus) {
+      channels.push_back({"target_opt", max_updates, std::sqrt(Hd)});
+      channels.push_back({"target_pes", max_updates, std::sqrt(Hd)});
+      channels.push_back({"target_sq", max_updates, std::sqrt(Hd) * Hd});
+    } else {
+      channels.push_back({"target", max_updates, std::sqrt(Hd) * (Hd + 1.0)});
+    }
+    // equal shares of mu^2: z_c = c * sqrt(n_channels * count_c); bisection on c
+    const double n = static_cast<double>(channels.size());
+    auto set_scale = [&](double c) {
+      for (auto& ch : channels) ch.z = c * std::sqrt(n * static_cast<double>(ch.count));
+    };
+    const double mu = 1.0 / privacy::analytic_gaussian_sigma(p_.epsilon, p_.delta, 1.0);
+    double lo = 0.5 / mu, hi = 1.0 / mu;
+    set_scale(hi);
+    while (planned_epsilon(channels, p_.delta, p_.accountant) > p_.epsilon) {
+      lo = hi;
+      hi *= 1.5;
+      set_scale(hi);
+      if (hi > 1e9) throw ParamError("lsvi_ucb: cannot calibrate the noise for this budget");
+    }
+    set_scale(lo);
+    if (planned_epsilon(channels, p_.delta, p_.accountant) <= p_.epsilon) lo = 0;
+    for (int it = 0; it < 40 && hi - lo > 1e-6 * hi; ++it) {
+      const double mid = lo == 0 ? hi / 2 : 0.5 * (lo + hi);
+      set_scale(mid);
+      (planned_epsilon(channels, p_.delta, p_.accountant) <= p_.epsilon ? hi : lo) = mid;
+    }
+    set_scale(hi);
+    sigma_gram_ = channels[0].z * channels[0].sens;
+    sigma_target_ = channels[1].z * channels[1].sens;
+  }
+  auto noise = priv ? privacy::make_seeded_noise(seed, 2002) : nullptr;
+  const double shift =
+      priv ? sigma_gram_ * std::sqrt(static_cast<double>(levels)) *
+                 (4.0 * std::sqrt(d) +
+                  2.0 * std::log(2.0 * Hd * static_cast<double>(reads) / p_.failure_prob))
+           : 0.0;
+
+  // state
+  st_ = std::make_unique<State>();
+  State& s = *st_;
+  s.S = S, s.A = A, s.H = H, s.d = d;
+  s.phi.resize(S * A, d);
+  for (int sa = 0; sa < S * A; ++sa)
+    for (int i = 0; i < d; ++i) s.phi(sa, i) = m.features[sz(sa) * d + i];
+  s.gram.assign(H, MatrixXd::Identity(d, d) * lambda);
+  s.gram_inv.assign(H, MatrixXd::Identity(d, d) / lambda);
+  s.logdet.assign(H, d * std::log(lambda));
+  s.rsum.assign(H, VectorXd::Zero(d));
+  s.next.assign(H, MatrixXd::Zero(d, S));
+  s.w_hat.assign(H, VectorXd::Zero(d));
+  s.w_chk.assign(H, VectorXd::Zero(d));
+  s.w_sq.assign(H, VectorXd::Zero(d));
+  s.q.assign(sz(H) * S * A, Hd);
+  s.qc.assign(sz(H) * S * A, 0.0);
+  s.v.assign(sz(H + 1) * S, 0.0);
+  s.vc.assign(sz(H + 1) * S, 0.0);
+  for (int h = 0; h < H; ++h)
+    for (int x = 0; x < S; ++x) s.v[sz(h) * S + x] = Hd;
+  s.logdet_at_update.assign(H, 0.0);
+  s.priv_inv = s.gram_inv;
+  s.priv_logdet = s.logdet;
+  std::vector<MatrixXd> increment;
+  if (priv) {
+    s.tree_noise.assign(H, MatrixXd::Zero(d, d));
+    s.tree_levels.assign(H, std::vector<MatrixXd>(levels, MatrixXd::Zero(d, d)));
+    increment.assign(H, MatrixXd::Zero(d, d));
+  }
+  std::int64_t pd_repairs = 0;
+
+  // reads the private Gram matrices (exact + tree prefix noise + shift) into priv_inv / logdet
+  auto read_private = [&]() {
+    for (int h = 0; h < H; ++h) {
+      double extra = shift;
+      for (int attempt = 0;; ++attempt) {
+        MatrixXd g = s.gram[h] + s.tree_noise[h];
+        g.diagonal().array() += extra;
+        Eigen::LLT<MatrixXd> llt(g);
+        if (llt.info() == Eigen::Success) {
+          s.priv_inv[h] = llt.solve(MatrixXd::Identity(d, d));
+          const auto& L = llt.matrixL();
+          double ld = 0;
+          for (int i = 0; i < d; ++i) ld += 2.0 * std::log(L(i, i));
+          (void)L;
+          s.priv_logdet[h] = ld;
+          break;
+        }
+        ++pd_repairs;
+        extra = std::max(2.0 * extra, 1e-12 + lambda);
+        if (attempt > 200)
+          throw DataError("lsvi_ucb: private Gram matrix is not finite (statistics overflowed)");
+      }
+    }
+  };
+  // completes tree leaf t (1-based) with the increments gathered since the last leaf
+  auto complete_leaf = [&]() {
+    const std::int64_t t = ++s.leaves;
+    const int lvl = std::countr_zero(static_cast<std::uint64_t>(t));
+    for (int h = 0; h < H; ++h) {
+      s.tree_levels[h][lvl].setZero();
+      add_symmetric_noise(s.tree_levels[h][lvl], sigma_gram_, *noise, s.noise_buf);
+      s.tree_noise[h].setZero();
+      for (int j = 0; j < levels; ++j)
+        if ((t >> j) & 1) s.tree_noise[h] += s.tree_levels[h][j];
+      increment[h].setZero();
+    }
+  };
+
+  // recomputes the value functions from the current (private) statistics
+  std::vector<std::int32_t> greedy(sz(H) * S, 0);
+  VectorXd target(d), bonus2(S * A), qlin(S * A);
+  auto update_policy = [&]() {
+    if (priv) read_private();
+    for (int h = H - 1; h >= 0; --h) {
+      const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
+      const double cap = p_.clip == "remaining" ? static_cast<double>(H - h) : Hd;
+      const Eigen::Map<const VectorXd> vn(s.v.data() + sz(h + 1) * S, S);
+      const Eigen::Map<const VectorXd> vcn(s.vc.data() + sz(h + 1) * S, S);
+      bonus2 = (s.phi * Minv).cwiseProduct(s.phi).rowwise().sum();
+      if (!plus) {
+        target = s.rsum[h] + s.next[h] * vn;
+        if (priv) noise->add_gaussian({target.data(), sz(d)}, channels[1].z * channels[1].sens);
+        s.w_hat[h] = Minv * target;
+        qlin = s.phi * s.w_hat[h];
+        for (int sa = 0; sa < S * A; ++sa) {
+          double q = std::min(qlin[sa] + p_.beta * std::sqrt(std::max(0.0, bonus2[sa])), cap);
+          if (priv) q = std::max(q, 0.0);
+          s.q[sz(h) * S * A + sa] = q;
+        }
+      } else {
+        VectorXd t_opt = s.next[h] * vn, t_pes = s.next[h] * vcn,
+                 t_sq = s.next[h] * vn.cwiseProduct(vn);
+        if (priv) {
+          noise->add_gaussian({t_opt.data(), sz(d)}, channels[1].z * channels[1].sens);
+          noise->add_gaussian({t_pes.data(), sz(d)}, channels[2].z * channels[2].sens);
+          noise->add_gaussian({t_sq.data(), sz(d)}, channels[3].z * channels[3].sens);
+        }
+        s.w_hat[h] = Minv * t_opt;
+        s.w_chk[h] = Minv * t_pes;
+        s.w_sq[h] = Minv * t_sq;
+        const VectorXd lin_opt = s.phi * s.w_hat[h], lin_pes = s.phi * s.w_chk[h];
+        for (int x = 0; x < S; ++x)
+          for (int a = 0; a < A; ++a) {
+            const int sa = x * A + a;
+            const std::size_t i = (sz(h) * S + x) * A + a;
+            const double r = m.reward(h, x, a), nb = std::sqrt(std::max(0.0, bonus2[sa]));
+            s.q[i] = std::min({r + lin_opt[sa] + p_.beta * nb, s.q[i], cap});
+            s.qc[i] = std::max({r + lin_pes[sa] - p_.beta_bar * nb, s.qc[i], 0.0});
+          }
+      }
+      for (int x = 0; x < S; ++x) {
+        const double* row = s.q.data() + (sz(h) * S + x) * A;
+        const int a = greedy_action(row, A, {});
+        greedy[sz(h) * S + x] = a;
+        s.v[sz(h) * S + x] = row[a];
+        if (plus) {
+          const double* rc = s.qc.data() + (sz(h) * S + x) * A;
+          s.vc[sz(h) * S + x] = *std::max_element(rc, rc + A);
+        }
+      }
+    }
+    for (int h = 0; h < H; ++h) s.logdet_at_update[h] = priv ? s.priv_logdet[h] : s.logdet[h];
+    ++updates_;
+  };
+
+  // exact regret
+  const envs::MdpValues opt = envs::optimal_values(m);
+  std::vector<double> v_pi;
+  Rng rng(derive_seed(seed, Domain::kAlgo, 2002));
+  std::vector<double> cumulative(sz(K));
+  updates_ = 0;
+  regret_ = 0;
+  episodes_done_ = 0;
+  transitions_.clear();
+  VectorXd f(d), mf(d);
+  const double log_ratio = std::log(p_.switch_ratio);
+  for (std::int64_t k = 0; k < K; ++k) {
+    // policy update?
+    bool update = false;
+    if (p_.batching == "none")
+      update = true;
+    else if (p_.batching == "static")
+      update = k % batch_len == 0;
+    else if (updates_ == 0)
+      update = true;
+    else if (updates_ < max_updates)
+      for (int h = 0; h < H && !update; ++h)
+        update = (priv ? s.priv_logdet[h] : s.logdet[h]) - s.logdet_at_update[h] >= log_ratio;
+    if (update) {
+      update_policy();
+      v_pi = envs::policy_values(m, greedy);
+    }
+
+    // one episode
+    int x = static_cast<int>(rng.categorical(m.initial));
+    const double regret_k = opt.v[x] - v_pi[x];
+    regret_ += regret_k;
+    cumulative[sz(k)] = regret_;
+    for (int h = 0; h < H; ++h) {
+      const int a = greedy[sz(h) * S + x];
+      const int sa = x * A + a;
+      const double r = m.reward(h, x, a);
+      const int xn = static_cast<int>(rng.categorical(m.next(h, x, a)));
+      f = s.phi.row(sa).transpose();
+      double w = 1.0;
+      if (plus) {
+        const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
+        const double nb = std::sqrt(std::max(0.0, f.dot(Minv * f)));
+        const double lin_opt = f.dot(s.w_hat[h]), lin_pes = f.dot(s.w_chk[h]);
+        const double second = std::clamp(f.dot(s.w_sq[h]), 0.0, Hd * Hd);
+        const double first = std::clamp(lin_opt, 0.0, Hd);
+        const double var = second - first * first;
+        const double E =
+            std::min(p_.beta_tilde * nb, Hd * Hd) + std::min(2.0 * Hd * p_.beta_bar * nb, Hd * Hd);
+        const double d3 = p_.variance_coeff * static_cast<double>(d) * d * d;
+        const double D = std::min(d3 * 4.0 * Hd * Hd * (lin_opt - lin_pes + 2.0 * p_.beta_bar * nb),
+                                  d3 * Hd * Hd * Hd);
+        const double sigma = std::sqrt(std::max(0.0, var + E + std::max(D, 0.0) + Hd));
+        const double sigma_bar =
+            std::max({sigma, std::sqrt(Hd), d3 * 2.0 * Hd * Hd * std::sqrt(nb)});
+        w = 1.0 / (sigma_bar * sigma_bar);
+      }
+      // exact statistics
+      s.gram[h].noalias() += w * f * f.transpose();
+      mf.noalias() = s.gram_inv[h] * f;
+      const double quad = f.dot(mf);
+      s.gram_inv[h].noalias() -= (w / (1.0 + w * quad)) * mf * mf.transpose();
+      s.logdet[h] += std::log1p(w * quad);
+      s.rsum[h] += w * r * f;
+      s.next[h].col(xn) += w * f;
+      if (record_) transitions_.push_back({h, x, a, xn, w});
+      x = xn;
+    }
+    ++episodes_done_;
+    // the tree leaf ends with the episode (none / adaptive) or with the batch (static)
+    if (priv) {
+      const bool leaf_end = p_.batching != "static" || (k + 1) % batch_len == 0 || k + 1 == K;
+      if (leaf_end) {
+        complete_leaf();
+        if (p_.batching == "adaptive") read_private();
+      }
+    }
+    if (ctx) {
+      const std::int64_t e = k + 1;
+      const auto decade = static_cast<std::int64_t>(std::pow(10.0, std::floor(std::log10(e))));
+      if (e <= 10 || e % std::max<std::int64_t>(1, decade / 10) == 0 || e == K)
+        ctx->append_metrics({{"episode", static_cast<double>(e)},
+                             {"regret", regret_},
+                             {"regret_k", regret_k},
+                             {"updates", static_cast<double>(updates_)}});
+      if ((e & 255) == 0 || e == K)
+        ctx->progress().update(e * H, K * H, e, regret_ / static_cast<double>(e));
+    }
+  }
+
+  greedy_ = greedy;
+  q_ = s.q;
+  extra_ = {{"regret", regret_},
+            {"updates", static_cast<double>(updates_)},
+            {"planned_updates", static_cast<double>(max_updates)},
+            {"v_star", envs::initial_value(m, opt.v)},
+            {"v_final_policy", envs::initial_value(m, v_pi)},
+            {"lambda", lambda}};
+  if (p_.batching == "static") extra_.push_back({"batches", static_cast<double>(max_updates)});
+  if (priv) {
+    auto acc = privacy::make_accountant(p_.accountant);
+    acc->compose(privacy::DpEvent::gaussian(channels[0].z), levels);
+    for (std::size_t c = 1; c < channels.size(); ++c)
+      acc->compose(privacy::DpEvent::gaussian(channels[c].z), updates_);
+    epsilon_spent_ = acc->epsilon(p_.delta);
+    extra_.push_back({"sigma_gram", sigma_gram_});
+    extra_.push_back({"sigma_target", sigma_target_});
+    extra_.push_back({"gram_shift", shift});
+    extra_.push_back({"tree_levels", static_cast<double>(levels)});
+    extra_.push_back({"pd_repairs", static_cast<double>(pd_repairs)});
+    extra_.push_back({"epsilon_spent", epsilon_spent_});
+    nlohmann::ordered_json j;
+    j["neighbouring"] = "user sequences differing in one user's whole episode (joint DP)";
+    j["guarantee"] =
+        "billboard lemma: the releases are (epsilon, delta)-DP; every other user's "
+        "actions are post-processing of the releases and their own data";
+    nlohmann::ordered_json cs = nlohmann::ordered_json::array();
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+      nlohmann::ordered_json e;
+      e["name"] = channels[c].name;
+      e["l2_sensitivity"] = channels[c].sens;
+      e["noise_multiplier"] = channels[c].z;
+      e["sigma"] = channels[c].z * channels[c].sens;
+      e["planned_releases"] = channels[c].count;
+      e["releases"] = c == 0 ? static_cast<std::int64_t>(levels) : updates_;
+      cs.push_back(e);
+    }
+    j["channels"] = cs;
+    privacy_json_ = j.dump();
+    noise_name_ = noise->name();
+  }
+  return cumulative;
+}
+
+std::vector<double> LsviUcb::gram_inverse(int h) const {
+  DPRL_CHECK(st_ && h >= 0 && h < st_->H);
+  const MatrixXd& m = st_->gram_inv[h];
+  std::vector<double> out(sz(m.size()));
+  for (int i = 0; i < m.rows(); ++i)
+    for (int j = 0; j < m.cols(); ++j) out[sz(i) * m.cols() + j] = m(i, j);
+  return out;
+}
+
+std::vector<double> LsviUcb::gram(int h) const {
+  DPRL_CHECK(st_ && h >= 0 && h < st_->H);
+  const MatrixXd& m = st_->gram[h];
+  std::vector<double> out(sz(m.size()));
+  for (int i = 0; i < m.rows(); ++i)
+    for (int j = 0; j < m.cols(); ++j) out[sz(i) * m.cols() + j] = m(i, j);
+  return out;
+}
+
+std::int64_t LsviUcb::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const auto* lin = dynamic_cast<const envs::LinearMdp*>(env.get());
+  if (!lin)
+    throw ParamError(fmt::format("{}: needs the linear_mdp env (known features), got '{}'",
+                                 p_.variant, env->spec().id));
+  env_id_ = env->spec().id;
+  const auto& m = lin->model();
+  const std::int64_t K = p_.episodes > 0 ? p_.episodes : ctx.train().steps / m.horizon;
+  if (K < 1)
+    throw ParamError(fmt::format("{}: train.steps = {} is less than one episode of H = {} steps",
+                                 p_.variant, ctx.train().steps, m.horizon));
+  run(m, K, ctx.seed(), &ctx);
+  if (p_.private_) ctx.set_epsilon(epsilon_spent_);
+  auto pol = policy();
+  ctx.evaluate(*pol, K * m.horizon, K);
+  return K * m.horizon;
+}
+
+std::unique_ptr<Policy> LsviUcb::policy() const {
+  if (q_.empty()) throw ParamError("lsvi_ucb: no policy before training");
+  return std::make_unique<TabularGreedyPolicy>(env_id_, num_states_, num_actions_, q_, false, 0.0,
+                                               horizon_);
+}
+
+void LsviUcb::save_policy(const std::filesystem::path& file) const {
+  TabularGreedyPolicy(env_id_, num_states_, num_actions_, q_, false, 0.0, horizon_).save(file);
+}
+
+std::optional<PrivacyReport> LsviUcb::privacy() const {
+  if (!p_.private_) return std::nullopt;
+  PrivacyReport r;
+  r.epsilon = epsilon_spent_;
+  r.delta = p_.delta;
+  r.accountant = p_.accountant;
+  r.noise_source = noise_name_;
+  r.details_json = privacy_json_;
+  return r;
+}
+
+}  // namespace dprl::algos
