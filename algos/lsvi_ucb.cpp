@@ -72,6 +72,13 @@ namespace {
 
 std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
 
+std::vector<double> row_major(const MatrixXd& m) {
+  std::vector<double> out(sz(m.size()));
+  for (int i = 0; i < m.rows(); ++i)
+    for (int j = 0; j < m.cols(); ++j) out[sz(i) * m.cols() + j] = m(i, j);
+  return out;
+}
+
 // Symmetric Gaussian matrix: upper triangle (diagonal included) i.i.d. N(0, sigma^2), mirrored.
 void add_symmetric_noise(MatrixXd& m, double sigma, privacy::NoiseSource& noise,
                          std::vector<double>& buf) {
@@ -101,6 +108,34 @@ double planned_epsilon(const std::vector<Channel>& ch, double delta, const std::
   return a->epsilon(delta);
 }
 
+// Equal shares of the Gaussian-composition budget mu^2 = sum count_c / z_c^2: z_c = c sqrt(n
+// count_c); the smallest c whose planned composition the accountant certifies (epsilon, delta).
+void calibrate(std::vector<Channel>& channels, double epsilon, double delta,
+               const std::string& accountant) {
+  const double n = static_cast<double>(channels.size());
+  auto set_scale = [&](double c) {
+    for (auto& ch : channels) ch.z = c * std::sqrt(n * static_cast<double>(ch.count));
+  };
+  auto ok = [&](double c) {
+    set_scale(c);
+    return planned_epsilon(channels, delta, accountant) <= epsilon;
+  };
+  // the Gaussian-composition answer c = 1 / mu is exact, so no valid accountant certifies less
+  // noise: it is the lower end of the bracket
+  const double mu = 1.0 / privacy::analytic_gaussian_sigma(epsilon, delta, 1.0);
+  double lo = 1.0 / mu, hi = lo;
+  while (!ok(hi)) {
+    lo = hi;
+    hi *= 1.02;
+    if (hi > 1e12) throw ParamError("lsvi_ucb: cannot calibrate the noise for this budget");
+  }
+  for (int it = 0; it < 40 && hi - lo > 1e-5 * hi; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (ok(mid) ? hi : lo) = mid;
+  }
+  set_scale(hi);
+}
+
 }  // namespace
 
 struct LsviUcb::State {
@@ -114,7 +149,8 @@ struct LsviUcb::State {
   // private Gram matrices: the exact matrix plus tree noise plus shift, and what the learner uses
   std::vector<MatrixXd> tree_noise;                // per h: the noise of the current prefix
   std::vector<std::vector<MatrixXd>> tree_levels;  // per h, per level: that node's noise
-  std::vector<MatrixXd> priv_inv;                  // inverse of the private matrix last read
+  std::vector<MatrixXd> priv_gram;                 // the private matrix last read
+  std::vector<MatrixXd> priv_inv;                  // its inverse
   std::vector<double> priv_logdet;                 // its log det
   std::vector<double> logdet_at_update;            // log det (exact or private) at the last update
   std::int64_t leaves = 0;                         // tree leaves completed
@@ -143,33 +179,55 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   num_states_ = S;
   num_actions_ = A;
 
-  // the update schedule
-  const std::int64_t batches =
-      p_.batching != "static"
-          ? 0
-          : (p_.batches > 0
-                 ? p_.batches
-                 : std::clamp<std::int64_t>(
-                       static_cast<std::int64_t>(std::ceil(std::pow(static_cast<double>(K), 0.4))),
-                       1, K));
+  // the update schedule. Static: B batches, by default Luyo et al.'s
+  // B = ceil((K epsilon)^(2/5) d^(3/5) H^(1/5)) (epsilon = 1 when not private). Adaptive: at most
+  // U_max updates, by default the determinant-doubling bound d H log2(1 + n_max / (d lambda_eff))
+  // + 1, with n_max = K (K / H for plus, whose weights are at most 1 / H) and lambda_eff the
+  // smallest eigenvalue the (private) Gram matrices can have: lambda plus the positive-definite
+  // shift, which depends only on the tree (not on U_max), so the bound is computed once.
+  const double Kd = static_cast<double>(K);
+  std::int64_t batches = 0;
+  if (p_.batching == "static")
+    batches = p_.batches > 0 ? p_.batches
+                             : std::clamp<std::int64_t>(
+                                   static_cast<std::int64_t>(std::ceil(
+                                       std::pow(Kd * (priv ? p_.epsilon : 1.0), 0.4) *
+                                       std::pow(static_cast<double>(d), 0.6) * std::pow(Hd, 0.2))),
+                                   1, K);
   const std::int64_t batch_len = batches > 0 ? (K + batches - 1) / batches : 1;
-  std::int64_t max_updates = K;
-  if (p_.batching == "static") max_updates = (K + batch_len - 1) / batch_len;
-  if (p_.batching == "adaptive")
-    max_updates = p_.max_updates > 0
-                      ? p_.max_updates
-                      : static_cast<std::int64_t>(
-                            d * Hd * std::log2(1.0 + static_cast<double>(K) / (d * lambda))) +
-                            1;
-  max_updates = std::min(max_updates, K);
-  // tree leaves: where Lambda~ is read
-  const std::int64_t reads = p_.batching == "static" ? max_updates : K;
+  // tree leaves: where Lambda~ is read (batch starts for static, every episode otherwise)
+  const std::int64_t reads = p_.batching == "static" ? (K + batch_len - 1) / batch_len : K;
   const int levels = std::bit_width(static_cast<std::uint64_t>(reads));  // floor(log2 R) + 1
+  const double gram_sens = std::sqrt(Hd) / (plus ? Hd : 1.0);
+  const int num_channels = plus ? 4 : 2;
+  auto shift_for = [&](double sigma_gram) {
+    return sigma_gram * std::sqrt(static_cast<double>(levels)) *
+           (4.0 * std::sqrt(d) +
+            2.0 * std::log(2.0 * Hd * static_cast<double>(reads) / p_.failure_prob));
+  };
+  std::int64_t max_updates = K;
+  if (p_.batching == "static") max_updates = reads;
+  if (p_.batching == "adaptive") {
+    if (p_.max_updates > 0) {
+      max_updates = p_.max_updates;
+    } else {
+      double lambda_eff = lambda;
+      if (priv) {  // the Gaussian-composition (GDP) share of the Gram channel
+        const double mu = 1.0 / privacy::analytic_gaussian_sigma(p_.epsilon, p_.delta, 1.0);
+        lambda_eff +=
+            shift_for(std::sqrt(num_channels * static_cast<double>(levels)) / mu * gram_sens);
+      }
+      const double n_max = plus ? Kd / Hd : Kd;
+      max_updates = static_cast<std::int64_t>(
+                        d * Hd * std::log2(1.0 + n_max / (static_cast<double>(d) * lambda_eff))) +
+                    1;
+    }
+  }
+  max_updates = std::clamp<std::int64_t>(max_updates, 1, K);
 
   // privacy calibration
   std::vector<Channel> channels;
   if (priv) {
-    const double gram_sens = std::sqrt(Hd) / (plus ? Hd : 1.0);
     channels.push_back({"gram", levels, gram_sens});
     if (plus) {
       channels.push_back({"target_opt", max_updates, std::sqrt(Hd)});
@@ -178,37 +236,16 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
     } else {
       channels.push_back({"target", max_updates, std::sqrt(Hd) * (Hd + 1.0)});
     }
-    // equal shares of mu^2: z_c = c * sqrt(n_channels * count_c); bisection on c
-    const double n = static_cast<double>(channels.size());
-    auto set_scale = [&](double c) {
-      for (auto& ch : channels) ch.z = c * std::sqrt(n * static_cast<double>(ch.count));
-    };
-    const double mu = 1.0 / privacy::analytic_gaussian_sigma(p_.epsilon, p_.delta, 1.0);
-    double lo = 0.5 / mu, hi = 1.0 / mu;
-    set_scale(hi);
-    while (planned_epsilon(channels, p_.delta, p_.accountant) > p_.epsilon) {
-      lo = hi;
-      hi *= 1.5;
-      set_scale(hi);
-      if (hi > 1e9) throw ParamError("lsvi_ucb: cannot calibrate the noise for this budget");
-    }
-    set_scale(lo);
-    if (planned_epsilon(channels, p_.delta, p_.accountant) <= p_.epsilon) lo = 0;
-    for (int it = 0; it < 40 && hi - lo > 1e-6 * hi; ++it) {
-      const double mid = lo == 0 ? hi / 2 : 0.5 * (lo + hi);
-      set_scale(mid);
-      (planned_epsilon(channels, p_.delta, p_.accountant) <= p_.epsilon ? hi : lo) = mid;
-    }
-    set_scale(hi);
+    calibrate(channels, p_.epsilon, p_.delta, p_.accountant);
     sigma_gram_ = channels[0].z * channels[0].sens;
     sigma_target_ = channels[1].z * channels[1].sens;
   }
   auto noise = priv ? privacy::make_seeded_noise(seed, 2002) : nullptr;
-  const double shift =
-      priv ? sigma_gram_ * std::sqrt(static_cast<double>(levels)) *
-                 (4.0 * std::sqrt(d) +
-                  2.0 * std::log(2.0 * Hd * static_cast<double>(reads) / p_.failure_prob))
-           : 0.0;
+  const double shift = priv ? shift_for(sigma_gram_) : 0.0;
+  shift_ = shift;
+  noise_multipliers_.clear();
+  for (const auto& c : channels) noise_multipliers_.push_back(c.z);
+  last_target_noise_.assign(priv ? sz(H) * d : 0, 0.0);
 
   // state
   st_ = std::make_unique<State>();
@@ -233,6 +270,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
     for (int x = 0; x < S; ++x) s.v[sz(h) * S + x] = Hd;
   s.logdet_at_update.assign(H, 0.0);
   s.priv_inv = s.gram_inv;
+  s.priv_gram = s.gram;
   s.priv_logdet = s.logdet;
   std::vector<MatrixXd> increment;
   if (priv) {
@@ -251,6 +289,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         g.diagonal().array() += extra;
         Eigen::LLT<MatrixXd> llt(g);
         if (llt.info() == Eigen::Success) {
+          s.priv_gram[h] = g;
           s.priv_inv[h] = llt.solve(MatrixXd::Identity(d, d));
           const auto& L = llt.matrixL();
           double ld = 0;
@@ -293,7 +332,11 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       bonus2 = (s.phi * Minv).cwiseProduct(s.phi).rowwise().sum();
       if (!plus) {
         target = s.rsum[h] + s.next[h] * vn;
-        if (priv) noise->add_gaussian({target.data(), sz(d)}, channels[1].z * channels[1].sens);
+        if (priv) {
+          const VectorXd before = target;
+          noise->add_gaussian({target.data(), sz(d)}, channels[1].z * channels[1].sens);
+          for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = target[i] - before[i];
+        }
         s.w_hat[h] = Minv * target;
         qlin = s.phi * s.w_hat[h];
         for (int sa = 0; sa < S * A; ++sa) {
@@ -305,7 +348,9 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         VectorXd t_opt = s.next[h] * vn, t_pes = s.next[h] * vcn,
                  t_sq = s.next[h] * vn.cwiseProduct(vn);
         if (priv) {
+          const VectorXd before = t_opt;
           noise->add_gaussian({t_opt.data(), sz(d)}, channels[1].z * channels[1].sens);
+          for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = t_opt[i] - before[i];
           noise->add_gaussian({t_pes.data(), sz(d)}, channels[2].z * channels[2].sens);
           noise->add_gaussian({t_sq.data(), sz(d)}, channels[3].z * channels[3].sens);
         }
@@ -473,20 +518,19 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
 
 std::vector<double> LsviUcb::gram_inverse(int h) const {
   DPRL_CHECK(st_ && h >= 0 && h < st_->H);
-  const MatrixXd& m = st_->gram_inv[h];
-  std::vector<double> out(sz(m.size()));
-  for (int i = 0; i < m.rows(); ++i)
-    for (int j = 0; j < m.cols(); ++j) out[sz(i) * m.cols() + j] = m(i, j);
-  return out;
+  return row_major(st_->gram_inv[h]);
 }
+
+std::vector<double> LsviUcb::private_gram(int h) const {
+  DPRL_CHECK(st_ && h >= 0 && h < st_->H && !st_->priv_gram.empty());
+  return row_major(st_->priv_gram[h]);
+}
+
+std::int64_t LsviUcb::tree_leaves() const { return st_ ? st_->leaves : 0; }
 
 std::vector<double> LsviUcb::gram(int h) const {
   DPRL_CHECK(st_ && h >= 0 && h < st_->H);
-  const MatrixXd& m = st_->gram[h];
-  std::vector<double> out(sz(m.size()));
-  for (int i = 0; i < m.rows(); ++i)
-    for (int j = 0; j < m.cols(); ++j) out[sz(i) * m.cols() + j] = m(i, j);
-  return out;
+  return row_major(st_->gram[h]);
 }
 
 std::int64_t LsviUcb::train(TrainContext& ctx) {

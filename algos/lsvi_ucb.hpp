@@ -149,6 +149,15 @@ class LsviUcb final : public Algorithm {
   // Per-step inverses of the exact Gram matrices after run() (Sherman-Morrison), row-major d x d.
   std::vector<double> gram_inverse(int h) const;
   std::vector<double> gram(int h) const;
+  // Private runs: the private Gram matrix last read for step h (noise and shift included), the
+  // shift, the number of tree leaves completed, and the noise added to the first target channel
+  // at the last update (H * d values).
+  std::vector<double> private_gram(int h) const;
+  double gram_shift() const { return shift_; }
+  std::int64_t tree_leaves() const;
+  const std::vector<double>& last_target_noise() const { return last_target_noise_; }
+  // The channels' noise multipliers (private runs): gram first, then the target channels.
+  const std::vector<double>& noise_multipliers() const { return noise_multipliers_; }
 
   struct State;  // the regression statistics (lsvi_ucb.cpp)
 
@@ -167,6 +176,9 @@ class LsviUcb final : public Algorithm {
   std::vector<std::pair<std::string, double>> extra_;
   std::string privacy_json_;
   std::string noise_name_;
+  double shift_ = 0;
+  std::vector<double> last_target_noise_;
+  std::vector<double> noise_multipliers_;
   bool record_ = false;
   std::vector<Transition> transitions_;
 };

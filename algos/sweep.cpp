@@ -44,11 +44,17 @@ std::string sanitize(std::string s) {
 SweepPlan plan_sweep(const std::filesystem::path& file) {
   const Node root = load_yaml_file(file);
   const Node& top = root.expect_map("the sweep");
-  top.check_keys({"base", "out", "seeds", "grid"}, "the sweep");
+  top.check_keys({"base", "out", "seeds", "set", "grid"}, "the sweep");
   const Node* base = top.find("base");
   if (!base) throw ConfigError(fmt::format("{}: missing key 'base' in the sweep", top.where()));
   const std::filesystem::path base_path = file.parent_path() / base->as_string("base");
-  const Node base_config = load_yaml_file(base_path);
+  Node base_config = load_yaml_file(base_path);
+  // fixed overrides shared by every run (applied before the grid values)
+  if (const Node* st = top.find("set")) {
+    const Node& set = st->expect_map("set");
+    for (const auto& [k, v] : set.items())
+      apply_override(base_config, k + "=" + v.as_string("set." + k), "set");
+  }
 
   SweepPlan plan;
   if (const Node* o = top.find("out"))

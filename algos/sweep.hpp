@@ -3,6 +3,8 @@
 //   base: quickstart.yaml              # experiment file, relative to the sweep file
 //   out: runs/sweep                    # sweep directory
 //   seeds: [1, 2, 3]                   # optional; default: the base file's seed
+//   set:                               # optional; key path -> one value, applied to every run
+//     algo.params.private: true
 //   grid:                              # optional; key path -> list of values
 //     algo.params.learning_rate: [0.1, 0.5]
 //     train.steps: [20000, 50000]
