@@ -18,7 +18,9 @@
 //   max{sigma, sqrt(H), c_v 2 d^3 H^2 ||phi||^(1/2)},   ||phi|| = ||phi||_{Lambda_h^-1}
 // with the regression vectors of the last policy update (He et al. recompute them every episode;
 // between updates ours use the data up to the last update) and c_v = variance_coeff (1 is the box).
-// Rewards are the known r_h(s, a) (as in He et al.); lsvi_ucb regresses them (Jin et al.).
+// Rewards are regressed with the values (targets r + V, r + Vc), as in Algorithm 1 and the
+// private setting where rewards are user data; He et al. assume them known (on the qiao_wang
+// instance a known reward alone gives the optimal policy, which would make the comparison moot).
 //
 // Privacy (private: true; one user = one episode; joint DP by the billboard lemma). Releases:
 // - Gram matrices by the binary-tree mechanism (Chan et al. 2011, Dwork et al. 2010) over the
@@ -230,8 +232,8 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   if (priv) {
     channels.push_back({"gram", levels, gram_sens});
     if (plus) {
-      channels.push_back({"target_opt", max_updates, std::sqrt(Hd)});
-      channels.push_back({"target_pes", max_updates, std::sqrt(Hd)});
+      channels.push_back({"target_opt", max_updates, std::sqrt(Hd) * (Hd + 1.0) / Hd});
+      channels.push_back({"target_pes", max_updates, std::sqrt(Hd) * (Hd + 1.0) / Hd});
       channels.push_back({"target_sq", max_updates, std::sqrt(Hd) * Hd});
     } else {
       channels.push_back({"target", max_updates, std::sqrt(Hd) * (Hd + 1.0)});
@@ -345,7 +347,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
           s.q[sz(h) * S * A + sa] = q;
         }
       } else {
-        VectorXd t_opt = s.next[h] * vn, t_pes = s.next[h] * vcn,
+        VectorXd t_opt = s.rsum[h] + s.next[h] * vn, t_pes = s.rsum[h] + s.next[h] * vcn,
                  t_sq = s.next[h] * vn.cwiseProduct(vn);
         if (priv) {
           const VectorXd before = t_opt;
@@ -362,9 +364,9 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
           for (int a = 0; a < A; ++a) {
             const int sa = x * A + a;
             const std::size_t i = (sz(h) * S + x) * A + a;
-            const double r = m.reward(h, x, a), nb = std::sqrt(std::max(0.0, bonus2[sa]));
-            s.q[i] = std::min({r + lin_opt[sa] + p_.beta * nb, s.q[i], cap});
-            s.qc[i] = std::max({r + lin_pes[sa] - p_.beta_bar * nb, s.qc[i], 0.0});
+            const double nb = std::sqrt(std::max(0.0, bonus2[sa]));
+            s.q[i] = std::min({lin_opt[sa] + p_.beta * nb, s.q[i], cap});
+            s.qc[i] = std::max({lin_pes[sa] - p_.beta_bar * nb, s.qc[i], 0.0});
           }
       }
       for (int x = 0; x < S; ++x) {
@@ -427,7 +429,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         const double nb = std::sqrt(std::max(0.0, f.dot(Minv * f)));
         const double lin_opt = f.dot(s.w_hat[h]), lin_pes = f.dot(s.w_chk[h]);
         const double second = std::clamp(f.dot(s.w_sq[h]), 0.0, Hd * Hd);
-        const double first = std::clamp(lin_opt, 0.0, Hd);
+        const double first = std::clamp(lin_opt - r, 0.0, Hd);  // E[V_{h+1}(s')]
         const double var = second - first * first;
         const double E =
             std::min(p_.beta_tilde * nb, Hd * Hd) + std::min(2.0 * Hd * p_.beta_bar * nb, Hd * Hd);
