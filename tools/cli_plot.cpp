@@ -1,6 +1,9 @@
-// `dprl plot RUN_DIR... --y COLUMN [--x COLUMN] -o FIG.svg [--title T]`: line plots of metrics.csv
-// columns, one series per configuration with the mean across its seeds and a 95% band
-// (tools/svg_plot.hpp has the statistics). docs/plot.md is the user guide.
+// `dprl plot RUN_DIR... --y COLUMN [--x COLUMN] -o FIG.svg [--title T] [--log-x] [--log-y]`: line
+// plots of metrics.csv columns, one series per configuration with the mean across its seeds and a
+// 95% band (tools/svg_plot.hpp has the statistics). docs/plot.md is the user guide.
+//
+// Log axes: the mean and band are computed on the data as it is (all seeds, zeros included), and
+// points whose x or mean is not positive are then left out of the drawing.
 //
 // Grouping: runs form one configuration when they share a parent directory and their config.yaml
 // files are equal once the lines that differ between seeds of one experiment are dropped: any
@@ -44,6 +47,8 @@ struct PlotOptions {
   std::string y_label;
   int width = 800;
   int height = 480;
+  bool log_x = false;
+  bool log_y = false;
 };
 
 struct Run {
@@ -246,6 +251,9 @@ void run_plot(const PlotOptions& opt) {
   spec.y_label = opt.y_label.empty() ? opt.y : opt.y_label;
   spec.width = opt.width;
   spec.height = opt.height;
+  spec.log_x = opt.log_x;
+  spec.log_y = opt.log_y;
+  std::vector<std::string> not_drawable;  // groups with finite points but none positive
   std::vector<std::string> warnings;
   for (const auto& g : groups) {
     std::map<std::int64_t, std::string> seeds;
@@ -265,8 +273,26 @@ void run_plot(const PlotOptions& opt) {
           fmt::format("no finite ({}, {}) values for {}; left out", x_name, opt.y, g.label));
       continue;
     }
-    spec.series.push_back({fmt::format("{} (n={})", g.label, g.runs.size()), std::move(band)});
+    tools::PlotSeries s{fmt::format("{} (n={})", g.label, g.runs.size()), std::move(band)};
+    if (!tools::has_drawable_point(s, opt.log_x, opt.log_y)) {
+      not_drawable.push_back(g.label);
+      continue;
+    }
+    spec.series.push_back(std::move(s));
   }
+  if (spec.series.empty() && !not_drawable.empty()) {
+    // name the log axis that left nothing: x first, then y among the points with a drawable x
+    std::vector<tools::Curve> all;
+    for (const auto& r : runs)
+      all.push_back({r.table.column(x_name, "--x"), r.table.column(opt.y, "--y")});
+    const tools::PlotSeries pooled{"", tools::seed_band(all)};
+    const bool x_fails = opt.log_x && !tools::has_drawable_point(pooled, true, false);
+    throw DataError(fmt::format("{}: no positive values in column '{}'",
+                                x_fails ? "--log-x" : "--log-y", x_fails ? x_name : opt.y));
+  }
+  for (const auto& label : not_drawable)
+    warnings.push_back(fmt::format("no positive ({}, {}) values for {} on the log axes; left out",
+                                   x_name, opt.y, label));
   if (spec.series.empty())
     throw DataError(fmt::format("nothing to plot: no finite ({}, {}) values in {}", x_name, opt.y,
                                 runs.size() == 1 ? runs.front().metrics_path.string()
@@ -293,6 +319,9 @@ void add_plot_command(CLI::App& app) {
   cmd->add_option("--y-label", opt->y_label, "y axis label (default: the column name)");
   cmd->add_option("--width", opt->width, "Width in pixels")->capture_default_str();
   cmd->add_option("--height", opt->height, "Height in pixels")->capture_default_str();
+  cmd->add_flag("--log-x", opt->log_x, "Base-10 logarithmic x axis (points with x <= 0 left out)");
+  cmd->add_flag("--log-y", opt->log_y,
+                "Base-10 logarithmic y axis (points whose mean is <= 0 left out)");
   cmd->callback([opt] { run_plot(*opt); });
 }
 

@@ -92,11 +92,14 @@ double nice_number(double x, bool round) {
   return nf * std::pow(10.0, e);
 }
 
-// An axis: its range (the outer ticks) and tick labels, with k/M/G for large values.
+// An axis in plot coordinates (the values, or their log10 on a log axis): its range (the outer
+// ticks), tick labels (k/M/G for large values; 1, 10, 1e3 on a log axis) and unlabelled minor
+// ticks.
 struct Axis {
   double lo = 0, hi = 1;
   std::vector<double> ticks;
   std::vector<std::string> labels;
+  std::vector<double> minor;
 };
 
 Axis make_axis(double lo, double hi) {
@@ -129,6 +132,37 @@ Axis make_axis(double lo, double hi) {
       a.labels.push_back(fmt::format("{:.3g}", t));
     else
       a.labels.push_back(fmt::format("{:.{}f}{}", t / unit, decimals, suffix));
+  }
+  return a;
+}
+
+// "1", "10", "100", "1e3", ...; "0.1", "0.01", "1e-3", ...
+std::string decade_label(int e) {
+  if (e >= 0 && e <= 2) return fmt::format("{}", e == 0 ? 1 : e == 1 ? 10 : 100);
+  if (e >= -2 && e < 0) return e == -1 ? "0.1" : "0.01";
+  return fmt::format("1e{}", e);
+}
+
+// A log axis from the range of log10 values [lo, hi]: decade ticks, and minor ticks at 2..9 times
+// each power of ten when at most six decades show (else at the decades left unlabelled).
+Axis make_log_axis(double lo, double hi) {
+  constexpr int kMinorDecades = 6;
+  const std::vector<double> decades = decade_ticks(std::pow(10.0, lo), std::pow(10.0, hi));
+  Axis a;
+  for (double t : decades) {
+    const int e = static_cast<int>(std::lround(std::log10(t)));
+    a.ticks.push_back(e);
+    a.labels.push_back(decade_label(e));
+  }
+  a.lo = a.ticks.front();
+  a.hi = a.ticks.back();
+  const int step = a.ticks.size() > 1 ? static_cast<int>(a.ticks[1] - a.ticks[0]) : 1;
+  for (int e = static_cast<int>(a.lo); e < static_cast<int>(a.hi); ++e) {
+    if (step == 1 && a.hi - a.lo <= kMinorDecades) {
+      for (int k = 2; k <= 9; ++k) a.minor.push_back(e + std::log10(static_cast<double>(k)));
+    } else if ((e - static_cast<int>(a.lo)) % step != 0) {
+      a.minor.push_back(e);
+    }
   }
   return a;
 }
@@ -219,26 +253,82 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   return ticks;
 }
 
+std::vector<double> decade_ticks(double lo, double hi, int max_ticks) {
+  DPRL_CHECK(std::isfinite(lo) && std::isfinite(hi) && lo > 0 && hi >= lo && max_ticks >= 2);
+  // the tolerance keeps an exact power of ten (whose log10 may be off by an ulp) on its decade
+  int e_lo = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
+  int e_hi = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
+  if (e_hi == e_lo) ++e_hi;
+  const int step = (e_hi - e_lo + max_ticks - 2) / (max_ticks - 1);
+  auto floor_div = [](int a, int b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); };
+  e_lo = floor_div(e_lo, step) * step;
+  e_hi = -floor_div(-e_hi, step) * step;
+  std::vector<double> ticks;
+  for (int e = e_lo; e <= e_hi; e += step) ticks.push_back(std::pow(10.0, e));
+  return ticks;
+}
+
+namespace {
+
+// A band in plot coordinates: log10 on log axes; points not drawable there are NaN throughout,
+// and a lower end that is not positive on a log y axis is -infinity (drawn below the plot).
+struct View {
+  std::vector<double> x, mean, lower, upper;
+};
+
+View to_view(const Band& b, bool log_x, bool log_y) {
+  DPRL_CHECK(b.mean.size() == b.x.size() && b.lower.size() == b.x.size() &&
+             b.upper.size() == b.x.size());
+  const double nan = std::nan("");
+  auto lx = [&](double v) { return !log_x ? v : v > 0 ? std::log10(v) : nan; };
+  auto ly = [&](double v) { return !log_y ? v : v > 0 ? std::log10(v) : nan; };
+  View v;
+  for (std::size_t i = 0; i < b.x.size(); ++i) {
+    const double x = lx(b.x[i]), mean = ly(b.mean[i]);
+    const bool ok = std::isfinite(x) && std::isfinite(mean);
+    v.x.push_back(ok ? x : nan);
+    v.mean.push_back(ok ? mean : nan);
+    v.upper.push_back(ok ? ly(b.upper[i]) : nan);
+    const bool below = log_y && b.lower[i] <= 0 && std::isfinite(v.upper.back());
+    v.lower.push_back(!ok ? nan : below ? -INFINITY : ly(b.lower[i]));
+  }
+  return v;
+}
+
+}  // namespace
+
+bool has_drawable_point(const PlotSeries& series, bool log_x, bool log_y) {
+  const View v = to_view(series.band, log_x, log_y);
+  return std::any_of(v.x.begin(), v.x.end(), [](double x) { return std::isfinite(x); });
+}
+
 std::string render_svg(const PlotSpec& spec) {
   if (spec.width < 200 || spec.height < 150)
     throw ParamError(fmt::format("plot size must be at least 200x150 pixels, got {}x{}", spec.width,
                                  spec.height));
-  // data ranges over the means and the bands
+  // data ranges over the means and the bands, in plot coordinates
+  std::vector<View> views;
+  for (const auto& s : spec.series) views.push_back(to_view(s.band, spec.log_x, spec.log_y));
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
-  for (const auto& s : spec.series) {
-    const Band& b = s.band;
-    DPRL_CHECK(b.mean.size() == b.x.size() && b.lower.size() == b.x.size() &&
-               b.upper.size() == b.x.size());
-    for (std::size_t i = 0; i < b.x.size(); ++i) {
-      if (!std::isfinite(b.x[i]) || !std::isfinite(b.mean[i])) continue;
-      x_lo = std::min(x_lo, b.x[i]), x_hi = std::max(x_hi, b.x[i]);
-      for (double y : {b.mean[i], b.lower[i], b.upper[i]})
+  for (const View& v : views) {
+    for (std::size_t i = 0; i < v.x.size(); ++i) {
+      if (!std::isfinite(v.x[i])) continue;
+      x_lo = std::min(x_lo, v.x[i]), x_hi = std::max(x_hi, v.x[i]);
+      for (double y : {v.mean[i], v.lower[i], v.upper[i]})
         if (std::isfinite(y)) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
     }
   }
-  if (!(x_lo <= x_hi)) throw DataError("nothing to plot: no series has a finite point");
-  const Axis xa = make_axis(x_lo, x_hi);
-  const Axis ya = make_axis(y_lo, y_hi);
+  if (!(x_lo <= x_hi))
+    throw DataError(spec.log_x || spec.log_y
+                        ? "nothing to plot: no series has a finite point with positive "
+                          "coordinates on the log axes"
+                        : "nothing to plot: no series has a finite point");
+  const Axis xa = spec.log_x ? make_log_axis(x_lo, x_hi) : make_axis(x_lo, x_hi);
+  const Axis ya = spec.log_y ? make_log_axis(y_lo, y_hi) : make_axis(y_lo, y_hi);
+  // band ends below a log axis: one plot height under it, outside the clip rectangle
+  for (View& v : views)
+    for (double& l : v.lower)
+      if (l == -INFINITY) l = ya.lo - (ya.hi - ya.lo);
 
   // layout: y tick labels and y label on the left, legend on the right
   const double char_w = 6.6;  // average glyph width at 12px
@@ -271,7 +361,17 @@ std::string render_svg(const PlotSpec& spec) {
                  "height=\"{}\"/></clipPath></defs>\n",
                  num(left), num(top), num(pw), num(ph));
 
-  // grid and ticks
+  // grid and ticks (minor ones lighter and shorter)
+  if (!xa.minor.empty() || !ya.minor.empty()) {
+    svg += "<g stroke=\"#f3f3f3\" stroke-width=\"1\">\n";
+    for (double t : xa.minor)
+      fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
+                     num(top), num(top + ph));
+    for (double t : ya.minor)
+      fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
+                     num(left), num(left + pw));
+    svg += "</g>\n";
+  }
   svg += "<g stroke=\"#e6e6e6\" stroke-width=\"1\">\n";
   for (double t : xa.ticks)
     fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
@@ -286,6 +386,12 @@ std::string render_svg(const PlotSpec& spec) {
   for (double t : ya.ticks)
     fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
                    num(left - 5), num(left));
+  for (double t : xa.minor)
+    fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
+                   num(top + ph), num(top + ph + 3));
+  for (double t : ya.minor)
+    fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
+                   num(left - 3), num(left));
   svg += "</g>\n<g fill=\"#333333\" font-size=\"11\">\n";
   for (std::size_t k = 0; k < xa.ticks.size(); ++k)
     fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
@@ -298,7 +404,7 @@ std::string render_svg(const PlotSpec& spec) {
   // data: all bands first, then the mean lines on top
   svg += "<g clip-path=\"url(#dprl-plot-area)\">\n";
   for (std::size_t s = 0; s < spec.series.size(); ++s) {
-    const Band& b = spec.series[s].band;
+    const View& b = views[s];
     const char* colour = kPalette[s % std::size(kPalette)];
     std::string d;
     std::string bars;  // a band of one point is drawn as an error bar
@@ -326,7 +432,7 @@ std::string render_svg(const PlotSpec& spec) {
     svg += bars;
   }
   for (std::size_t s = 0; s < spec.series.size(); ++s) {
-    const Band& b = spec.series[s].band;
+    const View& b = views[s];
     const char* colour = kPalette[s % std::size(kPalette)];
     std::string d;
     for (const auto& [begin, end] : finite_runs(b.x, b.mean)) {

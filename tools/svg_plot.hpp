@@ -9,7 +9,12 @@
 //   render_svg(spec)  draws the bands (shaded), the mean lines, axes with "nice" ticks (steps of
 //                     1, 2 or 5 times a power of ten), axis labels, an optional title and a legend
 //                     with one colour per series (Tableau 10, cycled), as an SVG 1.1 document with
-//                     no scripts or external resources.
+//                     no scripts or external resources. Either axis may be base-10 logarithmic:
+//                     ticks at powers of ten (labelled 1, 10, 100, 1e3, ...; 0.1, 0.01, 1e-3, ...)
+//                     with unlabelled minor ticks at 2..9 times each power when few decades show;
+//                     points whose x or mean is not positive on a log axis are skipped (a line
+//                     breaks there as at a NaN), and a band whose lower end is not positive runs
+//                     off the bottom of the plot.
 //
 // Student t quantiles t_{0.975, dof} come from a table computed from the regularised incomplete
 // beta function (dof 1..30, 40, 50, 60, 80, 100, 120; they agree with published tables to the 9
@@ -55,13 +60,24 @@ struct PlotSpec {
   std::vector<PlotSeries> series;
   int width = 800;  // pixels
   int height = 480;
+  bool log_x = false;  // base-10 logarithmic axes
+  bool log_y = false;
 };
 
 // Tick values covering [lo, hi]: multiples of a step of 1, 2 or 5 times a power of ten, about
 // target of them, starting at or below lo and ending at or above hi.
 std::vector<double> nice_ticks(double lo, double hi, int target = 6);
 
-// The SVG document. Throws DataError when no series has a finite point.
+// Powers of ten covering [lo, hi] (0 < lo <= hi), from the one at or below lo to the one at or
+// above hi, every step-th decade with step chosen so that at most about max_ticks remain; a range
+// inside one power of ten still gets two ticks.
+std::vector<double> decade_ticks(double lo, double hi, int max_ticks = 10);
+
+// Whether a series has a point that can be drawn with the spec's axes (finite x and mean, both
+// positive on a log axis).
+bool has_drawable_point(const PlotSeries& series, bool log_x, bool log_y);
+
+// The SVG document. Throws DataError when no series has a drawable point.
 std::string render_svg(const PlotSpec& spec);
 
 }  // namespace dprl::tools

@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/error.hpp"
@@ -66,6 +68,23 @@ std::string error_of(const std::function<void()>& f) {
 
 dprl::tools::PlotSeries series(std::string label, std::vector<Curve> runs) {
   return {std::move(label), dprl::tools::seed_band(runs)};
+}
+
+// The vertices of the first mean line ("<path d=... fill=\"none\"") in an SVG, one list per
+// "M" (a broken line has several).
+std::vector<std::vector<std::pair<double, double>>> line_points(const std::string& svg) {
+  const auto end = svg.find("\" fill=\"none\" stroke=");
+  const auto begin = svg.rfind("<path d=\"", end);
+  if (end == std::string::npos || begin == std::string::npos) return {};
+  std::istringstream in(svg.substr(begin + 9, end - begin - 9));
+  std::vector<std::vector<std::pair<double, double>>> parts;
+  for (std::string token; in >> token;) {
+    if (token[0] == 'M') parts.emplace_back();
+    const auto comma = token.find(',');
+    parts.back().emplace_back(std::stod(token.substr(1, comma - 1)),
+                              std::stod(token.substr(comma + 1)));
+  }
+  return parts;
 }
 
 }  // namespace
@@ -219,6 +238,99 @@ TEST_SUITE("unit") {
     CHECK(dprl::tools::render_svg(big).find(">1.0M</text>") != std::string::npos);
   }
 
+  TEST_CASE("decade ticks: powers of ten covering the range, thinned over many decades") {
+    using dprl::tools::decade_ticks;
+    CHECK(decade_ticks(1, 100) == std::vector<double>{1, 10, 100});
+    CHECK(decade_ticks(3, 70) == std::vector<double>{1, 10, 100});
+    CHECK(decade_ticks(1000, 1000) == std::vector<double>{1000, 10000});  // one value: two ticks
+    CHECK(decade_ticks(0.002, 5) == std::vector<double>{1e-3, 1e-2, 1e-1, 1, 10});
+    // 15 decades, at most about 10 ticks: every second decade, -4 to 12
+    const auto wide = decade_ticks(1e-3, 1e12);
+    REQUIRE(wide.size() == 9);
+    CHECK(wide.front() == 1e-4);
+    CHECK(wide[1] == 1e-2);
+    CHECK(wide.back() == 1e12);
+  }
+
+  TEST_CASE("svg log axes: 1, 10, 100 equally spaced and sqrt(10) at the quarter") {
+    // on linear axes the gaps would be 9 and 90; coordinates are printed with 2 decimals, so each
+    // is within 0.005 of the exact value and a difference of two within 0.01
+    dprl::tools::PlotSpec spec;
+    spec.x_label = "episode";
+    spec.y_label = "regret";
+    spec.log_x = true;
+    spec.log_y = true;
+    spec.series.push_back(series("r", {{{1, std::sqrt(10.0), 10, 100}, {1, 10, 100, 1000}}}));
+    const std::string svg = dprl::tools::render_svg(spec);
+    CHECK(well_formed(svg));
+    const auto parts = line_points(svg);
+    REQUIRE(parts.size() == 1);
+    const auto& p = parts[0];
+    REQUIRE(p.size() == 4);
+    const double dx = p[3].first - p[0].first;
+    CHECK(dx > 100);
+    CHECK(std::abs((p[1].first - p[0].first) - dx / 4) <= 0.01);
+    CHECK(std::abs((p[2].first - p[0].first) - dx / 2) <= 0.01);
+    // y: 1, 10, 100, 1000 are three equal steps upwards (svg y grows downwards)
+    const double dy1 = p[0].second - p[1].second, dy2 = p[1].second - p[2].second,
+                 dy3 = p[2].second - p[3].second;
+    CHECK(dy1 > 50);
+    CHECK(std::abs(dy2 - dy1) <= 0.02);
+    CHECK(std::abs(dy3 - dy1) <= 0.02);
+    // decade labels
+    CHECK(svg.find(">1</text>") != std::string::npos);
+    CHECK(svg.find(">10</text>") != std::string::npos);
+    CHECK(svg.find(">100</text>") != std::string::npos);
+    CHECK(svg.find(">1e3</text>") != std::string::npos);
+    CHECK(svg.find(">0</text>") == std::string::npos);
+    // the same data on linear axes is not equally spaced
+    spec.log_x = spec.log_y = false;
+    const auto lin = line_points(dprl::tools::render_svg(spec));
+    REQUIRE(lin.size() == 1);
+    CHECK(lin[0][2].first - lin[0][1].first > 2 * (lin[0][1].first - lin[0][0].first));
+  }
+
+  TEST_CASE("svg log axes: non-positive x or mean is skipped and breaks the line") {
+    dprl::tools::PlotSpec spec;
+    spec.x_label = "x";
+    spec.y_label = "y";
+    spec.log_x = true;
+    spec.series.push_back(series("r", {{{-1, 0, 1, 10, 100}, {-5, 7, 1, 10, 100}}}));
+    std::string svg = dprl::tools::render_svg(spec);
+    CHECK(well_formed(svg));
+    auto parts = line_points(svg);
+    REQUIRE(parts.size() == 1);
+    CHECK(parts[0].size() == 3);  // x = -1 and x = 0 left out
+    CHECK(svg.find("nan") == std::string::npos);
+    CHECK(svg.find("inf") == std::string::npos);
+    // log y: a zero mean in the middle splits the line in two
+    spec.log_x = false;
+    spec.log_y = true;
+    spec.series = {series("r", {{{1, 2, 3, 4, 5, 6}, {0, 1, 10, 0, 10, 100}}})};
+    svg = dprl::tools::render_svg(spec);
+    parts = line_points(svg);
+    REQUIRE(parts.size() == 2);
+    CHECK(parts[0].size() == 2);
+    CHECK(parts[1].size() == 2);
+    // the y axis starts at the smallest positive value's decade, not at 0
+    CHECK(svg.find(">1</text>") != std::string::npos);
+    CHECK(svg.find(">0</text>") == std::string::npos);
+    // a band reaching below zero is drawn (off the bottom, clipped) and prints no infinities
+    spec.series = {series("two", {{{1, 10, 100}, {0.001, 10, 100}}, {{1, 10, 100}, {2, 12, 90}}})};
+    svg = dprl::tools::render_svg(spec);
+    CHECK(well_formed(svg));
+    CHECK(count(svg, "fill-opacity=\"0.2\" stroke=\"none\"") == 1);
+    CHECK(svg.find("nan") == std::string::npos);
+    CHECK(svg.find("inf") == std::string::npos);
+    // nothing positive: has_drawable_point says so and render_svg refuses
+    const auto none = series("none", {{{1, 2}, {0, -1}}});
+    CHECK(dprl::tools::has_drawable_point(none, false, false));
+    CHECK_FALSE(dprl::tools::has_drawable_point(none, false, true));
+    CHECK(dprl::tools::has_drawable_point(none, true, false));
+    spec.series = {none};
+    CHECK_THROWS_AS(dprl::tools::render_svg(spec), dprl::DataError);
+  }
+
   TEST_CASE("svg: nothing finite to plot is a DataError") {
     const double nan = std::nan("");
     dprl::tools::PlotSpec spec;
@@ -309,5 +421,37 @@ TEST_SUITE("e2e") {
     for (const auto& e : fs::directory_iterator(tmp.path))
       leftovers += e.path().filename().string().find(".tmp.") != std::string::npos;
     CHECK(leftovers == 0);
+  }
+
+  TEST_CASE("dprl plot --log-x --log-y: decades, and no positive values fails with one line") {
+    TempDir tmp;
+    const fs::path runs = tmp.path / "runs";
+    write_run(runs / "a_seed1", "lsvi", 1,
+              "episode,regret,zero\n0,0,0\n1,1,0\n10,10,0\n100,100,0\n");
+    const std::string dir = "'" + (runs / "a_seed1").string() + "'";
+    const fs::path svg = tmp.path / "log.svg";
+    const fs::path err = tmp.path / "err.txt";
+    CHECK(run(dprl_exe() + " plot " + dir + " --x episode --y regret --log-x --log-y -o '" +
+              svg.string() + "' > /dev/null 2> '" + err.string() + "'") == 0);
+    REQUIRE(fs::exists(svg));
+    const std::string text = dprl::read_file(svg);
+    CHECK(well_formed(text));
+    const auto parts = line_points(text);
+    REQUIRE(parts.size() == 1);
+    REQUIRE(parts[0].size() == 3);  // the row at episode 0 is left out
+    CHECK(std::abs((parts[0][1].first - parts[0][0].first) -
+                   (parts[0][2].first - parts[0][1].first)) <= 0.01);
+    CHECK(dprl::read_file(err).empty());
+
+    // an all-zero column on a log axis: exit 2, one line naming the flag and column, no output
+    const fs::path bad = tmp.path / "bad.svg";
+    CHECK(run(dprl_exe() + " plot " + dir + " --x episode --y zero --log-y -o '" + bad.string() +
+              "' 2> '" + err.string() + "'") == 2);
+    CHECK(dprl::read_file(err) == "dprl: --log-y: no positive values in column 'zero'\n");
+    CHECK_FALSE(fs::exists(bad));
+    CHECK(run(dprl_exe() + " plot " + dir + " --x zero --y regret --log-x --log-y -o '" +
+              bad.string() + "' 2> '" + err.string() + "'") == 2);
+    CHECK(dprl::read_file(err) == "dprl: --log-x: no positive values in column 'zero'\n");
+    CHECK_FALSE(fs::exists(bad));
   }
 }
