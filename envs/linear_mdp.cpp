@@ -39,6 +39,18 @@ LinearMdpModel shape(int S, int A, int H, int d) {
   return m;
 }
 
+// mu_h(., i) ~ Dirichlet(conc) over the states and theta_h[i] ~ U[0, 1], for every h and i.
+void random_mu_theta(LinearMdpModel& m, Rng& rng, double conc) {
+  const int S = m.num_states, H = m.horizon, d = m.dim;
+  std::vector<double> row(S);
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < d; ++i) {
+      dirichlet(rng, conc, row);
+      std::copy(row.begin(), row.end(), m.mu.begin() + (sz(h) * d + i) * S);
+      m.theta[sz(h) * d + i] = rng.uniform();
+    }
+}
+
 // Min et al. 2021 (section 7), used by Qiao and Wang 2023: S = {0, 1}, A = {0..99}, d = 10,
 // phi(s, a) = (bits of a, delta(s, a), 1 - delta(s, a)) / 3 with delta(s, a) = [1{s = 0} = 1{a =
 // 0}], mu_h(s') = 3 (0, .., 0, (1 - s') xor alpha_h, s' xor alpha_h), theta_h = 3 (0, .., 0, r, 1 -
@@ -77,13 +89,7 @@ LinearMdpModel random_linear(const LinearMdpParams& p) {
   Rng rng(derive_seed(static_cast<std::uint64_t>(p.model_seed), Domain::kEnvStep, 2002, 1));
   for (int sa = 0; sa < S * A; ++sa)
     dirichlet(rng, p.feature_conc, {m.features.data() + sz(sa) * d, sz(d)});
-  std::vector<double> row(S);
-  for (int h = 0; h < H; ++h)
-    for (int i = 0; i < d; ++i) {
-      dirichlet(rng, p.transition_conc, row);
-      std::copy(row.begin(), row.end(), m.mu.begin() + (sz(h) * d + i) * S);
-      m.theta[sz(h) * d + i] = rng.uniform();
-    }
+  random_mu_theta(m, rng, p.transition_conc);
   m.description =
       fmt::format("random linear MDP (S {}, A {}, d {}, H {}, seed {})", S, A, d, H, p.model_seed);
   return m;
@@ -97,13 +103,7 @@ LinearMdpModel tabular_random(const LinearMdpParams& p) {
   LinearMdpModel m = shape(S, A, H, d);
   Rng rng(derive_seed(static_cast<std::uint64_t>(p.model_seed), Domain::kEnvStep, 2002, 2));
   for (int sa = 0; sa < d; ++sa) m.features[sz(sa) * d + sa] = 1.0;
-  std::vector<double> row(S);
-  for (int h = 0; h < H; ++h)
-    for (int i = 0; i < d; ++i) {
-      dirichlet(rng, p.transition_conc, row);
-      std::copy(row.begin(), row.end(), m.mu.begin() + (sz(h) * d + i) * S);
-      m.theta[sz(h) * d + i] = rng.uniform();
-    }
+  random_mu_theta(m, rng, p.transition_conc);
   m.description = fmt::format("tabular MDP (S {}, A {}, H {}, seed {}), one-hot features", S, A, H,
                               p.model_seed);
   return m;

@@ -20,51 +20,18 @@ cos_u, cos_v) and summary.json, and prints markdown to stdout:
 SVGs go to --out. Only the standard library is used.
 """
 import argparse
-import csv
-import json
-import math
 import os
 import subprocess
 import sys
 
-
-def read_runs(sweep_dir):
-    """{label: [(summary, rows)]} for every <label>/seed*/ under sweep_dir."""
-    out = {}
-    if not os.path.isdir(sweep_dir):
-        return out
-    for label in sorted(os.listdir(sweep_dir)):
-        ldir = os.path.join(sweep_dir, label)
-        if not os.path.isdir(ldir):
-            continue
-        for seed in sorted(os.listdir(ldir)):
-            rdir = os.path.join(ldir, seed)
-            try:
-                with open(os.path.join(rdir, "summary.json")) as f:
-                    summary = json.load(f)
-                with open(os.path.join(rdir, "metrics.csv")) as f:
-                    rows = list(csv.DictReader(f))
-            except OSError:
-                continue
-            out.setdefault(label, []).append((summary, rows, rdir))
-    return out
-
-
-def num(x):
-    try:
-        v = float(x)
-        return v if math.isfinite(v) else None
-    except (TypeError, ValueError):
-        return None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_common import num, read_runs  # noqa: E402
+from report_common import mean_sd as mean_sd_in  # noqa: E402
 
 
 def mean_sd(xs):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return None, None
-    m = sum(xs) / len(xs)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-    return m, sd
+    """Mean and sample sd; sd 0 for a single value."""
+    return mean_sd_in(xs, 0.0)
 
 
 def fmt(m, sd=None, digits=1):

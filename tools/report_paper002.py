@@ -27,12 +27,14 @@ linked from the markdown as <basename of --out>/<file>.svg (the markdown is mean
 --out directory). Only the standard library is used.
 """
 import argparse
-import csv
-import json
 import math
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_common import mean_sd, num  # noqa: E402
+from report_common import read_runs as read_runs_in  # noqa: E402
 
 INSTANCES = (("qiao_wang", "Qiao-Wang linear MDP"), ("tabular", "tabular MDP"))
 SWEEPS = (("nonprivate", "non-private LSVI-UCB"), ("plus", "non-private LSVI-UCB+"),
@@ -40,6 +42,11 @@ SWEEPS = (("nonprivate", "non-private LSVI-UCB"), ("plus", "non-private LSVI-UCB
 BATCHING_ORDER = {"none": 0, "static": 1, "adaptive": 2}
 LINEAR_SLOPE = 0.9  # tail slopes above this are called linear regret
 CLOSE = 0.1  # |slope - theory| within this is called consistent
+
+
+def read_runs(sweep_dir):
+    """{label: [(summary, rows, run_dir)]} in label order (batching none, static, adaptive)."""
+    return read_runs_in(sweep_dir, label_key)
 
 
 def parse_label(label):
@@ -61,48 +68,6 @@ def label_key(label):
             v = num(value)
             key.append((name, 0, v if v is not None else math.inf, value))
     return key
-
-
-def read_runs(sweep_dir):
-    """{label: [(summary, rows, run_dir)]} for every <label>/seed*/ under sweep_dir, in label
-    order; a run without summary.json (still running) is left out."""
-    out = {}
-    if not os.path.isdir(sweep_dir):
-        return out
-    for label in sorted(os.listdir(sweep_dir), key=label_key):
-        ldir = os.path.join(sweep_dir, label)
-        if not os.path.isdir(ldir):
-            continue
-        seeds = [s for s in os.listdir(ldir) if s.startswith("seed")]
-        for seed in sorted(seeds, key=lambda s: (len(s), s)):
-            rdir = os.path.join(ldir, seed)
-            try:
-                with open(os.path.join(rdir, "summary.json")) as f:
-                    summary = json.load(f)
-                with open(os.path.join(rdir, "metrics.csv")) as f:
-                    rows = list(csv.DictReader(f))
-            except (OSError, ValueError):
-                continue
-            out.setdefault(label, []).append((summary, rows, rdir))
-    return out
-
-
-def num(x):
-    try:
-        v = float(x)
-        return v if math.isfinite(v) else None
-    except (TypeError, ValueError):
-        return None
-
-
-def mean_sd(xs):
-    """Mean and sample sd (divisor n - 1) of the values that are not None; sd is None for one."""
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return None, None
-    m = sum(xs) / len(xs)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else None
-    return m, sd
 
 
 def short(x):
