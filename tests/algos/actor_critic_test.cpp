@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -275,5 +276,50 @@ TEST_SUITE("e2e") {
     CHECK(diverged == 1.0);
     CHECK(at >= 0);
     CHECK(s.episodes == static_cast<std::int64_t>(at) + 1);
+  }
+}
+
+TEST_SUITE("golden") {
+  // the sparse bookkeeping of GtdActorCriticLearner gives the dense loops' results bit for bit
+  TEST_CASE("the sparse trace loops equal the dense loops bit for bit") {
+    for (double lambda : {0.0, 0.4, 0.99}) {
+      for (bool dp : {false, true}) {
+        ActorCriticParams p;
+        p.lambda = lambda;
+        p.alpha_v = 0.1;
+        p.alpha_w = 0.5;
+        p.alpha_u = 0.5;
+        OneHotFeatures f(100, 2);
+        auto n1 = dprl::privacy::make_seeded_noise(3), n2 = dprl::privacy::make_seeded_noise(3);
+        const double sigma = dp ? 0.5 : 0.0;
+        GtdActorCriticLearner fast(p, f, 2, dp, false, sigma, dp ? n1.get() : nullptr);
+        GtdActorCriticLearner dense(p, f, 2, dp, false, sigma, dp ? n2.get() : nullptr);
+        dense.sparse = false;  // the dense loops for good
+        dprl::Rng rng(17), r1(18), r2(18);
+        float s = 0;
+        for (int step = 0; step < 20000; ++step) {
+          if (step % 700 == 0) {
+            fast.begin_episode();
+            dense.begin_episode();
+            s = 0;
+          }
+          const auto [a1, rho1] = fast.act(obs_of(s), r1);
+          const auto [a2, rho2] = dense.act(obs_of(s), r2);
+          REQUIRE(a1 == a2);
+          REQUIRE(rho1 == rho2);
+          const float s2 = a1 == 1 && rng.uniform() < 0.9 ? std::min(s + 1.0f, 99.0f) : s;
+          const bool term = s2 == 99.0f;
+          fast.update(obs_of(s), a1, rho1, term ? 1.0 : -1.0, term, obs_of(s2));
+          dense.update(obs_of(s), a2, rho2, term ? 1.0 : -1.0, term, obs_of(s2));
+          s = term ? 0.0f : s2;
+        }
+        CHECK(fast.sparse);
+        CHECK(fast.v == dense.v);
+        CHECK(fast.w == dense.w);
+        CHECK(fast.u == dense.u);
+        CHECK(fast.ev == dense.ev);
+        CHECK(fast.eu == dense.eu);
+      }
+    }
   }
 }
