@@ -43,21 +43,9 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
   const Eigen::VectorXf& scale = box.scale;
   const Eigen::VectorXf& bias = box.bias;
   const std::vector<int> hidden = parse_hidden_sizes(p_.hidden_sizes, "ddpg.hidden_sizes");
-  std::vector<int> as{D}, qs{D + A};
-  for (int h : hidden) {
-    as.push_back(h);
-    qs.push_back(h);
-  }
-  as.push_back(A);
-  qs.push_back(1);
-  actor_ = nn::Mlp(nn::MlpShape(as, nn::Act::kRelu, nn::Act::kTanh));
-  nn::Mlp q(nn::MlpShape(qs, nn::Act::kRelu));
-  {
-    Rng r0(derive_seed(ctx.seed(), Domain::kInit, 0)),
-        r1(derive_seed(ctx.seed(), Domain::kInit, 1));
-    nn::init_kaiming_uniform(actor_.shape(), actor_.data(), r0);
-    nn::init_kaiming_uniform(q.shape(), q.data(), r1);
-  }
+  actor_ = nn::Mlp(nn::MlpShape(layer_sizes(D, hidden, A), nn::Act::kRelu, nn::Act::kTanh));
+  nn::Mlp q(nn::MlpShape(layer_sizes(D + A, hidden, 1), nn::Act::kRelu));
+  init_networks(ctx.seed(), {&actor_, &q});
   nn::Mlp actor_t = actor_, qt = q;
   nn::Adam opt_a(actor_.size(), nn::AdamConfig{p_.learning_rate});
   nn::Adam opt_q(q.size(), nn::AdamConfig{p_.learning_rate});

@@ -31,6 +31,21 @@ std::vector<int> parse_hidden_sizes(const std::string& text, const char* what) {
   return out;
 }
 
+std::vector<int> layer_sizes(int in, const std::vector<int>& hidden, int out) {
+  std::vector<int> sizes{in};
+  sizes.insert(sizes.end(), hidden.begin(), hidden.end());
+  sizes.push_back(out);
+  return sizes;
+}
+
+void init_networks(std::uint64_t seed, std::initializer_list<nn::Mlp*> nets) {
+  std::uint64_t i = 0;
+  for (nn::Mlp* net : nets) {
+    Rng r(derive_seed(seed, Domain::kInit, i++));
+    nn::init_kaiming_uniform(net->shape(), net->data(), r);
+  }
+}
+
 void DqnParams::check() const { parse_hidden_sizes(hidden_sizes, "dqn.hidden_sizes"); }
 
 Dqn::Dqn(const Params& p) : p_(p) { validate_params(p_, "dqn"); }
@@ -53,12 +68,9 @@ std::int64_t Dqn::train(TrainContext& ctx) {
                     spec.id, spec.observation.describe(), spec.action.describe()));
   env_id_ = spec.id;
   const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.n);
-  std::vector<int> sizes{D};
-  for (int h : parse_hidden_sizes(p_.hidden_sizes, "dqn.hidden_sizes")) sizes.push_back(h);
-  sizes.push_back(A);
-  q_ = nn::Mlp(nn::MlpShape(sizes, nn::Act::kRelu));
-  Rng init(derive_seed(ctx.seed(), Domain::kInit, 0));
-  nn::init_kaiming_uniform(q_.shape(), q_.data(), init);
+  q_ = nn::Mlp(nn::MlpShape(
+      layer_sizes(D, parse_hidden_sizes(p_.hidden_sizes, "dqn.hidden_sizes"), A), nn::Act::kRelu));
+  init_networks(ctx.seed(), {&q_});
   target_ = q_;
   nn::Adam opt(q_.size(), nn::AdamConfig{p_.learning_rate});
   nn::Buffer grad(q_.size());

@@ -22,6 +22,8 @@
 // | max_grad_norm            | 0       | global gradient clip (0: off)                  |
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,10 @@ struct DqnParams {
 
 // "64,64" -> {64, 64}; ParamError naming what on bad text.
 std::vector<int> parse_hidden_sizes(const std::string& text, const char* what);
+// The widths of an MLP: in, hidden..., out.
+std::vector<int> layer_sizes(int in, const std::vector<int>& hidden, int out);
+// Kaiming-uniform initialisation of nets[i] from derive_seed(seed, Domain::kInit, i).
+void init_networks(std::uint64_t seed, std::initializer_list<nn::Mlp*> nets);
 
 class Dqn final : public Algorithm {
  public:

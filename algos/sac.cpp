@@ -49,23 +49,9 @@ std::int64_t Sac::train(TrainContext& ctx) {
   double log_scale_sum = 0;
   for (int j = 0; j < A; ++j) log_scale_sum += std::log(static_cast<double>(scale[j]));
   const std::vector<int> hidden = parse_hidden_sizes(p_.hidden_sizes, "sac.hidden_sizes");
-  std::vector<int> as{D}, qs{D + A};
-  for (int h : hidden) {
-    as.push_back(h);
-    qs.push_back(h);
-  }
-  as.push_back(2 * A);
-  qs.push_back(1);
-  actor_ = nn::Mlp(nn::MlpShape(as, nn::Act::kRelu));
-  nn::Mlp q1(nn::MlpShape(qs, nn::Act::kRelu)), q2(q1.shape());
-  {
-    Rng r0(derive_seed(ctx.seed(), Domain::kInit, 0)),
-        r1(derive_seed(ctx.seed(), Domain::kInit, 1)),
-        r2(derive_seed(ctx.seed(), Domain::kInit, 2));
-    nn::init_kaiming_uniform(actor_.shape(), actor_.data(), r0);
-    nn::init_kaiming_uniform(q1.shape(), q1.data(), r1);
-    nn::init_kaiming_uniform(q2.shape(), q2.data(), r2);
-  }
+  actor_ = nn::Mlp(nn::MlpShape(layer_sizes(D, hidden, 2 * A), nn::Act::kRelu));
+  nn::Mlp q1(nn::MlpShape(layer_sizes(D + A, hidden, 1), nn::Act::kRelu)), q2(q1.shape());
+  init_networks(ctx.seed(), {&actor_, &q1, &q2});
   nn::Mlp q1t = q1, q2t = q2;
   nn::Adam opt_a(actor_.size(), nn::AdamConfig{p_.policy_lr});
   nn::Adam opt_q1(q1.size(), nn::AdamConfig{p_.q_lr}), opt_q2(q2.size(), nn::AdamConfig{p_.q_lr});

@@ -3,11 +3,11 @@
 // Source: gymnasium/envs/box2d/lunar_lander.py, function heuristic(env, s) (Gymnasium 1.3; facts in
 // ../shared/reference/ENV_FACTS.md section 5). On the observation s:
 //   angle_targ = clip(0.5 s0 + s2, -0.4, 0.4); hover_targ = 0.55 |s0|
-//   angle_todo = (angle_targ - s4) 0.5 - s5;  hover_todo = (hover_targ - s1) 0.5 - 0.5 s3
-//   a leg touching (s6 or s7): angle_todo = 0, hover_todo = -0.5 s3
-//   continuous: clip([20 hover_todo - 1, -20 angle_todo], -1, 1)
-//   discrete:   2 if hover_todo > |angle_todo| and hover_todo > 0.05, else 3 if angle_todo < -0.05,
-//               else 1 if angle_todo > 0.05, else 0.
+//   angle_cmd = (angle_targ - s4) 0.5 - s5;  hover_cmd = (hover_targ - s1) 0.5 - 0.5 s3
+//   a leg touching (s6 or s7): angle_cmd = 0, hover_cmd = -0.5 s3
+//   continuous: clip([20 hover_cmd - 1, -20 angle_cmd], -1, 1)
+//   discrete:   2 if hover_cmd > |angle_cmd| and hover_cmd > 0.05, else 3 if angle_cmd < -0.05,
+//               else 1 if angle_cmd > 0.05, else 0.
 // Deterministic (no parameters). Works with the discrete and the continuous env.
 #pragma once
 
