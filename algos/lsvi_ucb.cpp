@@ -283,7 +283,8 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   std::int64_t pd_repairs = 0;
 
   // reads the private Gram matrices (exact + tree prefix noise + shift) into priv_inv / logdet
-  auto read_private = [&]() {
+  // (the inverse only when asked: the adaptive test needs just the log det every episode)
+  auto read_private = [&](bool with_inverse) {
     for (int h = 0; h < H; ++h) {
       double extra = shift;
       for (int attempt = 0;; ++attempt) {
@@ -292,11 +293,10 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         Eigen::LLT<MatrixXd> llt(g);
         if (llt.info() == Eigen::Success) {
           s.priv_gram[h] = g;
-          s.priv_inv[h] = llt.solve(MatrixXd::Identity(d, d));
+          if (with_inverse) s.priv_inv[h] = llt.solve(MatrixXd::Identity(d, d));
           const auto& L = llt.matrixL();
           double ld = 0;
           for (int i = 0; i < d; ++i) ld += 2.0 * std::log(L(i, i));
-          (void)L;
           s.priv_logdet[h] = ld;
           break;
         }
@@ -325,7 +325,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   std::vector<std::int32_t> greedy(sz(H) * S, 0);
   VectorXd target(d), bonus2(S * A), qlin(S * A);
   auto update_policy = [&]() {
-    if (priv) read_private();
+    if (priv) read_private(true);
     for (int h = H - 1; h >= 0; --h) {
       const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
       const double cap = p_.clip == "remaining" ? static_cast<double>(H - h) : Hd;
@@ -458,7 +458,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       const bool leaf_end = p_.batching != "static" || (k + 1) % batch_len == 0 || k + 1 == K;
       if (leaf_end) {
         complete_leaf();
-        if (p_.batching == "adaptive") read_private();
+        if (p_.batching == "adaptive") read_private(plus);  // plus weights use the inverse
       }
     }
     if (ctx) {
