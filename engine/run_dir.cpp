@@ -60,6 +60,29 @@ static nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+static nlohmann::ordered_json epsilon_json(double eps) {
+  if (std::isnan(eps)) throw Error("privacy: epsilon is NaN");
+  return std::isinf(eps) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(eps);
+}
+
+static nlohmann::ordered_json privacy_report_json(const PrivacyReport& r) {
+  nlohmann::ordered_json p;
+  p["epsilon"] = epsilon_json(r.epsilon);
+  p["delta"] = r.delta;
+  p["accountant"] = r.accountant;
+  p["neighbouring"] = r.neighbouring;
+  p["unit"] = r.unit;
+  p["sensitivity"] = r.sensitivity;
+  p["covers"] = r.covers;
+  p["formal"] = r.formal;
+  p["noise_source"] = r.noise_source;
+  p["reproducible_noise"] = r.reproducible_noise;
+  if (!r.details_json.empty()) p["details"] = nlohmann::ordered_json::parse(r.details_json);
+  return p;
+}
+
+std::string privacy_json(const PrivacyReport& r) { return privacy_report_json(r).dump(2); }
+
 std::string summary_json(const RunSummary& s) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
@@ -76,14 +99,7 @@ std::string summary_json(const RunSummary& s) {
                      {"length_mean", number_or_null(s.final_eval.length_mean)},
                      {"episodes", s.final_eval.episodes}};
   if (s.privacy) {
-    nlohmann::ordered_json p;
-    p["epsilon"] = number_or_null(s.privacy->epsilon);
-    p["delta"] = s.privacy->delta;
-    p["accountant"] = s.privacy->accountant;
-    p["noise_source"] = s.privacy->noise_source;
-    if (!s.privacy->details_json.empty())
-      p["details"] = nlohmann::ordered_json::parse(s.privacy->details_json);
-    j["privacy"] = p;
+    j["privacy"] = privacy_report_json(*s.privacy);
   } else {
     j["privacy"] = nullptr;
   }

@@ -5,8 +5,8 @@
 //   <out>/summary.json   final figures, privacy guarantee, versions, seed
 //
 // summary.json keys (read by our checks): seed, env_steps, wall_time_s,
-// final_eval {return_mean, return_std, episodes}, privacy (null or {epsilon, delta, accountant,
-// noise_source}), versions {dprl, git_commit, compiler}, git_commit, plus env, algo and name.
+// final_eval {return_mean, return_std, episodes}, privacy (null or the guarantee record below),
+// versions {dprl, git_commit, compiler}, git_commit, plus env, algo and name.
 #pragma once
 
 #include <chrono>
@@ -30,12 +30,25 @@ struct EvalStats {
   int episodes = 0;
 };
 
+// The guarantee record of a private output: what (epsilon, delta) was spent, for which neighbouring
+// relation and privacy unit, and which published outputs it covers. summary.json's "privacy":
+//   {epsilon (number or "inf"), delta, accountant, neighbouring ("add-remove" | "replace"),
+//    unit, sensitivity, covers [...], formal, noise_source, reproducible_noise, details}
+// formal is true only when every output the run publishes is post-processing of the accounted
+// releases under the stated relation, with noise nobody else can regenerate; otherwise covers and
+// details say exactly what the figures do and do not cover.
 struct PrivacyReport {
-  double epsilon = 0;
+  double epsilon = 0;             // +inf is written as the string "inf"
   double delta = 0;
-  std::string accountant;    // "rdp", "pld", "basic", ...
-  std::string noise_source;  // "seeded", "os-entropy", ...
-  std::string details_json;  // optional extra JSON object text (events...), "" for none
+  std::string accountant;         // "rdp", "pld", "best", "basic", ...
+  std::string neighbouring;       // "add-remove" or "replace"
+  std::string unit;               // one individual: sample, transition, trajectory, episode, expert, query
+  std::string sensitivity;        // e.g. "L2 2C per released vector"
+  std::vector<std::string> covers;  // files and figures the guarantee covers
+  bool formal = false;
+  std::string noise_source;       // "seeded", "os-entropy(secure)", ...
+  bool reproducible_noise = false;  // seeded noise: anyone holding the seed can subtract it
+  std::string details_json;       // optional extra JSON object text (events...), "" for none
 };
 
 struct RunSummary {
@@ -78,6 +91,8 @@ class RunDir {
   std::chrono::steady_clock::time_point last_flush_;
 };
 
+// The guarantee record as a JSON object (what summary.json holds under "privacy").
+std::string privacy_json(const PrivacyReport& r);
 // The summary as JSON text (what write_summary writes).
 std::string summary_json(const RunSummary& s);
 

@@ -1,0 +1,145 @@
+#include "engine/dataset.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/error.hpp"
+
+namespace dprl {
+
+Dataset::Dataset(DatasetInfo info) : info_(std::move(info)) {
+  if (info_.observation_space.dim() == 0)
+    throw DataError("dataset: the observation space has no components");
+  if (info_.action_space.dim() == 0) throw DataError("dataset: the action space has no components");
+}
+
+void Dataset::reserve(std::size_t episodes, std::size_t transitions) {
+  observations_.reserve((transitions + episodes) * obs_dim());
+  actions_.reserve(transitions * act_dim());
+  rewards_.reserve(transitions);
+  terminations_.reserve(transitions);
+  truncations_.reserve(transitions);
+  start_.reserve(episodes + 1);
+  user_id_.reserve(episodes);
+  seed_.reserve(episodes);
+}
+
+void Dataset::add_episode(std::span<const float> observations, std::span<const float> actions,
+                          std::span<const float> rewards,
+                          std::span<const std::uint8_t> terminations,
+                          std::span<const std::uint8_t> truncations, std::int64_t user_id,
+                          std::int64_t seed) {
+  const std::size_t t = rewards.size();
+  const auto bad = [&](const char* field, std::size_t got, std::size_t want) {
+    return DataError(fmt::format("dataset: episode {}: '{}' has {} values, expected {}",
+                                 num_episodes(), field, got, want));
+  };
+  if (t == 0) throw DataError(fmt::format("dataset: episode {} has no steps", num_episodes()));
+  if (observations.size() != (t + 1) * obs_dim())
+    throw bad("observations", observations.size(), (t + 1) * obs_dim());
+  if (actions.size() != t * act_dim()) throw bad("actions", actions.size(), t * act_dim());
+  if (terminations.size() != t) throw bad("terminations", terminations.size(), t);
+  if (truncations.size() != t) throw bad("truncations", truncations.size(), t);
+  observations_.insert(observations_.end(), observations.begin(), observations.end());
+  actions_.insert(actions_.end(), actions.begin(), actions.end());
+  rewards_.insert(rewards_.end(), rewards.begin(), rewards.end());
+  terminations_.insert(terminations_.end(), terminations.begin(), terminations.end());
+  truncations_.insert(truncations_.end(), truncations.begin(), truncations.end());
+  start_.push_back(start_.back() + t);
+  user_id_.push_back(user_id);
+  seed_.push_back(seed);
+}
+
+std::size_t Dataset::episode_of(std::size_t t) const {
+  DPRL_DCHECK(t < num_transitions());
+  // the last start <= t
+  const auto it = std::upper_bound(start_.begin(), start_.end(), t);
+  return static_cast<std::size_t>(it - start_.begin()) - 1;
+}
+
+double Dataset::episode_return(std::size_t e) const {
+  double sum = 0;
+  for (std::size_t t = start_[e]; t < start_[e + 1]; ++t) sum += rewards_[t];
+  return sum;
+}
+
+std::vector<std::int64_t> Dataset::users() const {
+  std::vector<std::int64_t> u(user_id_);
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  return u;
+}
+
+std::vector<std::vector<std::size_t>> Dataset::episodes_by_user(
+    const std::vector<std::int64_t>& users) const {
+  std::vector<std::vector<std::size_t>> out(users.size());
+  for (std::size_t e = 0; e < num_episodes(); ++e) {
+    const auto it = std::lower_bound(users.begin(), users.end(), user_id_[e]);
+    if (it != users.end() && *it == user_id_[e])
+      out[static_cast<std::size_t>(it - users.begin())].push_back(e);
+  }
+  return out;
+}
+
+void Dataset::validate(const std::string& where) const {
+  const Space& os = info_.observation_space;
+  const Space& as = info_.action_space;
+  for (std::size_t e = 0; e < num_episodes(); ++e) {
+    const std::size_t t0 = start_[e], t1 = start_[e + 1];
+    for (std::size_t row = t0 + e; row <= t1 + e; ++row) {
+      const std::span<const float> o(observations_.data() + row * obs_dim(), obs_dim());
+      for (float v : o)
+        if (!std::isfinite(v))
+          throw DataError(fmt::format("{}: observations: episode {} row {} is not finite", where,
+                                      e, row - t0 - e));
+      if (!os.contains(o))
+        throw DataError(fmt::format("{}: observations: episode {} row {} lies outside {}", where,
+                                    e, row - t0 - e, os.describe()));
+    }
+    for (std::size_t t = t0; t < t1; ++t) {
+      const auto a = action(t);
+      bool ok = std::all_of(a.begin(), a.end(), [](float v) { return std::isfinite(v); });
+      ok = ok && as.contains(a);
+      if (!ok)
+        throw DataError(fmt::format("{}: actions: episode {} step {} lies outside {}", where, e,
+                                    t - t0, as.describe()));
+      if (!std::isfinite(rewards_[t]))
+        throw DataError(
+            fmt::format("{}: rewards: episode {} step {} is not finite", where, e, t - t0));
+      if (terminations_[t] > 1 || truncations_[t] > 1)
+        throw DataError(fmt::format("{}: terminations/truncations: episode {} step {} is not 0/1",
+                                    where, e, t - t0));
+      if (t + 1 < t1 && (terminations_[t] || truncations_[t]))
+        throw DataError(fmt::format(
+            "{}: terminations/truncations: episode {} ends at step {} but has {} steps", where, e,
+            t - t0, t1 - t0));
+    }
+  }
+}
+
+Dataset Dataset::subset(std::span<const std::size_t> episodes) const {
+  Dataset out(info_);
+  std::size_t n = 0;
+  for (std::size_t e : episodes) n += episode_length(e);
+  out.reserve(episodes.size(), n);
+  for (std::size_t e : episodes) {
+    DPRL_CHECK(e < num_episodes());
+    const std::size_t t0 = start_[e], t = episode_length(e);
+    out.add_episode({observations_.data() + (t0 + e) * obs_dim(), (t + 1) * obs_dim()},
+                    {actions_.data() + t0 * act_dim(), t * act_dim()}, {rewards_.data() + t0, t},
+                    {terminations_.data() + t0, t}, {truncations_.data() + t0, t}, user_id_[e],
+                    seed_[e]);
+  }
+  return out;
+}
+
+std::size_t Dataset::payload_bytes() const {
+  return observations_.size() * sizeof(float) + actions_.size() * sizeof(float) +
+         rewards_.size() * sizeof(float) + terminations_.size() + truncations_.size() +
+         start_.size() * sizeof(std::size_t) + user_id_.size() * sizeof(std::int64_t) +
+         seed_.size() * sizeof(std::int64_t);
+}
+
+}  // namespace dprl

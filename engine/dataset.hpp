@@ -1,0 +1,126 @@
+// Offline RL datasets: whole trajectories with the privacy unit of each episode.
+//
+// Layout (Minari's episode view, flattened into contiguous arrays):
+//   observations   float32, (T_e + 1) rows per episode (the last row is the final observation),
+//                  obs_dim columns (Discrete observations: the index as a float)
+//   actions        float32, T_e rows per episode, act_dim columns (Discrete: one column holding the
+//                  index, exact below 2^24)
+//   rewards        float32, T_e per episode
+//   terminations   uint8 (0/1), T_e per episode
+//   truncations    uint8 (0/1), T_e per episode
+//   per episode    user_id (the privacy unit: an expert, a person, a trajectory), seed (-1: none),
+//                  first transition index
+// Transition t (0 <= t < num_transitions()) of episode e sits at observation row t + e and action
+// row t. The whole payload is what a file holds, plus 16 bytes per episode.
+//
+// Metadata: dataset_id, env_id and its resolved parameters (key -> text), the spaces, and free
+// JSON text (collection settings, ...). Readers and writers live in engine/dataset_io.hpp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/params.hpp"
+#include "engine/space.hpp"
+
+namespace dprl {
+
+struct DatasetInfo {
+  std::string dataset_id;       // e.g. "dprl/cartpole/ppo-expert-v0"
+  std::string env_id;           // registry id the data was collected on ("" if unknown)
+  ParamMap env_params;          // the env's resolved parameters
+  Space observation_space;      // Box or Discrete
+  Space action_space;           // Box or Discrete
+  std::string metadata_json;    // free JSON object text ("" for none)
+};
+
+class Dataset {
+ public:
+  Dataset() = default;
+  explicit Dataset(DatasetInfo info);
+
+  const DatasetInfo& info() const { return info_; }
+  DatasetInfo& mutable_info() { return info_; }
+  std::size_t obs_dim() const { return info_.observation_space.dim(); }
+  std::size_t act_dim() const { return info_.action_space.dim(); }
+
+  // Appends one episode. observations holds (T + 1) * obs_dim values, actions T * act_dim, rewards,
+  // terminations and truncations T each (T >= 1). Shapes are checked (DataError naming the field).
+  void add_episode(std::span<const float> observations, std::span<const float> actions,
+                   std::span<const float> rewards, std::span<const std::uint8_t> terminations,
+                   std::span<const std::uint8_t> truncations, std::int64_t user_id,
+                   std::int64_t seed = -1);
+  // Reserves room for episodes and transitions (avoids regrowth when the totals are known).
+  void reserve(std::size_t episodes, std::size_t transitions);
+
+  std::size_t num_episodes() const { return user_id_.size(); }
+  std::size_t num_transitions() const { return rewards_.size(); }
+
+  // Episode e: first transition index, length T_e, user id, seed.
+  std::size_t episode_start(std::size_t e) const { return start_[e]; }
+  std::size_t episode_length(std::size_t e) const { return start_[e + 1] - start_[e]; }
+  std::int64_t user_id(std::size_t e) const { return user_id_[e]; }
+  std::int64_t episode_seed(std::size_t e) const { return seed_[e]; }
+  void set_user_id(std::size_t e, std::int64_t user) { user_id_[e] = user; }
+  // The episode holding transition t (binary search over starts).
+  std::size_t episode_of(std::size_t t) const;
+
+  // Transition t: s_t, a_t, r_t, s_{t+1}, flags (e = episode_of(t) can be passed when known).
+  std::span<const float> obs(std::size_t t, std::size_t e) const {
+    return {observations_.data() + (t + e) * obs_dim(), obs_dim()};
+  }
+  std::span<const float> next_obs(std::size_t t, std::size_t e) const {
+    return {observations_.data() + (t + e + 1) * obs_dim(), obs_dim()};
+  }
+  std::span<const float> action(std::size_t t) const {
+    return {actions_.data() + t * act_dim(), act_dim()};
+  }
+  std::int64_t discrete_action(std::size_t t) const {
+    return static_cast<std::int64_t>(actions_[t]);
+  }
+  float reward(std::size_t t) const { return rewards_[t]; }
+  bool terminated(std::size_t t) const { return terminations_[t] != 0; }
+  bool truncated(std::size_t t) const { return truncations_[t] != 0; }
+  // Sum of episode e's rewards (double accumulation).
+  double episode_return(std::size_t e) const;
+
+  // Raw arrays (for writers and kernels).
+  std::span<const float> observations() const { return observations_; }
+  std::span<const float> actions() const { return actions_; }
+  std::span<const float> rewards() const { return rewards_; }
+  std::span<const std::uint8_t> terminations() const { return terminations_; }
+  std::span<const std::uint8_t> truncations() const { return truncations_; }
+  std::span<const std::int64_t> user_ids() const { return user_id_; }
+
+  // The distinct user ids in ascending order, and for each the episodes it owns.
+  std::vector<std::int64_t> users() const;
+  std::vector<std::vector<std::size_t>> episodes_by_user(const std::vector<std::int64_t>& users) const;
+
+  // Checks every value against the spaces and the flags' rules (finite observations inside the
+  // observation space's bounds, actions inside the action space, a flag only 0/1, no flag before an
+  // episode's last step, the last step terminated or truncated or neither as collected); throws
+  // DataError naming `where`, the field and the first bad index.
+  void validate(const std::string& where) const;
+
+  // A dataset of the given episodes (in the given order), with the same info.
+  Dataset subset(std::span<const std::size_t> episodes) const;
+
+  // Bytes held by the arrays.
+  std::size_t payload_bytes() const;
+
+ private:
+  DatasetInfo info_;
+  std::vector<float> observations_;
+  std::vector<float> actions_;
+  std::vector<float> rewards_;
+  std::vector<std::uint8_t> terminations_;
+  std::vector<std::uint8_t> truncations_;
+  std::vector<std::size_t> start_{0};  // num_episodes + 1 transition offsets
+  std::vector<std::int64_t> user_id_;
+  std::vector<std::int64_t> seed_;
+};
+
+}  // namespace dprl
