@@ -131,7 +131,7 @@ void OfflineLearner::apply(const std::vector<TrainedNet>& nets) {
   after_step(++steps_);
 }
 
-double OfflineLearner::step(const OfflineBatch& b) {
+double OfflineLearner::gradient(const OfflineBatch& b) {
   DPRL_CHECK(b.n > 0 && !opt_.empty());
   const double loss = compute_errors(b, 1.0f / static_cast<float>(b.n));
   const auto nets = trained();
@@ -139,7 +139,12 @@ double OfflineLearner::step(const OfflineBatch& b) {
     std::fill(grad_[i].begin(), grad_[i].end(), 0.0f);
     nn::accumulate_grad(nets[i].net->shape(), *nets[i].cache, {}, grad_[i].data());
   }
-  apply(nets);
+  return loss;
+}
+
+double OfflineLearner::step(const OfflineBatch& b) {
+  const double loss = gradient(b);
+  apply(trained());
   return loss;
 }
 

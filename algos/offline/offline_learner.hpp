@@ -134,6 +134,8 @@ class OfflineLearner : public Algorithm {
   // update) and returns the mean loss; dp_step() is one user-level DP-SGD step on b (b.users
   // sampled users with cfg.contribution columns each; b.users = 0 allowed).
   void setup(int obs_dim, int actions, std::uint64_t seed);
+  // The mean-loss gradient of b into last_grad() (no update); returns the mean loss.
+  double gradient(const OfflineBatch& b);
   double step(const OfflineBatch& b);
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
                privacy::NoiseSource& noise);
