@@ -213,7 +213,9 @@ Dataset load_dataset(const fs::path& path, std::string_view format) {
 
 Dataset load_dataset(const fs::path& path, DatasetFormat format, const D4rlOptions& d4rl) {
   if (format == DatasetFormat::kAuto) format = detect_dataset_format(path);
-  return format == DatasetFormat::kMinari ? load_minari(path) : load_d4rl(path, d4rl);
+  Dataset data = format == DatasetFormat::kMinari ? load_minari(path) : load_d4rl(path, d4rl);
+  data.validate(path.string());
+  return data;
 }
 
 Dataset load_minari(const fs::path& path) {

@@ -57,11 +57,13 @@ struct D4rlOptions {
   std::int64_t max_episode_steps = 0;  // without "timeouts": also end episodes every N steps
 };
 
-// The entry point for experiments and the CLI: format "auto" | "minari" | "d4rl".
+// The entry point for experiments and the CLI: format "auto" | "minari" | "d4rl"; the data is
+// then checked in full (Dataset::validate: finite values inside the spaces, flags).
 Dataset load_dataset(const std::filesystem::path& path, std::string_view format = "auto");
 Dataset load_dataset(const std::filesystem::path& path, DatasetFormat format,
                      const D4rlOptions& d4rl);
-// path: the dataset folder (or its data/ folder or data/main_data.hdf5).
+// The readers alone (shapes and types checked, values not). path: the dataset folder (or its
+// data/ folder or data/main_data.hdf5).
 Dataset load_minari(const std::filesystem::path& path);
 Dataset load_d4rl(const std::filesystem::path& file, const D4rlOptions& options = {});
 
