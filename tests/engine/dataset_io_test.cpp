@@ -96,7 +96,8 @@ TEST_SUITE("unit") {
     CHECK(j["dprl"]["env_params"]["gravity"] == "9.8");
   }
 
-  TEST_CASE("h5py-written Minari folder: float32 Box, int64 Discrete, float64 rewards, enum flags") {
+  TEST_CASE(
+      "h5py-written Minari folder: float32 Box, int64 Discrete, float64 rewards, enum flags") {
     const Dataset d = dprl::load_dataset(fixture("minari_discrete"));
     CHECK(d.info().dataset_id == "test/cartpole/fixture-v0");
     REQUIRE(d.num_episodes() == 3);
@@ -170,8 +171,8 @@ TEST_SUITE("unit") {
   TEST_CASE("h5py-written D4RL file: next_observations, N x 1 rewards, float flags, user key") {
     dprl::D4rlOptions opt;
     opt.user_id_key = "infos/user_id";
-    const Dataset d = dprl::load_dataset(fixture("d4rl_next_obs.hdf5"), dprl::DatasetFormat::kD4rl,
-                                         opt);
+    const Dataset d =
+        dprl::load_dataset(fixture("d4rl_next_obs.hdf5"), dprl::DatasetFormat::kD4rl, opt);
     REQUIRE(d.num_episodes() == 2);
     CHECK(d.num_transitions() == 6);
     CHECK(d.user_id(0) == 10);

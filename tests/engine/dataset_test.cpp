@@ -188,8 +188,8 @@ TEST_SUITE("unit") {
     spec.observation = Space::box({-4.8, -INFINITY}, {4.8, INFINITY});
     spec.action = Space::discrete(2);
     DatasetInfo info;
-    info.observation_space = Space::box({-4.800000190734863, -INFINITY}, {4.800000190734863,
-                                                                         INFINITY});
+    info.observation_space =
+        Space::box({-4.800000190734863, -INFINITY}, {4.800000190734863, INFINITY});
     info.action_space = Space::discrete(2);
     CHECK_NOTHROW(dprl::check_spaces(info, spec, "f"));
     info.action_space = Space::discrete(3);

@@ -36,8 +36,8 @@ inline Dataset random_dataset(int kind, int episodes, std::uint64_t seed) {
   info.env_id = "testenv";
   info.env_params = {{"gravity", {"9.8", ""}}, {"name", {"a b", ""}}};
   info.metadata_json = R"({"k":[1,2],"s":"x","f":0.1})";
-  info.observation_space = kind == 2 ? Space::discrete(6)
-                                     : Space::box({-5.0, -INFINITY, 0.0}, {5.0, INFINITY, 1e30});
+  info.observation_space =
+      kind == 2 ? Space::discrete(6) : Space::box({-5.0, -INFINITY, 0.0}, {5.0, INFINITY, 1e30});
   info.action_space = kind == 1 ? Space::box(2, -1, 1) : Space::discrete(kind == 2 ? 3 : 4);
   Dataset d(info);
   const std::size_t od = d.obs_dim(), ad = d.act_dim();
@@ -46,10 +46,10 @@ inline Dataset random_dataset(int kind, int episodes, std::uint64_t seed) {
     std::vector<float> obs, act, rew;
     for (std::size_t r = 0; r < (t + 1) * od; ++r) {
       const std::size_t c = r % od;
-      obs.push_back(kind == 2   ? static_cast<float>(rng.below(6))
-                    : c == 0    ? static_cast<float>(rng.uniform(-5, 5))
-                    : c == 1    ? static_cast<float>(rng.normal() * 1e6)
-                                : static_cast<float>(rng.uniform()));
+      obs.push_back(kind == 2 ? static_cast<float>(rng.below(6))
+                    : c == 0  ? static_cast<float>(rng.uniform(-5, 5))
+                    : c == 1  ? static_cast<float>(rng.normal() * 1e6)
+                              : static_cast<float>(rng.uniform()));
     }
     for (std::size_t r = 0; r < t * ad; ++r)
       act.push_back(kind == 1 ? static_cast<float>(rng.uniform(-1, 1))
