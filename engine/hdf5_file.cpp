@@ -119,7 +119,9 @@ File File::create(const std::filesystem::path& path) {
   silence_hdf5();
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
-  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
+  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  H5Pset_obj_track_times(fcpl.get(), false);  // the root group carries no timestamps either
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
   if (id < 0) fail(path.string(), "/", "cannot create");
   return File(id, path.string());
 }
@@ -364,7 +366,10 @@ std::optional<std::int64_t> File::attr_int64(const std::string& path,
 }
 
 void File::create_group(const std::string& path) {
-  Handle g(H5Gcreate2(id_, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  // no timestamps: the same data gives the same bytes
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+  H5Pset_obj_track_times(gcpl.get(), false);
+  Handle g(H5Gcreate2(id_, path.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose);
   if (!g.ok()) fail(name_, path, "cannot create group");
 }
 
@@ -374,8 +379,10 @@ void write_array(const std::string& file, hid_t file_id, const std::string& key,
                  std::span<const std::uint64_t> shape, hid_t file_type, hid_t mem_type) {
   const std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(dcpl.get(), false);  // the same data gives the same bytes
   Handle d(space.ok() ? H5Dcreate2(file_id, key.c_str(), file_type, space.get(), H5P_DEFAULT,
-                                   H5P_DEFAULT, H5P_DEFAULT)
+                                   dcpl.get(), H5P_DEFAULT)
                       : -1,
            H5Dclose);
   if (!d.ok()) fail(file, key, "cannot create dataset");

@@ -12,6 +12,8 @@
 // in the file; check_plausible() refuses an extent the file cannot hold (uncompressed: storage
 // smaller than the extent; filtered: more than 1100x the stored bytes, beyond gzip's 1032:1).
 //
+// Files written carry no timestamps (the same data gives the same bytes).
+//
 // Not thread-safe (the serial HDF5 library is not): use from one thread at a time.
 #pragma once
 
