@@ -197,4 +197,11 @@ std::size_t Dataset::payload_bytes() const {
          seed_.size() * sizeof(std::int64_t);
 }
 
+std::size_t Dataset::memory_bytes() const {
+  return observations_.capacity() * sizeof(float) + actions_.capacity() * sizeof(float) +
+         rewards_.capacity() * sizeof(float) + terminations_.capacity() + truncations_.capacity() +
+         start_.capacity() * sizeof(std::size_t) + user_id_.capacity() * sizeof(std::int64_t) +
+         seed_.capacity() * sizeof(std::int64_t);
+}
+
 }  // namespace dprl

@@ -128,8 +128,9 @@ class Dataset {
   // A dataset of the given episodes (in the given order), with the same info.
   Dataset subset(std::span<const std::size_t> episodes) const;
 
-  // Bytes held by the arrays.
+  // Bytes held by the arrays (sizes), and allocated for them (capacities).
   std::size_t payload_bytes() const;
+  std::size_t memory_bytes() const;
 
  private:
   DatasetInfo info_;

@@ -54,30 +54,33 @@ DatasetArrays read_minari_episodes(const std::filesystem::path& file, std::uint6
   a.seeds.reserve(episodes);
   std::uint64_t steps = 0;
   for (std::uint64_t e = 0; e < episodes; ++e) {
-    const std::string g = fmt::format("episode_{}", e);
-    if (!f.is_group(g))
-      throw DataError(
-          fmt::format("{}: {}: missing (metadata.json says {} episodes)", f.name(), g, episodes));
-    const h5::Array rew = f.array(g + "/rewards");
+    const std::string name = fmt::format("episode_{}", e);
+    const h5::Group g = f.group(name);  // "missing" when metadata.json claims more episodes
+    const h5::Array rew = g.array("rewards");
     const std::uint64_t t = rew.info().rows();
-    if (t == 0) throw DataError(fmt::format("{}: {}: an episode without steps", f.name(), g));
+    if (t == 0) throw DataError(fmt::format("{}: {}: an episode without steps", f.name(), name));
     if (steps + t > total_steps)
       throw DataError(fmt::format("{}: {}: the episodes hold more steps than total_steps = {}",
-                                  f.name(), g, total_steps));
+                                  f.name(), name, total_steps));
     expect_shape(f, rew, t, 1);
-    const h5::Array o = f.array(g + "/observations");
+    const h5::Array o = g.array("observations");
     expect_shape(f, o, t + 1, od);
-    const h5::Array ac = f.array(g + "/actions");
+    const h5::Array ac = g.array("actions");
     expect_shape(f, ac, t, ad);
-    const h5::Array te = f.array(g + "/terminations");
+    const h5::Array te = g.array("terminations");
     expect_shape(f, te, t, 1);
-    const h5::Array tr = f.array(g + "/truncations");
+    const h5::Array tr = g.array("truncations");
     expect_shape(f, tr, t, 1);
-    if (auto claimed = f.attr_int64(g, "total_steps"); claimed && *claimed != std::int64_t(t))
-      throw DataError(fmt::format("{}: {}@total_steps: {} but the episode has {} steps", f.name(),
-                                  g, *claimed, t));
-    if (auto id = f.attr_int64(g, "id"); id && *id != std::int64_t(e))
-      throw DataError(fmt::format("{}: {}@id: {}, expected {}", f.name(), g, *id, e));
+    std::int64_t user = static_cast<std::int64_t>(e), seed = -1;
+    for (const auto& [key, v] : g.int_attrs()) {
+      if (key == "total_steps" && v != static_cast<std::int64_t>(t))
+        throw DataError(fmt::format("{}: {}@total_steps: {} but the episode has {} steps", f.name(),
+                                    name, v, t));
+      if (key == "id" && v != static_cast<std::int64_t>(e))
+        throw DataError(fmt::format("{}: {}@id: {}, expected {}", f.name(), name, v, e));
+      if (key == "user_id") user = v;
+      if (key == "seed") seed = v;
+    }
     const std::size_t o0 = a.observations.size(), a0 = a.actions.size(), t0 = a.rewards.size();
     a.observations.resize(o0 + (t + 1) * od);
     o.read(std::span<float>(a.observations).subspan(o0));
@@ -91,8 +94,8 @@ DatasetArrays read_minari_episodes(const std::filesystem::path& file, std::uint6
     tr.read_flags(std::span<std::uint8_t>(a.truncations).subspan(t0));
     steps += t;
     a.episode_starts.push_back(steps);
-    a.user_ids.push_back(f.attr_int64(g, "user_id").value_or(static_cast<std::int64_t>(e)));
-    a.seeds.push_back(f.attr_int64(g, "seed").value_or(-1));
+    a.user_ids.push_back(user);
+    a.seeds.push_back(seed);
   }
   if (steps != total_steps)
     throw DataError(fmt::format("{}: total_steps: metadata.json says {} but the episodes hold {}",

@@ -110,7 +110,11 @@ File File::open(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw DataError(fmt::format("{}: no such file", path.string()));
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  // evict each object's metadata when it is closed: a Minari file has five datasets per episode,
+  // each opened once
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_evict_on_close(fapl.get(), true);
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
   return File(id, path.string());
 }
@@ -126,7 +130,13 @@ File File::create(const std::filesystem::path& path) {
   return File(id, path.string());
 }
 
-File::File(File&& other) noexcept : id_(other.id_), name_(std::move(other.name_)) {
+File::File(std::int64_t id, std::string name) : id_(id), name_(std::move(name)) {
+  hsize_t n = 0;
+  if (H5Fget_filesize(id_, &n) >= 0) size_ = n;
+}
+
+File::File(File&& other) noexcept
+    : id_(other.id_), name_(std::move(other.name_)), size_(other.size_) {
   other.id_ = -1;
 }
 
@@ -135,6 +145,7 @@ File& File::operator=(File&& other) noexcept {
     if (id_ >= 0) H5Fclose(id_);
     id_ = other.id_;
     name_ = std::move(other.name_);
+    size_ = other.size_;
     other.id_ = -1;
   }
   return *this;
@@ -206,10 +217,68 @@ Array File::array(const std::string& key) const {
   return Array(*this, d, key);
 }
 
-std::uint64_t File::file_size() const {
-  hsize_t n = 0;
-  H5Fget_filesize(id_, &n);
-  return n;
+std::uint64_t File::file_size() const { return size_; }
+
+Group File::group(const std::string& path) const {
+  const hid_t g = H5Gopen2(id_, path.c_str(), H5P_DEFAULT);
+  if (g < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    if (!exists(path)) fail(name_, path, "missing");
+    fail(name_, path, "not a readable group");
+  }
+  return Group(*this, g, path);
+}
+
+Group::Group(const File& file, std::int64_t id, std::string path)
+    : file_(&file), id_(id), path_(std::move(path)) {}
+
+Group::Group(Group&& other) noexcept
+    : file_(other.file_), id_(other.id_), path_(std::move(other.path_)) {
+  other.id_ = -1;
+}
+
+Group::~Group() {
+  if (id_ >= 0) H5Gclose(id_);
+}
+
+Array Group::array(const std::string& name) const {
+  const std::string key = path_ + "/" + name;
+  const hid_t d = H5Dopen2(id_, name.c_str(), H5P_DEFAULT);
+  if (d < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      fail(file_->name(), key, "missing");
+    }
+    fail(file_->name(), key, "not a readable dataset");
+  }
+  return Array(*file_, d, key);
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Group::int_attrs() const {
+  struct Ctx {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    bool failed = false;
+  } ctx;
+  hsize_t idx = 0;
+  const herr_t r = H5Aiterate2(
+      id_, H5_INDEX_NAME, H5_ITER_INC, &idx,
+      [](hid_t loc, const char* name, const H5A_info_t*, void* data) -> herr_t {
+        auto* c = static_cast<Ctx*>(data);
+        Handle a(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+        Handle t(a.ok() ? H5Aget_type(a.get()) : -1, H5Tclose);
+        Handle s(a.ok() ? H5Aget_space(a.get()) : -1, H5Sclose);
+        if (!t.ok() || !s.ok()) return (c->failed = true), -1;
+        if (!is_number(classify(t.get())) || H5Sget_simple_extent_npoints(s.get()) != 1)
+          return 0;  // strings, arrays: not ours
+        std::int64_t v = 0;
+        if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) return (c->failed = true), -1;
+        c->out.emplace_back(name, v);
+        return 0;
+      },
+      &ctx);
+  if (r < 0 || ctx.failed) fail(file_->name(), path_, "unreadable attributes");
+  return ctx.out;
 }
 
 Array::Array(const File& file, std::int64_t id, std::string key)
@@ -221,8 +290,7 @@ Array::Array(const File& file, std::int64_t id, std::string key)
   };
   Handle space(H5Dget_space(id_), H5Sclose);
   Handle type(H5Dget_type(id_), H5Tclose);
-  Handle dcpl(H5Dget_create_plist(id_), H5Pclose);
-  if (!space.ok() || !type.ok() || !dcpl.ok()) bad("unreadable header");
+  if (!space.ok() || !type.ok()) bad("unreadable header");
   const int nd = H5Sget_simple_extent_ndims(space.get());
   if (nd < 0 || nd > 32) bad("unreadable dataspace");
   std::vector<hsize_t> dims(static_cast<std::size_t>(nd));
@@ -232,7 +300,13 @@ Array::Array(const File& file, std::int64_t id, std::string key)
   info_.type = classify(type.get());
   info_.elem_size = H5Tget_size(type.get());
   info_.storage_bytes = H5Dget_storage_size(id_);
-  info_.filtered = H5Pget_nfilters(dcpl.get()) > 0;
+  // whether a filter (compression) is set: asked only when the stored bytes are fewer than the
+  // extent, since the property list copy costs as much as the rest of the header
+  if (info_.storage_bytes < info_.elements() * info_.elem_size) {
+    Handle dcpl(H5Dget_create_plist(id_), H5Pclose);
+    if (!dcpl.ok()) bad("unreadable header");
+    info_.filtered = H5Pget_nfilters(dcpl.get()) > 0;
+  }
   H5Eclear2(H5E_DEFAULT);
 }
 

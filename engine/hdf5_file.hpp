@@ -64,6 +64,7 @@ class Array {
 
  private:
   friend class File;
+  friend class Group;
   Array(const File& file, std::int64_t id, std::string key);
   template <class T>
   void read_numbers(std::span<T> out, std::int64_t mem_type) const;
@@ -71,6 +72,30 @@ class Array {
   std::int64_t id_;
   std::string key_;
   ArrayInfo info_;
+};
+
+// One open group: members and attributes looked up relative to it (cheaper than paths from the
+// root when a file holds many groups).
+class Group {
+ public:
+  Group(Group&& other) noexcept;
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  Group& operator=(Group&&) = delete;
+  ~Group();
+
+  const std::string& path() const { return path_; }
+  // A member dataset; DataError "<path>/<name>: missing" when absent.
+  Array array(const std::string& name) const;
+  // Every scalar numeric attribute, converted to int64 (name, value), in name order.
+  std::vector<std::pair<std::string, std::int64_t>> int_attrs() const;
+
+ private:
+  friend class File;
+  Group(const File& file, std::int64_t id, std::string path);
+  const File* file_;
+  std::int64_t id_;
+  std::string path_;
 };
 
 class File {
@@ -97,6 +122,8 @@ class File {
 
   // Opens a dataset; DataError "missing" or "not a readable dataset".
   Array array(const std::string& key) const;
+  // Opens a group; DataError "missing" or "not a group".
+  Group group(const std::string& path) const;
   ArrayInfo info(const std::string& key) const { return array(key).info(); }
   std::uint64_t file_size() const;
   // Scalar or one-element dataset: a number, or a string (fixed or variable length).
@@ -118,9 +145,11 @@ class File {
 
  private:
   friend class Array;
-  File(std::int64_t id, std::string name) : id_(id), name_(std::move(name)) {}
+  friend class Group;
+  File(std::int64_t id, std::string name);
   std::int64_t id_ = -1;
   std::string name_;
+  std::uint64_t size_ = 0;  // bytes, at open
 };
 
 }  // namespace dprl::h5

@@ -93,7 +93,10 @@ void add_dataset_opts(CLI::App* cmd, const std::shared_ptr<DatasetOpts>& o) {
 
 }  // namespace
 
+void add_dataset_bench_command(CLI::App& app);  // tools/cli_dataset_bench.cpp
+
 void add_dataset_commands(CLI::App& app) {
+  add_dataset_bench_command(app);
   auto* collect = app.add_subcommand("collect", "run a policy and write a Minari dataset folder");
   auto co = std::make_shared<CollectOpts>();
   collect->add_option("--env", co->env, "env id")->required();
