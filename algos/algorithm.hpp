@@ -120,6 +120,8 @@ class Algorithm {
   virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
   // Episodes completed in training.
   virtual std::int64_t train_episodes() const { return 0; }
+  // Whether the learner reads the experiment's dataset (the `data:` section, then required).
+  virtual bool needs_dataset() const { return false; }
   // Learner-specific final figures for summary.json's "extra".
   virtual std::vector<std::pair<std::string, double>> summary_extra() const { return {}; }
 };

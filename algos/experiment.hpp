@@ -13,11 +13,17 @@
 //     id: q_learning          # a registered algorithm
 //     params: {}              # algorithm parameters
 //   train:                    # algos::TrainParams
-//     steps: 200000
+//     steps: 200000           # offline learners: gradient steps
 //     eval_every: 20000
 //     eval_episodes: 100
 //     checkpoint: true
+//     until_budget: false     # private learners: the largest step count the budget affords
+//   data:                     # offline learners only (then required)
+//     path: data/cartpole     # a Minari dataset folder or a D4RL .hdf5 file
+//     format: auto            # auto | minari | d4rl
 //
+// The dataset is loaded, validated and checked against the env's spaces before the run directory
+// is created (a bad file or mismatch is one DataError line naming the file and key).
 // The resolved config (all defaults filled in) is written to <out>/config.yaml before training.
 #pragma once
 

@@ -58,7 +58,8 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
   weights.resize(static_cast<std::size_t>(users) * k);
   double total = 0.0;
   for (int u = 0; u < users; ++u) {
-    const double norm = std::sqrt(sq[u]);
+    // sq holds |sum_j g_j|^2 over the user's k transitions; g_u is their mean
+    const double norm = std::sqrt(sq[u]) / k;
     if (!std::isfinite(norm))
       throw DataError("user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
     total += norm;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/dqn.hpp"
+#include "engine/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/nn_optim.hpp"
 #include "engine/rng.hpp"
@@ -36,7 +37,7 @@ nn::Mlp make_relu_mlp(int in, const std::vector<int>& hidden, int out, std::uint
 struct OfflineLearner::DpRun {
   privacy::UserDpSgdConfig cfg;
   std::unique_ptr<privacy::NoiseSource> noise;     // gradient noise
-  std::unique_ptr<privacy::NoiseSource> sampling;  // user and transition draws
+  std::unique_ptr<privacy::NoiseSource> sampling;  // os-entropy runs: seeds of the user draws
   std::optional<privacy::Ledger> ledger;
   std::string unit;
   std::int64_t charged = 0;  // steps charged so far
@@ -64,19 +65,18 @@ std::string dataset_unit(const Dataset& ds) {
 
 }  // namespace
 
-std::int64_t OfflineLearner::plan_dp(TrainContext& ctx, const Dataset& ds, DpRun& run) {
-  TransitionSampler probe(ds);
+std::int64_t OfflineLearner::plan_dp(TrainContext& ctx, const Dataset& ds, std::int64_t users,
+                                     DpRun& run) {
   run.cfg.noise_multiplier = dp_.noise_multiplier;
   run.cfg.clip_norm = dp_.clip_norm;
   run.cfg.expected_batch = common_.batch_size;
-  run.cfg.num_users = probe.num_users();
+  run.cfg.num_users = users;
   run.cfg.contribution = dp_.contribution;
   run.cfg.validate();
   run.unit = dataset_unit(ds);
   const bool seeded = dp_.noise == "seeded";
   if (seeded) {
     run.noise = privacy::make_seeded_noise(ctx.seed(), 0);
-    run.sampling = privacy::make_seeded_noise(ctx.seed(), 1);
     std::fprintf(stderr,
                  "dprl: warning: %s: noise: seeded makes the run reproducible but not formally "
                  "private (the seed regenerates the noise)\n",
@@ -189,12 +189,20 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   actions_ = static_cast<int>(spec.action.n);
   setup(obs_dim_, actions_, ctx.seed());
 
-  TransitionSampler sampler(*ds);
+  const BatchGatherer gather(*ds);
+  const UserIndex users(*ds);
   DpRun run;
-  const std::int64_t total = dp_.dp ? plan_dp(ctx, *ds, run) : ctx.train().steps;
+  const std::int64_t total =
+      dp_.dp ? plan_dp(ctx, *ds, static_cast<std::int64_t>(users.num_users()), run)
+             : ctx.train().steps;
+  std::optional<PoissonUserSampler> poisson;
+  if (dp_.dp)
+    poisson.emplace(users, run.cfg.sampling_rate(),
+                    static_cast<std::size_t>(run.cfg.contribution));
   ctx.set_step_column("gradient_step");
-  Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 0));
   OfflineBatch batch;
+  std::vector<std::size_t> picked;
+  UserBatch user_batch;
   const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
   double loss_sum = 0;
   std::int64_t loss_n = 0;
@@ -207,10 +215,17 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
         run.charged = step + count - 1;
         ctx.set_epsilon(run.ledger->spent_epsilon());
       }
-      sampler.poisson_users(run.cfg.sampling_rate(), run.cfg.contribution, *run.sampling, batch);
+      // the user draws: seeded runs from the seed, private runs from 64 fresh OS-entropy bits
+      Rng r(run.sampling ? run.sampling->next_u64()
+                         : derive_seed(ctx.seed(), Domain::kMinibatch, 1,
+                                       static_cast<std::uint64_t>(step)));
+      poisson->sample(r, user_batch);
+      gather.gather(user_batch.transitions, batch, static_cast<int>(user_batch.num_users()));
       dp_step(batch, run.cfg, *run.noise);
     } else {
-      sampler.uniform(common_.batch_size, rng, batch);
+      Rng r(derive_seed(ctx.seed(), Domain::kMinibatch, 0, static_cast<std::uint64_t>(step)));
+      sample_uniform(*ds, static_cast<std::size_t>(common_.batch_size), r, picked);
+      gather.gather(picked, batch);
       loss_sum += this->step(batch);
       ++loss_n;
     }
@@ -230,7 +245,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   }
   // private runs publish only the user count (public, as in DP-SGD practice: q = b / m)
   extra_ = {{"gradient_steps", static_cast<double>(total)},
-            {"dataset_users", static_cast<double>(sampler.num_users())}};
+            {"dataset_users", static_cast<double>(users.num_users())}};
   if (dp_.dp) {
     finish_dp(ctx, run, total);
   } else {

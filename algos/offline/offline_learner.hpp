@@ -126,6 +126,7 @@ class OfflineLearner : public Algorithm {
  public:
   std::int64_t train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
+  bool needs_dataset() const override { return true; }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
@@ -166,7 +167,7 @@ class OfflineLearner : public Algorithm {
 
  private:
   struct DpRun;
-  std::int64_t plan_dp(TrainContext& ctx, const Dataset& ds, DpRun& run);
+  std::int64_t plan_dp(TrainContext& ctx, const Dataset& ds, std::int64_t users, DpRun& run);
   void finish_dp(const TrainContext& ctx, const DpRun& run, std::int64_t steps);
 
   void apply(const std::vector<TrainedNet>& nets);
