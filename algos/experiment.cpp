@@ -171,7 +171,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   s.env = p.env_id;
   s.algo = p.algo_id;
   s.seed = p.seed;
-  s.env_steps = steps;
+  s.env_steps = algo->needs_dataset() ? 0 : steps;  // offline learners: gradient steps in extra
   s.episodes = algo->train_episodes();
   if (ctx.last_eval_step() != steps) {
     auto pol = algo->policy();
