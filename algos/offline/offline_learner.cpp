@@ -161,13 +161,15 @@ void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConf
   apply(nets);
 }
 
-std::int64_t OfflineLearner::train(TrainContext& ctx) {
+const Dataset& OfflineLearner::check_inputs(TrainContext& ctx) {
   const Dataset* ds = ctx.dataset();
   if (!ds)
     throw ConfigError(fmt::format(
         "{} learns from a dataset: add `data: {{path: ..., format: minari|d4rl}}` to the "
         "experiment",
         name_));
+  if (ctx.train().until_budget && !dp_.dp)
+    throw ParamError(fmt::format("train.until_budget needs a private learner ({}.dp: true)", name_));
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   if (!spec.action.is_discrete() || spec.observation.is_discrete())
@@ -175,8 +177,8 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
         "{} needs a Box observation and Discrete actions; env '{}' has observation {} and "
         "action {}",
         name_, spec.id, spec.observation.describe(), spec.action.describe()));
-  if (!ds->info().action_space.is_discrete() ||
-      ds->info().action_space.n != spec.action.n || ds->obs_dim() != spec.observation.dim())
+  if (!ds->info().action_space.is_discrete() || ds->info().action_space.n != spec.action.n ||
+      ds->obs_dim() != spec.observation.dim())
     throw DataError(fmt::format("{}: dataset spaces (observation {}, action {}) do not match env "
                                 "'{}' (observation {}, action {})",
                                 ctx.dataset_source(), ds->info().observation_space.describe(),
@@ -185,15 +187,29 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   if (ds->num_transitions() == 0)
     throw DataError(fmt::format("{}: the dataset holds no transitions", ctx.dataset_source()));
   env_id_ = spec.id;
-  obs_dim_ = static_cast<int>(spec.observation.dim());
-  actions_ = static_cast<int>(spec.action.n);
-  setup(obs_dim_, actions_, ctx.seed());
+  return *ds;
+}
 
-  const BatchGatherer gather(*ds);
-  const UserIndex users(*ds);
+void OfflineLearner::charge_block(TrainContext& ctx, DpRun& run, std::int64_t step,
+                                  std::int64_t total) const {
+  // the block of steps up to the next evaluation, charged before its first step runs
+  const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
+  const std::int64_t count = std::min(total, (step - 1) / every * every + every) - step + 1;
+  run.ledger->charge(run.cfg.step_event(), count,
+                     fmt::format("gradient steps {}-{}", step, step + count - 1));
+  run.charged = step + count - 1;
+  ctx.set_epsilon(run.ledger->spent_epsilon());
+}
+
+std::int64_t OfflineLearner::train(TrainContext& ctx) {
+  const Dataset& ds = check_inputs(ctx);
+  const EnvSpec spec = ctx.make_env()->spec();
+  setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), ctx.seed());
+  const BatchGatherer gather(ds);
+  const UserIndex users(ds);
   DpRun run;
   const std::int64_t total =
-      dp_.dp ? plan_dp(ctx, *ds, static_cast<std::int64_t>(users.num_users()), run)
+      dp_.dp ? plan_dp(ctx, ds, static_cast<std::int64_t>(users.num_users()), run)
              : ctx.train().steps;
   std::optional<PoissonUserSampler> poisson;
   if (dp_.dp)
@@ -203,18 +219,11 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   OfflineBatch batch;
   std::vector<std::size_t> picked;
   UserBatch user_batch;
-  const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
   double loss_sum = 0;
   std::int64_t loss_n = 0;
   for (std::int64_t step = 1; step <= total; ++step) {  // step == steps_ + 1
     if (dp_.dp) {
-      if (step > run.charged) {  // charge the block up to the next evaluation before it runs
-        const std::int64_t count = std::min(total, (step - 1) / every * every + every) - step + 1;
-        run.ledger->charge(run.cfg.step_event(), count,
-                           fmt::format("gradient steps {}-{}", step, step + count - 1));
-        run.charged = step + count - 1;
-        ctx.set_epsilon(run.ledger->spent_epsilon());
-      }
+      if (step > run.charged) charge_block(ctx, run, step, total);
       // the user draws: seeded runs from the seed, private runs from 64 fresh OS-entropy bits
       Rng r(run.sampling ? run.sampling->next_u64()
                          : derive_seed(ctx.seed(), Domain::kMinibatch, 1,
@@ -224,7 +233,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
       dp_step(batch, run.cfg, *run.noise);
     } else {
       Rng r(derive_seed(ctx.seed(), Domain::kMinibatch, 0, static_cast<std::uint64_t>(step)));
-      sample_uniform(*ds, static_cast<std::size_t>(common_.batch_size), r, picked);
+      sample_uniform(ds, static_cast<std::size_t>(common_.batch_size), r, picked);
       gather.gather(picked, batch);
       loss_sum += this->step(batch);
       ++loss_n;
@@ -232,11 +241,10 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     if (ctx.eval_due(step) || step == total) {
       auto pol = policy();
       // the training loss reads private batches without noise: private runs do not publish it
-      const double loss = loss_n > 0 ? loss_sum / static_cast<double>(loss_n) : NAN;
       if (dp_.dp)
         ctx.evaluate(*pol, step, 0);
       else
-        ctx.evaluate(*pol, step, 0, {{"loss", loss}});
+        ctx.evaluate(*pol, step, 0, {{"loss", loss_sum / static_cast<double>(loss_n)}});
       loss_sum = 0;
       loss_n = 0;
     }
@@ -249,8 +257,8 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   if (dp_.dp) {
     finish_dp(ctx, run, total);
   } else {
-    extra_.push_back({"dataset_transitions", static_cast<double>(ds->num_transitions())});
-    extra_.push_back({"dataset_episodes", static_cast<double>(ds->num_episodes())});
+    extra_.push_back({"dataset_transitions", static_cast<double>(ds.num_transitions())});
+    extra_.push_back({"dataset_episodes", static_cast<double>(ds.num_episodes())});
   }
   return total;
 }

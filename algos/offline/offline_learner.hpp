@@ -167,6 +167,8 @@ class OfflineLearner : public Algorithm {
 
  private:
   struct DpRun;
+  const Dataset& check_inputs(TrainContext& ctx);
+  void charge_block(TrainContext& ctx, DpRun& run, std::int64_t step, std::int64_t total) const;
   std::int64_t plan_dp(TrainContext& ctx, const Dataset& ds, std::int64_t users, DpRun& run);
   void finish_dp(const TrainContext& ctx, const DpRun& run, std::int64_t steps);
 
