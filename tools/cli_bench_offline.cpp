@@ -6,8 +6,9 @@
 // target at s' for the Q-learners), the loss's output gradients, backward, Adam and the target
 // update. dp_step_us is one user-level DP-SGD step on the same columns as --batch sampled users
 // (one transition each): the same forward and backward, joint per-user norms, clip factors, the
-// weighted sums, Gaussian noise on every parameter from a seeded NoiseSource (the fast bulk
-// sampler; OS-entropy noise costs more, see docs/offline.md) and Adam. Figures are medians of
+// weighted sums, Gaussian noise on every parameter (--noise seeded: the seeded NoiseSource's fast
+// bulk sampler, the default; --noise os-entropy: the secure exact sampler private runs use) and
+// Adam. Figures are medians of
 // --repeats timed blocks of --iters steps on one thread (the two kinds interleaved block by block);
 // step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
 // (also printed). tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
@@ -39,6 +40,7 @@ struct BenchOfflineOpts {
   std::string hidden = "256,256";
   int iters = 200;
   int repeats = 7;
+  std::string noise = "seeded";
   bool json = false;
 };
 
@@ -123,7 +125,8 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   cfg.expected_batch = o.batch;
   cfg.num_users = 100 * static_cast<std::int64_t>(o.batch);
   cfg.validate();
-  auto noise = privacy::make_seeded_noise(0, 0);
+  auto noise = o.noise == "seeded" ? privacy::make_seeded_noise(0, 0)
+                                   : privacy::make_os_entropy_noise(true);
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;
   for (int r = 0; r < o.repeats; ++r) {
@@ -176,6 +179,8 @@ void add_bench_offline_command(CLI::App& app) {
   cmd->add_option("--iters", o->iters, "steps per timed block (default 200)")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--repeats", o->repeats, "timed blocks (default 7)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--noise", o->noise, "DP noise: seeded (default) or os-entropy (secure)")
+      ->check(CLI::IsMember({"seeded", "os-entropy"}));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { cmd_bench_offline(*o); });
 }

@@ -46,6 +46,7 @@ std::vector<TrainedNet> DiscreteBcq::trained() {
 double DiscreteBcq::compute_errors(const OfflineBatch& b, float dout_scale) {
   const int n = b.n, A = actions_, gt = g_trunk();
   const float gamma = static_cast<float>(p_.target.gamma);
+  const float reward_scale = static_cast<float>(p_.target.reward_scale);
   const double log_flex = std::log(p_.action_flexibility);
   // targets: constrained argmax of the online Q and G at s', valued by the target network
   const nn::Mat& hn = trunk_[0].forward(b.next_obs, n_trunk_[0]);
@@ -56,7 +57,7 @@ double DiscreteBcq::compute_errors(const OfflineBatch& b, float dout_scale) {
   y_.resize(n);
   for (int i = 0; i < n; ++i) {
     const int k = bcq_select(qn.col(i).data(), gn.col(i).data(), A, log_flex);
-    y_[i] = b.rewards[i] + gamma * b.not_done[i] * tq(k, i);
+    y_[i] = reward_scale * b.rewards[i] + gamma * b.not_done[i] * tq(k, i);
   }
   // the loss at s
   const nn::Mat& h = trunk_[0].forward(b.obs, c_trunk_[0]);

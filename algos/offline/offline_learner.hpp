@@ -77,6 +77,7 @@ struct QTargetParams {
   double gamma = 0.99;
   int target_update_interval = 8000;
   double tau = 1.0;
+  double reward_scale = 1.0;
 
   template <class V>
   void visit(V& v) {
@@ -85,6 +86,8 @@ struct QTargetParams {
       "gradient steps between target updates (d3rlpy: 8000)");
     v("tau", tau, Range::left_open(0, 1),
       "target update rate at each update (1: hard copy; < 1: Polyak)");
+    v("reward_scale", reward_scale, Range::positive(),
+      "rewards are multiplied by this in the TD target (d3rlpy's MultiplyRewardScaler)");
   }
 };
 
