@@ -95,14 +95,15 @@ std::shared_ptr<const Dataset> load_experiment_data(const Parsed& p, const Env& 
                                                     const Algorithm& algo) {
   if (p.data_path.empty()) {
     if (algo.needs_dataset())
-      throw ConfigError(fmt::format("missing key 'data' in the experiment: algo '{}' learns from "
-                                    "a dataset (data: {{path: DIR, format: minari|d4rl}})",
-                                    p.algo_id));
+      throw ConfigError(
+          fmt::format("missing key 'data' in the experiment: algo '{}' learns from "
+                      "a dataset (data: {{path: DIR, format: minari|d4rl}})",
+                      p.algo_id));
     return nullptr;
   }
   if (!algo.needs_dataset())
-    throw ConfigError(fmt::format("{}: data: algo '{}' does not read a dataset", p.data_where,
-                                  p.algo_id));
+    throw ConfigError(
+        fmt::format("{}: data: algo '{}' does not read a dataset", p.data_where, p.algo_id));
   auto ds = std::make_shared<Dataset>(load_dataset(p.data_path, p.data_format));
   check_spaces(ds->info(), env.spec(), p.data_path);
   return ds;

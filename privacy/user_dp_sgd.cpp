@@ -61,7 +61,8 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
     // sq holds |sum_j g_j|^2 over the user's k transitions; g_u is their mean
     const double norm = std::sqrt(sq[u]) / k;
     if (!std::isfinite(norm))
-      throw DataError("user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
+      throw DataError(
+          "user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
     total += norm;
     if (norm > C) ++st.clipped;
     const double c = std::min(1.0, C / (norm + 1e-6));
@@ -107,7 +108,8 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.reproducible_noise = in.seeded;
   nlohmann::ordered_json d;
   d["mechanism"] = "user-level DP-SGD: Poisson-sampled users, per-user clipping, Gaussian noise";
-  d["relation"] = fmt::format("add or remove one {} together with all of their data", in.unit);
+  d["relation"] =
+      fmt::format("add or remove one {} together with all the data it contributed", in.unit);
   d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
                                                  std::max<std::int64_t>(in.steps, 1))
                                          .to_json());

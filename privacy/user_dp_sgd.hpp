@@ -22,11 +22,11 @@
 // of their data changes the sum of clipped per-user gradients by at most C (the user is absent or
 // present in the sample; their k transitions enter through one clipped vector). N steps compose
 // as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the Ledger;
-// the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's user.
-// Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded noise
-// gives a reproducible run that is NOT formally private (anyone with the seed can subtract the
-// noise). The accounting treats the noise as the continuous Gaussian (see noise_source.hpp for the
-// secure sampler's caveat).
+// the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's
+// user. Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded
+// noise gives a reproducible run that is NOT formally private (anyone with the seed can subtract
+// the noise). The accounting treats the noise as the continuous Gaussian (see noise_source.hpp for
+// the secure sampler's caveat).
 //
 // | field            | range          | meaning                                              |
 // |------------------|----------------|------------------------------------------------------|
@@ -74,9 +74,9 @@ struct DpNetGrad {
 };
 
 struct UserDpStepStats {
-  int users = 0;           // sampled users
-  double mean_norm = 0;    // mean per-user gradient norm before clipping
-  int clipped = 0;         // users whose norm exceeded C
+  int users = 0;         // sampled users
+  double mean_norm = 0;  // mean per-user gradient norm before clipping
+  int clipped = 0;       // users whose norm exceeded C
 };
 
 // Steps 3-5 above for `users` sampled users whose k = cfg.contribution transitions are columns
@@ -101,7 +101,7 @@ struct UserDpReportInput {
   std::string noise_source;  // NoiseSource::name()
   bool seeded = false;       // seeded noise: reproducible, not formal
   std::vector<std::string> covers;
-  std::string extra_json;    // more fields for details ({} text or "")
+  std::string extra_json;  // more fields for details ({} text or "")
 };
 PrivacyReport user_dp_report(const UserDpReportInput& in);
 

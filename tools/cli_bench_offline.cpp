@@ -104,9 +104,10 @@ std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, b
   auto algo = algos::algo_registry().make(o.algo, params);
   auto* learner = dynamic_cast<algos::OfflineLearner*>(algo.get());
   if (!learner)
-    throw ParamError(fmt::format("--algo {}: not an offline learner (bc, discrete_cql, "
-                                 "discrete_bcq)",
-                                 o.algo));
+    throw ParamError(
+        fmt::format("--algo {}: not an offline learner (bc, discrete_cql, "
+                    "discrete_bcq)",
+                    o.algo));
   algo.release();
   std::unique_ptr<algos::OfflineLearner> out(learner);
   out->setup(o.obs, o.actions, 1);
@@ -114,8 +115,7 @@ std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, b
 }
 
 void cmd_bench_offline(const BenchOfflineOpts& o) {
-  if (o.obs < 1 || o.actions < 2)
-    throw ParamError("--obs must be >= 1 and --actions >= 2");
+  if (o.obs < 1 || o.actions < 2) throw ParamError("--obs must be >= 1 and --actions >= 2");
   const algos::OfflineBatch b = random_batch(o.obs, o.actions, o.batch);
   auto plain = make_learner(o, false);
   auto priv = make_learner(o, true);
@@ -125,8 +125,8 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   cfg.expected_batch = o.batch;
   cfg.num_users = 100 * static_cast<std::int64_t>(o.batch);
   cfg.validate();
-  auto noise = o.noise == "seeded" ? privacy::make_seeded_noise(0, 0)
-                                   : privacy::make_os_entropy_noise(true);
+  auto noise =
+      o.noise == "seeded" ? privacy::make_seeded_noise(0, 0) : privacy::make_os_entropy_noise(true);
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;
   for (int r = 0; r < o.repeats; ++r) {

@@ -30,7 +30,8 @@ void cmd_run(const RunOpts& o) {
   const RunSummary s = algos::run_experiment_file(o.config, opts);
   std::string steps = fmt::format("{} env steps", s.env_steps);
   for (const auto& [k, v] : s.extra)
-    if (k == "gradient_steps") steps = fmt::format("{} gradient steps", static_cast<std::int64_t>(v));
+    if (k == "gradient_steps")
+      steps = fmt::format("{} gradient steps", static_cast<std::int64_t>(v));
   fmt::print("{}: {} on {}, seed {}, {} in {:.2f} s\n", s.name, s.algo, s.env, s.seed, steps,
              s.wall_time_s);
   fmt::print("final evaluation: return {:.4f} +- {:.4f} over {} episodes\n",

@@ -21,9 +21,9 @@ namespace dprl::algos {
 
 void UserDpParams::check(const char* owner) const {
   if (dp && !(epsilon > 0.0))
-    throw ParamError(fmt::format(
-        "{}.epsilon = {} must be > 0 when dp is true (the privacy budget of the run)", owner,
-        format_param(epsilon)));
+    throw ParamError(
+        fmt::format("{}.epsilon = {} must be > 0 when dp is true (the privacy budget of the run)",
+                    owner, format_param(epsilon)));
 }
 
 nn::Mlp make_relu_mlp(int in, const std::vector<int>& hidden, int out, std::uint64_t seed,
@@ -169,7 +169,8 @@ const Dataset& OfflineLearner::check_inputs(TrainContext& ctx) {
         "experiment",
         name_));
   if (ctx.train().until_budget && !dp_.dp)
-    throw ParamError(fmt::format("train.until_budget needs a private learner ({}.dp: true)", name_));
+    throw ParamError(
+        fmt::format("train.until_budget needs a private learner ({}.dp: true)", name_));
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   if (!spec.action.is_discrete() || spec.observation.is_discrete())
@@ -179,11 +180,12 @@ const Dataset& OfflineLearner::check_inputs(TrainContext& ctx) {
         name_, spec.id, spec.observation.describe(), spec.action.describe()));
   if (!ds->info().action_space.is_discrete() || ds->info().action_space.n != spec.action.n ||
       ds->obs_dim() != spec.observation.dim())
-    throw DataError(fmt::format("{}: dataset spaces (observation {}, action {}) do not match env "
-                                "'{}' (observation {}, action {})",
-                                ctx.dataset_source(), ds->info().observation_space.describe(),
-                                ds->info().action_space.describe(), spec.id,
-                                spec.observation.describe(), spec.action.describe()));
+    throw DataError(
+        fmt::format("{}: dataset spaces (observation {}, action {}) do not match env "
+                    "'{}' (observation {}, action {})",
+                    ctx.dataset_source(), ds->info().observation_space.describe(),
+                    ds->info().action_space.describe(), spec.id, spec.observation.describe(),
+                    spec.action.describe()));
   if (ds->num_transitions() == 0)
     throw DataError(fmt::format("{}: the dataset holds no transitions", ctx.dataset_source()));
   env_id_ = spec.id;
@@ -213,8 +215,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
              : ctx.train().steps;
   std::optional<PoissonUserSampler> poisson;
   if (dp_.dp)
-    poisson.emplace(users, run.cfg.sampling_rate(),
-                    static_cast<std::size_t>(run.cfg.contribution));
+    poisson.emplace(users, run.cfg.sampling_rate(), static_cast<std::size_t>(run.cfg.contribution));
   ctx.set_step_column("gradient_step");
   OfflineBatch batch;
   std::vector<std::size_t> picked;
@@ -225,9 +226,9 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     if (dp_.dp) {
       if (step > run.charged) charge_block(ctx, run, step, total);
       // the user draws: seeded runs from the seed, private runs from 64 fresh OS-entropy bits
-      Rng r(run.sampling ? run.sampling->next_u64()
-                         : derive_seed(ctx.seed(), Domain::kMinibatch, 1,
-                                       static_cast<std::uint64_t>(step)));
+      Rng r(run.sampling
+                ? run.sampling->next_u64()
+                : derive_seed(ctx.seed(), Domain::kMinibatch, 1, static_cast<std::uint64_t>(step)));
       poisson->sample(r, user_batch);
       gather.gather(user_batch.transitions, batch, static_cast<int>(user_batch.num_users()));
       dp_step(batch, run.cfg, *run.noise);

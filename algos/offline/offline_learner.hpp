@@ -104,11 +104,9 @@ struct UserDpParams {
   template <class V>
   void visit(V& v) {
     v("dp", dp, "user-level DP-SGD (privacy unit: the dataset's user_id)");
-    v("noise_multiplier", noise_multiplier, Range::left_open(0, 1e6),
-      "noise std / clip_norm");
+    v("noise_multiplier", noise_multiplier, Range::left_open(0, 1e6), "noise std / clip_norm");
     v("clip_norm", clip_norm, Range::positive(), "L2 bound on each sampled user's gradient");
-    v("epsilon", epsilon, Range::non_negative(),
-      "privacy budget (required > 0 when dp is true)");
+    v("epsilon", epsilon, Range::non_negative(), "privacy budget (required > 0 when dp is true)");
     v("delta", delta, Range::open(0, 1), "delta of the guarantee");
     v("accountant", accountant, Choices{{"pld", "rdp", "best"}}, "privacy accountant");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},

@@ -133,6 +133,25 @@ TEST_SUITE("unit") {
   }
 }
 
+TEST_SUITE("unit") {
+  TEST_CASE("os-entropy private runs are formal and not reproducible") {
+    auto ds = users_data(20, 20);
+    auto p = private_cql();
+    p.common.hidden_sizes = "4";
+    p.common.batch_size = 2;
+    p.dp.noise = "os-entropy";
+    p.dp.epsilon = 10;
+    dprl::algos::DiscreteCql cql(p);
+    auto ctx = ctx_for(ds, 5);
+    cql.train(ctx);
+    const auto r = *cql.privacy();
+    CHECK(r.formal);
+    CHECK_FALSE(r.reproducible_noise);
+    CHECK(r.noise_source == "os_entropy(secure)");
+    CHECK(r.epsilon <= 10.0);
+  }
+}
+
 TEST_SUITE("e2e") {
   TEST_CASE("a private experiment from a Minari folder: guarantee record, ledger, no loss column") {
     const auto dir = fs::temp_directory_path() / "dprl_offline_dp_experiment";
@@ -147,7 +166,9 @@ TEST_SUITE("e2e") {
         "seed: 3\nenv: {id: cartpole}\n"
         "algo: {id: discrete_bcq, params: {hidden_sizes: '16,16', batch_size: 6, dp: true, "
         "epsilon: 5, delta: 0.001, noise_multiplier: 2, accountant: rdp, noise: seeded}}\n"
-        "data: {path: " + (dir / "data").string() + ", format: minari}\n"
+        "data: {path: " +
+        (dir / "data").string() +
+        ", format: minari}\n"
         "train: {steps: 100, eval_every: 50, eval_episodes: 2}\n";
     dprl::algos::run_experiment(dprl::parse_yaml(yaml, "inline"), "t", o);
     const auto summary = nlohmann::json::parse(dprl::read_file(dir / "run" / "summary.json"));

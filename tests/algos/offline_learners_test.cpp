@@ -92,8 +92,8 @@ dprl::algos::TrainContext cartpole_ctx(std::int64_t steps, std::int64_t eval_eve
   t.steps = steps;
   t.eval_every = eval_every;
   t.eval_episodes = episodes;
-  dprl::algos::TrainContext ctx([] { return dprl::envs::make_env("cartpole"); }, seed, t,
-                                nullptr, nullptr);
+  dprl::algos::TrainContext ctx([] { return dprl::envs::make_env("cartpole"); }, seed, t, nullptr,
+                                nullptr);
   ctx.set_dataset(std::move(ds), "test data");
   return ctx;
 }
@@ -193,8 +193,9 @@ TEST_SUITE("unit") {
     CHECK(dprl::algos::bcq_select(q, logits, 3, std::log(0.3), mask) == 0);
   }
 
-  TEST_CASE("offline learners refuse missing data, mismatched spaces and private runs without a "
-            "budget") {
+  TEST_CASE(
+      "offline learners refuse missing data, mismatched spaces and private runs without a "
+      "budget") {
     dprl::algos::DiscreteCqlParams p;
     dprl::algos::DiscreteCql cql(p);
     dprl::algos::TrainParams t;

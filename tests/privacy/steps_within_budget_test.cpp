@@ -26,7 +26,8 @@ TEST_SUITE("unit") {
       CHECK(r.epsilon <= c.eps);
       CHECK(dpsgd_epsilon(c.z, c.q, r.steps + 1, c.delta, c.accountant) > c.eps);
       // about 2 log2 N evaluations
-      CHECK(r.evaluations <= 2 * (64 - __builtin_clzll(static_cast<unsigned long long>(r.steps))) + 2);
+      CHECK(r.evaluations <=
+            2 * (64 - __builtin_clzll(static_cast<unsigned long long>(r.steps))) + 2);
     }
   }
 

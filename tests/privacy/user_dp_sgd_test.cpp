@@ -37,8 +37,10 @@ struct TwoNets {
     dprl::nn::init_kaiming_uniform(b.shape(), b.data(), rng);
     Mat x(3, columns), da(2, columns), db(2, columns);
     for (int i = 0; i < x.size(); ++i) x.data()[i] = static_cast<float>(rng.normal());
-    for (int i = 0; i < da.size(); ++i) da.data()[i] = static_cast<float>(dout_scale * rng.normal());
-    for (int i = 0; i < db.size(); ++i) db.data()[i] = static_cast<float>(dout_scale * rng.normal());
+    for (int i = 0; i < da.size(); ++i)
+      da.data()[i] = static_cast<float>(dout_scale * rng.normal());
+    for (int i = 0; i < db.size(); ++i)
+      db.data()[i] = static_cast<float>(dout_scale * rng.normal());
     a.forward(x, ca);
     b.forward(x, cb);
     dprl::nn::backward_errors(a.shape(), a.data(), da, ca);
@@ -121,12 +123,14 @@ TEST_SUITE("unit") {
       for (std::size_t i = 0; i < t.gb.size(); ++i)
         got[static_cast<Eigen::Index>(t.ga.size() + i)] = t.gb[i];
       // float accumulation of O(1) terms against the double reference: 1e-5 is ~100 ulps
-      CHECK((got - expect).lpNorm<Eigen::Infinity>() <= 1e-5 * (1.0 + expect.lpNorm<Eigen::Infinity>()));
+      CHECK((got - expect).lpNorm<Eigen::Infinity>() <=
+            1e-5 * (1.0 + expect.lpNorm<Eigen::Infinity>()));
     }
   }
 
-  TEST_CASE("one user contributes at most C, however many transitions; removing a user moves the "
-            "sum by at most C") {
+  TEST_CASE(
+      "one user contributes at most C, however many transitions; removing a user moves the "
+      "sum by at most C") {
     const int k = 50, users = 3;
     TwoNets t(users * k, 1e3, 5);  // huge losses: every user is clipped
     UserDpSgdConfig cfg;

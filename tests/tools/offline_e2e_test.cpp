@@ -23,8 +23,8 @@ struct Result {
 };
 
 fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() /
-           ("dprl_offline_e2e_" + std::to_string(::getpid()) + "_" + name);
+  auto d =
+      fs::temp_directory_path() / ("dprl_offline_e2e_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -48,7 +48,8 @@ TEST_SUITE("e2e") {
   TEST_CASE("collect, discrete_cql from the dataset, eval of the saved policy") {
     const auto d = scratch("cql");
     const std::string data = (d / "data").string(), run = (d / "run").string();
-    auto r = dprl_cmd("collect --env cartpole --policy random --episodes 20 --seed 3 --out " + data);
+    auto r =
+        dprl_cmd("collect --env cartpole --policy random --episodes 20 --seed 3 --out " + data);
     REQUIRE(r.code == 0);
     r = dprl_cmd("run " + kConfig + " --quiet --out " + run + " --set data.path=" + data +
                  " --set train.steps=3000 --set train.eval_every=1000 --set train.eval_episodes=3");
@@ -70,8 +71,8 @@ TEST_SUITE("e2e") {
   TEST_CASE("bad data: one line naming the file, exit 2, no run directory") {
     const auto d = scratch("bad");
     const std::string run = (d / "run").string();
-    auto r = dprl_cmd("run " + kConfig + " --quiet --out " + run + " --set data.path=" +
-                      (d / "missing").string());
+    auto r = dprl_cmd("run " + kConfig + " --quiet --out " + run +
+                      " --set data.path=" + (d / "missing").string());
     CHECK(r.code == 2);
     CHECK(r.err.rfind("dprl: ", 0) == 0);
     CHECK(r.err.find('\n') == r.err.size() - 1);
@@ -79,9 +80,9 @@ TEST_SUITE("e2e") {
     CHECK_FALSE(fs::exists(run));
     // a dataset of another env: its spaces do not match
     const std::string lunar = (d / "lunar").string();
-    REQUIRE(dprl_cmd("collect --env lunar_lander --policy random --episodes 2 --seed 1 --out " +
-                     lunar)
-                .code == 0);
+    REQUIRE(
+        dprl_cmd("collect --env lunar_lander --policy random --episodes 2 --seed 1 --out " + lunar)
+            .code == 0);
     r = dprl_cmd("run " + kConfig + " --quiet --out " + run + " --set data.path=" + lunar);
     CHECK(r.code == 2);
     CHECK(r.err.find(lunar) != std::string::npos);
