@@ -102,9 +102,10 @@ void SweepDispatcher::record(std::size_t index, RunOutcome outcome) {
   const bool failed = outcome.status == Status::kFailed;
   outcomes_[index] = std::move(outcome);
   ++recorded_;
-  progress_->run_finished(failed);
-  if (!opts_.quiet || failed)
-    progress_->log(run_line(plan_.runs[index], plan_.runs.size(), outcomes_[index]));
+  progress_->run_finished(failed,
+                          !opts_.quiet || failed
+                              ? run_line(plan_.runs[index], plan_.runs.size(), outcomes_[index])
+                              : std::string());
   changed_.notify_all();
 }
 

@@ -50,10 +50,15 @@ SweepProgress::SweepProgress(Progress::Mode mode, std::size_t total, std::size_t
 
 SweepProgress::~SweepProgress() { finish(); }
 
-void SweepProgress::run_finished(bool failed) {
+void SweepProgress::run_finished(bool failed, std::string_view line) {
   ++executed_;
   if (failed) ++failed_;
+  if (!line.empty()) {
+    if (enabled_ && printed_) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "{}\n", line);
+  }
   if (enabled_) draw();
+  std::fflush(stderr);
 }
 
 void SweepProgress::tick() {

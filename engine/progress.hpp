@@ -42,8 +42,9 @@ class SweepProgress {
   SweepProgress(Progress::Mode mode, std::size_t total, std::size_t skipped);
   ~SweepProgress();
 
-  void run_finished(bool failed);  // counts the run and redraws
-  void tick();                     // redraws at most once a second, so the ETA moves
+  // Counts a run, prints `line` (if any) above the progress line, redraws it.
+  void run_finished(bool failed, std::string_view line = {});
+  void tick();  // redraws at most once a second, so the ETA moves
   // Prints a whole line on stderr (always, TTY or not), above the progress line.
   void log(std::string_view line);
   void finish();

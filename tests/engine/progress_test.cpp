@@ -36,15 +36,17 @@ TEST_SUITE("unit") {
   TEST_CASE("the sweep progress line counts runs in place and logs lines above it") {
     const std::string text = capture_stderr([] {
       dprl::SweepProgress p(dprl::Progress::Mode::kOn, 5, 2);
-      p.run_finished(false);
-      p.log("[3/5] base seed 3: return 1.0000");
+      p.run_finished(false, "[3/5] base seed 3: return 1.0000");
+      p.log("a note");
       p.run_finished(true);
       p.finish();
     });
     // every redraw starts with a carriage return and a clear-line, so the line stays in place
     CHECK(text.rfind("\r\033[Ksweep: 2/5 runs done (2 skipped), 0 failed, - runs/h, ETA -", 0) ==
           0);
-    CHECK(text.find("\r\033[K[3/5] base seed 3: return 1.0000\n") != std::string::npos);
+    CHECK(text.find("\r\033[K[3/5] base seed 3: return 1.0000\n\r\033[Ksweep: 3/5 runs done") !=
+          std::string::npos);
+    CHECK(text.find("\r\033[Ka note\n") != std::string::npos);
     CHECK(text.find("sweep: 4/5 runs done (2 skipped), 1 failed, ") != std::string::npos);
     CHECK(text.find(" runs/h, ETA 0:") != std::string::npos);
     CHECK(text.back() == '\n');
