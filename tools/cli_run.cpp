@@ -88,6 +88,12 @@ void cmd_sweep_mpi(const SweepOpts& o, const algos::SweepOptions& opts) {
                  world.rank());
     throw ExitStatus{2};
   }
+  // Open MPI binds each rank to one core when there are at most two ranks, to a socket otherwise
+  if (world.rank() == 0 && hardware_threads() < opts.jobs)
+    fmt::print(stderr,
+               "dprl: note: rank 0 may run on {} CPU{} for --jobs {}; give each rank its CPUs with "
+               "mpirun --map-by slot:PE={} (or --bind-to none)\n",
+               hardware_threads(), hardware_threads() == 1 ? "" : "s", opts.jobs, opts.jobs);
   const auto result = run_sweep_mpi(world, *plan, opts);
   if (result) report_sweep(*plan, *result);
 }
