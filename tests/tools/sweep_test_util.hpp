@@ -1,4 +1,4 @@
-// Helpers for the sweep tests: run `dprl` in a directory, compare run trees byte for byte.
+// Shared code for the sweep tests: run `dprl` in a directory, compare run trees byte for byte.
 //
 // Sweeps that are compared run in separate working directories with the same relative `out`, so
 // their config.yaml files, config digests and sweep.csv `dir` columns are the same text.
