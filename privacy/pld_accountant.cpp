@@ -18,21 +18,31 @@ using math::kInf;
 namespace {
 
 constexpr double kTailSigmas = 9.6;  // normal tail beyond this: < 1e-21
+// Grid limits (see connect_dots and pld_self_compose): one mechanism's PLD has at most 2^22 points
+// (32 MiB; a loss range of 419 at h = 1e-4), a composed one at most 2^24 (128 MiB per FFT buffer),
+// and losses are clamped to [-1e6, 1e6] so that grid indices times counts stay far inside int64.
+constexpr std::int64_t kMaxSinglePoints = std::int64_t{1} << 22;
+constexpr double kMaxComposedPoints = double(std::int64_t{1} << 24);
+constexpr double kMaxLoss = 1e6;
 
-// Phi(y) and 1 - Phi(y) through erfc: one libm call each, relative accuracy ~1 ulp down to
-// ~1e-300. The differences below lose at most (term / result) ulps, which stays far below the
-// grid error; the region where they would matter is where delta < 1e-300 (treated as 0).
-inline double cdf(double y) { return 0.5 * std::erfc(-y * M_SQRT1_2); }
-inline double sf(double y) { return 0.5 * std::erfc(y * M_SQRT1_2); }
+using math::normal_cdf;
+using math::normal_sf;
 
 // The remove-direction hockey-stick curve of the Poisson-subsampled Gaussian (P = (1-q) N(0, z^2)
 // + q N(1, z^2), Q = N(0, z^2)): delta = P(x > x_eps) - e^eps Q(x > x_eps).
 double delta_remove(double q, double z, double eps) {
+  if (eps > 700.0) {
+    // e^eps overflows beyond ~709 (and c sf(x/z) would be inf * 0): the same in log space,
+    // log c = eps + log(1 - (1 - q) e^-eps)
+    const double log_c = eps + std::log1p(-(1.0 - q) * std::exp(-eps));
+    const double x = z * z * (log_c - std::log(q)) + 0.5;
+    return q * normal_sf((x - 1.0) / z) - std::exp(log_c + math::log_normal_cdf(-x / z));
+  }
   const double ee = std::exp(eps);
   if (ee <= 1.0 - q) return -std::expm1(eps);  // below the smallest loss
   const double c = ee - (1.0 - q);
   const double x = z * z * std::log(c / q) + 0.5;
-  return q * sf((x - 1.0) / z) - c * sf(x / z);
+  return q * normal_sf((x - 1.0) / z) - c * normal_sf(x / z);
 }
 
 // The add direction (P = N(0, z^2), Q = mixture): delta = P(x < x_eps) - e^eps Q(x < x_eps).
@@ -41,7 +51,7 @@ double delta_add(double q, double z, double eps) {
   if (em <= 1.0 - q) return 0.0;  // above the largest loss -log(1 - q)
   const double x = z * z * std::log((em - (1.0 - q)) / q) + 0.5;
   const double ee = std::exp(eps);
-  return (1.0 - ee * (1.0 - q)) * cdf(x / z) - q * ee * cdf((x - 1.0) / z);
+  return (1.0 - ee * (1.0 - q)) * normal_cdf(x / z) - q * ee * normal_cdf((x - 1.0) / z);
 }
 
 double delta_laplace(double scale, double eps) {
@@ -58,7 +68,7 @@ double g_remove(double q, double z, double eps) {
   if (ee <= 1.0 - q) return 0.0;
   const double c = ee - (1.0 - q);
   const double x = z * z * std::log(c / q) + 0.5;
-  return c * cdf(x / z) - q * cdf((x - 1.0) / z);
+  return c * normal_cdf(x / z) - q * normal_cdf((x - 1.0) / z);
 }
 
 double g_add(double q, double z, double eps) {
@@ -66,7 +76,7 @@ double g_add(double q, double z, double eps) {
   if (em <= 1.0 - q) return std::expm1(eps);
   const double x = z * z * std::log((em - (1.0 - q)) / q) + 0.5;
   const double ee = std::exp(eps);
-  return ee * ((1.0 - q) * sf(x / z) + q * sf((x - 1.0) / z)) - sf(x / z);
+  return ee * ((1.0 - q) * normal_sf(x / z) + q * normal_sf((x - 1.0) / z)) - normal_sf(x / z);
 }
 
 double g_laplace(double scale, double eps) {
@@ -76,34 +86,61 @@ double g_laplace(double scale, double eps) {
   return std::exp(eps) - std::exp((eps - e0) / 2.0);
 }
 
+// A curve value: rounding can take it a little below 0 (clamped); NaN is a numerical failure and
+// is refused, never clamped to 0 (which would drop loss mass: an optimistic PLD).
+double curve_value(double v, double eps) {
+  if (std::isnan(v)) {
+    throw ParamError(fmt::format("pld: the hockey-stick curve is NaN at epsilon = {}", eps));
+  }
+  return std::max(0.0, v);
+}
+
 // Connect-the-dots PLD on [lo, hi]. The masses are second differences of the curve, taken from
 // delta for eps >= 0 and from g for eps < 0 (the linear part 1 - e^eps has second difference 0),
-// so neither side suffers cancellation.
+// so neither side suffers cancellation; the top point's mass is a first difference of delta.
+// Any window is pessimistic: loss mass below the lowest point is moved up to it (mass[0]) and mass
+// above the top point goes to +inf (infinity_mass = delta(top)). The window is clamped to
+// [-kMaxLoss, kMaxLoss] and to kMaxSinglePoints points, keeping its top end (keep_top: where the
+// mass of a pure-DP mechanism sits) or its bottom end (the subsampled Gaussian: the excess then
+// lands in the +inf mass, which makes epsilon +inf for every delta below it).
 template <class D, class G>
-Pld connect_dots(D delta, G g, double lo, double hi, double h) {
-  Pld p;
-  p.interval = h;
-  const auto i_lo = static_cast<std::int64_t>(std::floor(lo / h));
-  const auto i_hi = static_cast<std::int64_t>(std::ceil(hi / h));
-  const std::size_t n = static_cast<std::size_t>(i_hi - i_lo + 1);
+Pld connect_dots(D delta, G g, double lo, double hi, double h, bool keep_top) {
+  DPRL_CHECK(!std::isnan(lo) && !std::isnan(hi) && hi >= lo);
+  const double width = double(kMaxSinglePoints - 2) * h;
+  double bottom = std::clamp(lo, -kMaxLoss, kMaxLoss);
+  double top = std::clamp(hi, bottom, kMaxLoss);
+  if (top - bottom > width) (keep_top ? bottom : top) = keep_top ? top - width : bottom + width;
+  const auto i_lo = static_cast<std::int64_t>(std::floor(bottom / h));
+  const auto i_hi = std::max(i_lo + 1, static_cast<std::int64_t>(std::ceil(top / h)));
+  const auto n = static_cast<std::size_t>(i_hi - i_lo + 1);
+  auto eps_at = [&](std::size_t i) { return double(i_lo + std::int64_t(i)) * h; };
   std::vector<double> d(n), gv(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const double e = double(i_lo + std::int64_t(i)) * h;
-    if (e >= -2.0 * h) d[i] = std::max(0.0, delta(e));
-    if (e <= 2.0 * h) gv[i] = std::max(0.0, g(e));
+    const double e = eps_at(i);
+    if (e >= -2.0 * h) d[i] = curve_value(delta(e), e);
+    if (e <= 2.0 * h) gv[i] = curve_value(g(e), e);
   }
+  Pld p;
+  p.interval = h;
   p.offset = i_lo;
   p.mass.assign(n, 0.0);
-  p.infinity_mass = d[n - 1];
   const double eh = std::exp(h), em1 = std::expm1(h);
   double sum = 0.0;
-  for (std::size_t i = 1; i < n; ++i) {
-    const auto& c = double(i_lo + std::int64_t(i)) * h < 0.0 ? gv : d;
-    const double below = (c[i - 1] - c[i]) * eh;
-    const double above = i + 1 < n ? c[i] - c[i + 1] : 0.0;
-    p.mass[i] = std::max(0.0, (below - above) / em1);
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    const auto& c = eps_at(i) < 0.0 ? gv : d;
+    p.mass[i] = std::max(0.0, ((c[i - 1] - c[i]) * eh - (c[i] - c[i + 1])) / em1);
     sum += p.mass[i];
   }
+  // the top point: delta(top - h) - delta(top) = p_top (1 - e^-h), and delta(top) is the +inf
+  // mass; below eps = 0 delta is g + 1 - e^eps
+  const std::size_t t = n - 1;
+  const double e_t = eps_at(t);
+  const bool top_in_g = e_t < 0.0;
+  p.infinity_mass = top_in_g ? gv[t] - std::expm1(e_t) : d[t];
+  const double step = top_in_g ? (gv[t - 1] - gv[t]) + (std::exp(e_t) - std::exp(eps_at(t - 1)))
+                               : d[t - 1] - d[t];
+  p.mass[t] = std::max(0.0, step * eh / em1);
+  sum += p.mass[t];
   p.mass[0] = std::max(0.0, 1.0 - p.infinity_mass - sum);
   return p;
 }
@@ -151,16 +188,22 @@ Pld pld_subsampled_gaussian(double q, double z, bool remove, double h) {
     throw ParamError(fmt::format("pld: noise_multiplier = {} must be finite and > 0", z));
   }
   check_interval(h);
+  // the remove-direction loss log(1 - q + q e^((2x - 1) / (2 z^2))) at x, in log space (exact
+  // for q = 1, where log1p(q expm1(y)) is -inf once e^y < 2^-53)
+  auto loss = [&](double x) {
+    return math::log_add(std::log1p(-q), std::log(q) + (2.0 * x - 1.0) / (2.0 * z * z));
+  };
   if (remove || q == 1.0) {
-    auto loss = [&](double x) { return std::log1p(q * std::expm1((2.0 * x - 1.0) / (2 * z * z))); };
+    // the loss increases with x; P's mass lies in x in [-9.6 z, 1 + 9.6 z] ([1 - 9.6 z, ...]
+    // when q = 1: P is N(1, z^2) alone, and its loss range is then 19.2 / z wide, not 1 / z^2)
+    const double x_lo = q == 1.0 ? 1.0 - kTailSigmas * z : -kTailSigmas * z;
     return connect_dots([&](double e) { return delta_remove(q, z, e); },
-                        [&](double e) { return g_remove(q, z, e); }, loss(-kTailSigmas * z),
-                        loss(1.0 + kTailSigmas * z), h);
+                        [&](double e) { return g_remove(q, z, e); }, loss(x_lo),
+                        loss(1.0 + kTailSigmas * z), h, false);
   }
-  auto loss = [&](double x) { return -std::log1p(q * std::expm1((2.0 * x - 1.0) / (2 * z * z))); };
   return connect_dots([&](double e) { return delta_add(q, z, e); },
-                      [&](double e) { return g_add(q, z, e); }, loss(kTailSigmas * z),
-                      std::min(-std::log1p(-q), loss(-kTailSigmas * z)), h);
+                      [&](double e) { return g_add(q, z, e); }, -loss(kTailSigmas * z),
+                      std::min(-std::log1p(-q), -loss(-kTailSigmas * z)), h, false);
 }
 
 Pld pld_laplace(double scale, double h) {
@@ -169,7 +212,8 @@ Pld pld_laplace(double scale, double h) {
   }
   check_interval(h);
   return connect_dots([&](double e) { return delta_laplace(scale, e); },
-                      [&](double e) { return g_laplace(scale, e); }, -1.0 / scale, 1.0 / scale, h);
+                      [&](double e) { return g_laplace(scale, e); }, -1.0 / scale, 1.0 / scale, h,
+                      true);
 }
 
 Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
@@ -182,6 +226,15 @@ Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
     const double lam = k / double(len);
     hi = std::min(hi, std::ceil((nn * log_mgf(p.mass, lam) + std::log(2.0 / tail_mass)) / lam));
     lo = std::max(lo, std::floor((nn * log_mgf(p.mass, -lam) + std::log(2.0 / tail_mass)) / -lam));
+  }
+  // checked in double before any integer conversion: a window or an offset beyond the limits
+  // is refused (the caller may fall back to RDP), never overflowed
+  if (!(hi - lo + 1.0 <= kMaxComposedPoints) || !(std::fabs(nn * double(p.offset)) < 0x1p61) ||
+      !(hi < 0x1p61)) {
+    throw ParamError(fmt::format(
+        "pld: {} compositions need a loss grid of {:.3g} points at interval {} (limit {:.3g}); "
+        "use the rdp accountant or a coarser interval",
+        n, hi - lo + 1.0, p.interval, kMaxComposedPoints));
   }
   const auto out_len = static_cast<std::size_t>(hi - lo) + 1;
   const std::size_t nfft = fast_size(std::max(out_len, len));
@@ -218,6 +271,15 @@ Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
 }
 
 Pld pld_compose(const Pld& a, const Pld& b) {
+  DPRL_CHECK(a.interval == b.interval);
+  const double len = double(a.mass.size()) + double(b.mass.size()) - 1.0;
+  if (!(len <= kMaxComposedPoints) ||
+      !(std::fabs(double(a.offset) + double(b.offset)) < 0x1p61)) {
+    throw ParamError(fmt::format(
+        "pld: the composition needs a loss grid of {:.3g} points at interval {} (limit {:.3g}); "
+        "use the rdp accountant or a coarser interval",
+        len, a.interval, kMaxComposedPoints));
+  }
   const std::size_t out_len = a.mass.size() + b.mass.size() - 1;
   const std::size_t nfft = fast_size(out_len);
   Eigen::FFT<double> fft;
@@ -332,16 +394,28 @@ double PldAccountant::epsilon(double delta) const {
   check_delta(delta);
   if (atoms_.empty()) return 0.0;
   auto direction = [&](bool remove) {
-    Pld total;
-    bool first = true;
+    // the single-mechanism PLDs first: when their +inf masses alone exceed delta, epsilon is +inf
+    // whatever the rest does, and nothing is composed (tiny noise puts most loss there)
+    std::vector<Pld> ones;
+    double log_finite = 0.0;  // log P(no +inf loss in the whole composition)
     for (const auto& a : atoms_) {
-      const Pld one = a.kind == 1 ? pld_laplace(a.value, interval_)
-                                  : pld_subsampled_gaussian(a.q, a.value, remove, interval_);
-      Pld composed = pld_self_compose(one, static_cast<std::int64_t>(a.count));
-      total = first ? std::move(composed) : pld_compose(total, composed);
-      first = false;
+      ones.push_back(a.kind == 1 ? pld_laplace(a.value, interval_)
+                                 : pld_subsampled_gaussian(a.q, a.value, remove, interval_));
+      log_finite += a.count * std::log1p(-ones.back().infinity_mass);
     }
-    return total.epsilon(delta);
+    if (-std::expm1(log_finite) > delta) return kInf;
+    Pld total;
+    for (std::size_t i = 0; i < atoms_.size(); ++i) {
+      if (!(atoms_[i].count <= 0x1p53)) {
+        throw ParamError(fmt::format("pld: count = {} of event {} exceeds 2^53", atoms_[i].count,
+                                     i));
+      }
+      Pld composed = pld_self_compose(ones[i], static_cast<std::int64_t>(atoms_[i].count));
+      total = i == 0 ? std::move(composed) : pld_compose(total, composed);
+    }
+    const double eps = total.epsilon(delta);
+    if (std::isnan(eps)) throw ParamError("pld: epsilon is NaN (numerical failure)");
+    return eps;
   };
   // the two directions are independent: the add direction runs on a second thread (the result
   // does not depend on scheduling)

@@ -36,11 +36,14 @@ double log_a_int(double q, double z, int a) {
   terms.resize(static_cast<std::size_t>(a) + 1);
   double log_c = 0.0;  // log C(a, i)
   for (int i = 0; i <= a; ++i) {
-    const double t = log_c + i * log_q + (a - i) * log_1mq + (double(i) * i - i) * inv_2z2;
+    // i = 0, 1 carry no exp factor (written out: 0 * inv_2z2 is NaN once inv_2z2 overflows)
+    const double e = i < 2 ? 0.0 : (double(i) * i - i) * inv_2z2;
+    const double t = log_c + i * log_q + (a - i) * log_1mq + e;
     terms[i] = t;
     terms_max = std::max(terms_max, t);
     log_c += std::log(double(a - i)) - std::log(double(i + 1));
   }
+  if (terms_max == kInf) return kInf;  // a term overflows: A_a exceeds every double
   double s = 0.0;
   for (int i = 0; i <= a; ++i) s += std::exp(terms[i] - terms_max);
   return terms_max + std::log(s);
@@ -93,7 +96,8 @@ double log_a_frac(double q, double z, double a, bool signed_terms) {
 }
 
 double rdp_sg(double q, double z, double order, bool signed_terms) {
-  if (z == 0.0) return kInf;
+  // 1 / (2 z^2) overflows (z < ~1e-154): the RDP exceeds every double, +inf is its honest bound
+  if (z == 0.0 || !std::isfinite(1.0 / (2.0 * z * z))) return kInf;
   if (q == 1.0) return order / (2.0 * z * z);
   double log_a;
   const double rounded = std::round(order);
@@ -102,6 +106,9 @@ double rdp_sg(double q, double z, double order, bool signed_terms) {
   } else {
     log_a = log_a_frac(q, z, order, signed_terms);
   }
+  // A_a >= 1 (Jensen), so log A_a < 0 only by rounding: floor at 0. A NaN (a failed series) is
+  // not floored to 0 (std::max(0, NaN) is 0): it becomes +inf, which drops the order.
+  if (std::isnan(log_a)) return kInf;
   return std::max(0.0, log_a / (order - 1.0));
 }
 
@@ -111,6 +118,21 @@ void check_q_z(double q, double z) {
   }
   if (!(z >= 0.0) || !std::isfinite(z)) {
     throw ParamError(fmt::format("noise_multiplier = {} must be finite and >= 0", z));
+  }
+}
+
+// A NaN would silently drop out of the minimum (every comparison with it is false): refuse it.
+void check_rdp_curve(std::span<const double> orders, std::span<const double> rdp) {
+  if (orders.size() != rdp.size()) {
+    throw ParamError(fmt::format("rdp conversion: {} orders but {} rdp values", orders.size(),
+                                 rdp.size()));
+  }
+  for (std::size_t i = 0; i < orders.size(); ++i) {
+    if (std::isnan(rdp[i]) || !(orders[i] > 1.0)) {
+      throw ParamError(fmt::format(
+          "rdp conversion: rdp = {} at order {} (orders must be > 1, rdp must not be NaN)", rdp[i],
+          orders[i]));
+    }
   }
 }
 
@@ -135,7 +157,7 @@ double rdp_laplace(double b, double a) {
 RdpConversion rdp_to_epsilon(std::span<const double> orders, std::span<const double> rdp,
                              double delta) {
   check_delta(delta);
-  DPRL_CHECK(orders.size() == rdp.size());
+  check_rdp_curve(orders, rdp);
   RdpConversion best{kInf, 0.0};
   for (std::size_t i = 0; i < orders.size(); ++i) {
     const double a = orders[i];
@@ -157,6 +179,7 @@ RdpConversion rdp_to_epsilon(std::span<const double> orders, std::span<const dou
 double rdp_to_epsilon_classical(std::span<const double> orders, std::span<const double> rdp,
                                 double delta) {
   check_delta(delta);
+  check_rdp_curve(orders, rdp);
   double best = kInf;
   for (std::size_t i = 0; i < orders.size(); ++i) {
     best = std::min(best, rdp[i] - std::log(delta) / (orders[i] - 1.0));
