@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
-#include "privacy/secure_sampling.hpp"
+#include "privacy/secure_release.hpp"
 #include "privacy/special_math.hpp"
 
 namespace dprl::privacy {
@@ -95,18 +95,16 @@ GaussianMechanism::GaussianMechanism(GaussianParams p) : p_(p) {
                        : classical_gaussian_sigma(p_.epsilon, p_.delta, p_.l2_sensitivity);
 }
 
+SecurePlan GaussianMechanism::secure_plan(std::size_t dim) const {
+  return secure_release_plan(SecureNoise::kGaussian, sigma_, p_.l2_sensitivity, dim);
+}
+
 void GaussianMechanism::release(std::span<double> values, NoiseSource& noise) const {
   for (double v : values) {
     if (!std::isfinite(v)) throw ParamError("gaussian mechanism: input value is not finite");
   }
   if (noise.secure()) {
-    // the snapped input moves by <= g/2: inflate the scale until it covers Delta + g
-    double s = sigma_;
-    for (int i = 0; i < 8 && s < sigma_ * (1.0 + secure_grid(s) / p_.l2_sensitivity); ++i) {
-      s = sigma_ * (1.0 + secure_grid(s) / p_.l2_sensitivity);
-    }
-    const double g = secure_grid(s);
-    for (double& v : values) v = snap_to_grid(v, g) + noise.gaussian(s);
+    secure_release(values, SecureNoise::kGaussian, sigma_, p_.l2_sensitivity, noise);
     return;
   }
   for (double& v : values) v += noise.gaussian(sigma_);
