@@ -137,8 +137,8 @@ Pld connect_dots(D delta, G g, double lo, double hi, double h, bool keep_top) {
   const double e_t = eps_at(t);
   const bool top_in_g = e_t < 0.0;
   p.infinity_mass = top_in_g ? gv[t] - std::expm1(e_t) : d[t];
-  const double step = top_in_g ? (gv[t - 1] - gv[t]) + (std::exp(e_t) - std::exp(eps_at(t - 1)))
-                               : d[t - 1] - d[t];
+  const double step =
+      top_in_g ? (gv[t - 1] - gv[t]) + (std::exp(e_t) - std::exp(eps_at(t - 1))) : d[t - 1] - d[t];
   p.mass[t] = std::max(0.0, step * eh / em1);
   sum += p.mass[t];
   p.mass[0] = std::max(0.0, 1.0 - p.infinity_mass - sum);
@@ -273,8 +273,7 @@ Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
 Pld pld_compose(const Pld& a, const Pld& b) {
   DPRL_CHECK(a.interval == b.interval);
   const double len = double(a.mass.size()) + double(b.mass.size()) - 1.0;
-  if (!(len <= kMaxComposedPoints) ||
-      !(std::fabs(double(a.offset) + double(b.offset)) < 0x1p61)) {
+  if (!(len <= kMaxComposedPoints) || !(std::fabs(double(a.offset) + double(b.offset)) < 0x1p61)) {
     throw ParamError(fmt::format(
         "pld: the composition needs a loss grid of {:.3g} points at interval {} (limit {:.3g}); "
         "use the rdp accountant or a coarser interval",
@@ -407,8 +406,8 @@ double PldAccountant::epsilon(double delta) const {
     Pld total;
     for (std::size_t i = 0; i < atoms_.size(); ++i) {
       if (!(atoms_[i].count <= 0x1p53)) {
-        throw ParamError(fmt::format("pld: count = {} of event {} exceeds 2^53", atoms_[i].count,
-                                     i));
+        throw ParamError(
+            fmt::format("pld: count = {} of event {} exceeds 2^53", atoms_[i].count, i));
       }
       Pld composed = pld_self_compose(ones[i], static_cast<std::int64_t>(atoms_[i].count));
       total = i == 0 ? std::move(composed) : pld_compose(total, composed);

@@ -124,8 +124,8 @@ void check_q_z(double q, double z) {
 // A NaN would silently drop out of the minimum (every comparison with it is false): refuse it.
 void check_rdp_curve(std::span<const double> orders, std::span<const double> rdp) {
   if (orders.size() != rdp.size()) {
-    throw ParamError(fmt::format("rdp conversion: {} orders but {} rdp values", orders.size(),
-                                 rdp.size()));
+    throw ParamError(
+        fmt::format("rdp conversion: {} orders but {} rdp values", orders.size(), rdp.size()));
   }
   for (std::size_t i = 0; i < orders.size(); ++i) {
     if (std::isnan(rdp[i]) || !(orders[i] > 1.0)) {

@@ -23,8 +23,7 @@ enum class SecureNoise { kLaplace, kGaussian };
 
 // Laplace: L1 norm and the discrete Laplace's range; Gaussian: L2 norm and the discrete
 // Gaussian's range.
-SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity,
-                               std::size_t dim);
+SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity, std::size_t dim);
 
 // values[i] = snap(values[i], g) + g * discrete noise of scale >= plan.scale; noise must be
 // secure (checked).

@@ -80,7 +80,7 @@ std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits) {
 
 std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits) {
   DPRL_CHECK(s >= 1 && s < kMaxDiscreteGaussianSigma);  // keeps 2 s^2 t^2 < 2^120
-  const std::uint64_t t = s + 1;                         // floor(sigma) + 1 for integer sigma
+  const std::uint64_t t = s + 1;                        // floor(sigma) + 1 for integer sigma
   const u128 s2 = u128{s} * s;
   for (;;) {
     const std::int64_t y = discrete_laplace(t, bits);
@@ -118,8 +118,8 @@ void check_grid(double scale, double g, double max_ratio, const char* what) {
     throw ParamError(fmt::format("{}: grid = {} must be a normal power of two", what, g));
   }
   if (!(scale >= g && scale / g <= max_ratio) || !std::isfinite(scale)) {
-    throw ParamError(fmt::format("{}: scale / grid = {} / {} must be in [1, {}]", what, scale, g,
-                                 max_ratio));
+    throw ParamError(
+        fmt::format("{}: scale / grid = {} / {} must be in [1, {}]", what, scale, g, max_ratio));
   }
 }
 

@@ -211,12 +211,9 @@ void cmd_dirichlet(DirichletArgs& a) {
   // m = 2: the exact value from the Beta CDF, beside the estimate
   const double exact = a.actions == 2 ? pv::dirichlet_delta_exact_m2(a.k, a.eta, a.tau) : NAN;
   if (a.json) {
-    ordered_json j{{"epsilon", number(eps)},
-                   {"delta", d.estimate},
-                   {"delta_ci", {d.lower, d.upper}},
-                   {"delta_upper", d.upper},
-                   {"confidence", d.confidence},
-                   {"samples", d.samples},
+    ordered_json j{{"epsilon", number(eps)},         {"delta", d.estimate},
+                   {"delta_ci", {d.lower, d.upper}}, {"delta_upper", d.upper},
+                   {"confidence", d.confidence},     {"samples", d.samples},
                    {"noise_source", noise->name()}};
     if (a.actions == 2) j["delta_exact"] = exact;
     print_json(j);
