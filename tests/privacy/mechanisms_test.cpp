@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "privacy/calibration.hpp"
 #include "privacy/composition.hpp"
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/laplace_mechanism.hpp"
@@ -75,23 +74,6 @@ TEST_SUITE("unit") {
     // scale invariance
     CHECK(analytic_gaussian_sigma(1.0, 1e-5, 3.0) ==
           doctest::Approx(3.0 * analytic_gaussian_sigma(1.0, 1e-5)));
-  }
-
-  TEST_CASE("q = 1 - T = 1 calibration under PLD equals the analytic Gaussian sigma") {
-    // PLD at q = 1 agrees with the exact curve to ~1e-9 (pld_accountant_test): the calibrated z
-    // meets mpmath's 3.7306316348159418 to 1e-7, the bisection's 1e-8 plus that
-    const double z = calibrate_noise_multiplier(1.0, 1.0, 1, 1e-5, "pld", 1e-8);
-    CHECK(z == doctest::Approx(3.7306316348159418).epsilon(1e-7));
-    CHECK(z >= 3.7306316348159418 * (1 - 1e-9));  // never under-noised beyond the grid's rounding
-  }
-
-  TEST_CASE("calibration returns the smallest z meeting the target") {
-    const double z = calibrate_noise_multiplier(2.0, 0.01, 1000, 1e-5, "rdp");
-    CHECK(dpsgd_epsilon(z, 0.01, 1000, 1e-5, "rdp") <= 2.0);
-    CHECK(dpsgd_epsilon(z * (1 - 1e-9), 0.01, 1000, 1e-5, "rdp") > 2.0);
-    CHECK(calibrate_noise_multiplier(2.0, 0.01, 1000, 1e-5, "pld") < z);
-    CHECK_THROWS_WITH_AS(calibrate_noise_multiplier(-1.0, 0.01, 10, 1e-5),
-                         "target epsilon = -1 must be finite and > 0", dprl::ParamError);
   }
 
   TEST_CASE("mechanisms validate parameters and report their events") {
