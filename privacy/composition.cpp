@@ -110,8 +110,12 @@ double zcdp_to_epsilon_cks(double rho, double delta) {
       f2 = f(1.0 + std::exp(x2));
     }
   }
-  const double eps = std::min(f1, f2);
-  return std::max(0.0, std::min(eps, zcdp_to_epsilon_bun_steinke(rho, delta)));
+  // never above Bun-Steinke; a NaN minimum (not expected for valid inputs) takes Bun-Steinke's
+  // value instead of std::min's first argument, so it cannot become 0 below
+  double eps = std::min(f1, f2);
+  const double bs = zcdp_to_epsilon_bun_steinke(rho, delta);
+  if (!(eps <= bs)) eps = bs;
+  return std::max(0.0, eps);
 }
 
 }  // namespace dprl::privacy
