@@ -170,7 +170,7 @@ double Pld::epsilon(double delta_target) const {
 }
 
 PldAccountant::PldAccountant(double interval) : interval_(interval) {
-  (void)discretized_infinity_mass(laplace_curve(1.0), interval);  // validates the interval
+  check_pld_interval(interval);
 }
 
 bool PldAccountant::supports(const DpEvent& e) const {

@@ -116,14 +116,14 @@ double top_delta(const PldCurve& c, double e_top) {
                      : curve_value(c.delta(e_top), e_top);
 }
 
-void check_interval(double h) {
+}  // namespace
+
+void check_pld_interval(double h) {
   if (!(h >= 1e-6 && h <= 0.1)) {
     throw ParamError(
         fmt::format("pld: value_discretization_interval = {} must be in [1e-6, 0.1]", h));
   }
 }
-
-}  // namespace
 
 PldCurve subsampled_gaussian_curve(double q, double z, bool remove) {
   if (!(q > 0.0 && q <= 1.0)) {
@@ -159,7 +159,7 @@ PldCurve laplace_curve(double scale) {
 }
 
 double discretized_infinity_mass(const PldCurve& c, double h) {
-  check_interval(h);
+  check_pld_interval(h);
   return top_delta(c, double(window(c, h).i_hi) * h);
 }
 
@@ -168,7 +168,7 @@ double discretized_infinity_mass(const PldCurve& c, double h) {
 // cancellation; the top point's mass is a first difference: delta(top - h) - delta(top) =
 // p_top (1 - e^-h), and delta(top) is the +inf mass.
 Pld discretize(const PldCurve& c, double h) {
-  check_interval(h);
+  check_pld_interval(h);
   const Window w = window(c, h);
   const auto n = static_cast<std::size_t>(w.i_hi - w.i_lo + 1);
   auto eps_at = [&](std::size_t i) { return double(w.i_lo + std::int64_t(i)) * h; };

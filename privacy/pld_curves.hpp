@@ -35,6 +35,9 @@ struct PldCurve {
 PldCurve subsampled_gaussian_curve(double q, double z, bool remove);
 PldCurve laplace_curve(double scale);
 
+// Throws ParamError unless the discretization interval h is in [1e-6, 0.1].
+void check_pld_interval(double h);
+
 // The +inf mass discretize() would give (delta at the window's top), without building the grid.
 double discretized_infinity_mass(const PldCurve& c, double h);
 Pld discretize(const PldCurve& c, double h);
