@@ -46,6 +46,9 @@ TEST_SUITE("unit") {
     CHECK(big ==
           doctest::Approx(calibrate_noise_multiplier(2000.0, 0.01, 1, 1e-5, "rdp")).epsilon(1e-9));
     CHECK(dpsgd_epsilon(big, 0.01, 1, 1e-5, "best") <= 2000.0);
+    // delta = 1e-300 is below PLD's truncated tail mass at every z: best is RDP's answer again
+    CHECK(calibrate_noise_multiplier(5.0, 0.01, 10, 1e-300, "best") ==
+          doctest::Approx(calibrate_noise_multiplier(5.0, 0.01, 10, 1e-300, "rdp")).epsilon(1e-9));
   }
 
   TEST_CASE("steps within budget: the largest N whose epsilon fits - matches the exact GDP count") {
