@@ -76,6 +76,8 @@ struct LsviUcbParams {
   double delta = 1e-5;
   std::string accountant = "pld";
   double failure_prob = 0.05;
+  std::string neighbouring = "replace";
+  std::string noise = "os-entropy";
 
   template <class V>
   void visit(V& v) {
@@ -107,6 +109,10 @@ struct LsviUcbParams {
       "accountant composing the releases");
     v("failure_prob", failure_prob, Range::open(0, 1),
       "probability allowed for a private Gram matrix to need more than the planned shift");
+    v("neighbouring", neighbouring, Choices{{"replace", "add-remove"}},
+      "neighbouring users: one user's episode replaced (joint DP) or added/removed");
+    v("noise", noise, Choices{{"os-entropy", "seeded"}},
+      "noise source: os-entropy (secure) or seeded (reproducible, not formally private)");
   }
 };
 
@@ -116,11 +122,13 @@ class LsviUcb final : public Algorithm {
   explicit LsviUcb(const Params& p);
   ~LsviUcb() override;
 
+  // The env must be linear_mdp and train.steps at least one episode (ParamError otherwise).
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }
-  std::optional<PrivacyReport> privacy() const override;
+  std::optional<PrivacyReport> privacy() const override { return report_; }
   std::int64_t train_episodes() const override { return episodes_done_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
@@ -134,6 +142,10 @@ class LsviUcb final : public Algorithm {
   std::int64_t updates() const { return updates_; }
   const std::vector<std::int32_t>& greedy() const { return greedy_; }
   const std::vector<double>& q_table() const { return q_; }
+  // The value tables of the last update, (H + 1) * S ([h * S + s], h = H is 0): optimistic V and,
+  // for plus, pessimistic Vc. Private runs keep both in [0, H] (the sensitivities assume it).
+  const std::vector<double>& values() const;
+  const std::vector<double>& pessimistic_values() const;
   double epsilon_spent() const { return epsilon_spent_; }
   // Noise standard deviations of one release (private runs): per entry of Lambda_h and of u_h.
   double sigma_gram() const { return sigma_gram_; }
@@ -174,8 +186,7 @@ class LsviUcb final : public Algorithm {
   double epsilon_spent_ = 0;
   double sigma_gram_ = 0, sigma_target_ = 0;
   std::vector<std::pair<std::string, double>> extra_;
-  std::string privacy_json_;
-  std::string noise_name_;
+  std::optional<PrivacyReport> report_;
   double shift_ = 0;
   std::vector<double> last_target_noise_;
   std::vector<double> noise_multipliers_;
