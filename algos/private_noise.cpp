@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <set>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
@@ -26,11 +28,17 @@ std::unique_ptr<privacy::NoiseSource> make_private_noise(const std::string& mode
   if (mode != "seeded")
     throw ParamError(
         fmt::format("{}.noise = '{}': must be one of os-entropy, seeded", learner, mode));
-  std::fflush(stdout);
-  fmt::print(stderr,
-             "dprl: warning: {}: noise: seeded is reproducible from the config, so the run is "
-             "not formally private (use noise: os-entropy for real data)\n",
-             learner);
+  // once per process and learner: a sweep of seeded runs says it once
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (warned.insert(learner).second) {
+    std::fflush(stdout);
+    fmt::print(stderr,
+               "dprl: warning: {}: noise: seeded is reproducible from the config, so the run is "
+               "not formally private (use noise: os-entropy for real data)\n",
+               learner);
+  }
   return privacy::make_seeded_noise(seed, stream, privacy_stream_id(params));
 }
 

@@ -8,7 +8,8 @@
 //                         privacy_stream_id(privacy parameters)): reproducible, for experiments.
 //                         Anyone holding the config can regenerate and subtract the noise, so a
 //                         seeded run is never formal (summary.json: reproducible_noise true,
-//                         formal false) and prints a one-line warning to stderr. The privacy
+//                         formal false) and prints a one-line warning to stderr (once per
+//                         process and learner, so a sweep says it once). The privacy
 //                         parameters (epsilon, delta, noise scales) enter the stream: two seeded
 //                         runs that differ only in epsilon draw unrelated noise, instead of the
 //                         same standard normals at two scales, from which the un-noised
