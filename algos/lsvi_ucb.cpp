@@ -76,6 +76,27 @@ std::vector<double> row_major(const MatrixXd& m) {
   return out;
 }
 
+// The LSVI-UCB+ weight 1 / sigma_bar^2 of a transition with features f and reward r (the box of
+// He et al. 2023; lsvi_ucb.cpp's opening comment), from the last update's regression vectors.
+double plus_weight(const LsviUcbParams& p, const VectorXd& f, const MatrixXd& Minv,
+                   const VectorXd& w_hat, const VectorXd& w_chk, const VectorXd& w_sq, double r,
+                   int H, int d) {
+  const double Hd = H;
+  const double nb = std::sqrt(std::max(0.0, f.dot(Minv * f)));
+  const double lin_opt = f.dot(w_hat), lin_pes = f.dot(w_chk);
+  const double second = std::clamp(f.dot(w_sq), 0.0, Hd * Hd);
+  const double first = std::clamp(lin_opt - r, 0.0, Hd);  // E[V_{h+1}(s')]
+  const double var = second - first * first;
+  const double E =
+      std::min(p.beta_tilde * nb, Hd * Hd) + std::min(2.0 * Hd * p.beta_bar * nb, Hd * Hd);
+  const double d3 = p.variance_coeff * static_cast<double>(d) * d * d;
+  const double D =
+      std::min(d3 * 4.0 * Hd * Hd * (lin_opt - lin_pes + 2.0 * p.beta_bar * nb), d3 * Hd * Hd * Hd);
+  const double sigma = std::sqrt(std::max(0.0, var + E + std::max(D, 0.0) + Hd));
+  const double sigma_bar = std::max({sigma, std::sqrt(Hd), d3 * 2.0 * Hd * Hd * std::sqrt(nb)});
+  return 1.0 / (sigma_bar * sigma_bar);
+}
+
 }  // namespace
 
 struct LsviUcb::State {
@@ -117,52 +138,10 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   num_states_ = S;
   num_actions_ = A;
 
-  // the update schedule. Static: B batches, by default Luyo et al.'s
-  // B = ceil((K epsilon)^(2/5) d^(3/5) H^(1/5)) (epsilon = 1 when not private). Adaptive: at most
-  // U_max updates, by default the determinant-doubling bound d H log2(1 + n_max / (d lambda_eff))
-  // + 1, with n_max = K (K / H for plus, whose weights are at most 1 / H) and lambda_eff the
-  // smallest eigenvalue the (private) Gram matrices can have: lambda plus the positive-definite
-  // shift, which depends only on the tree (not on U_max), so the bound is computed once.
-  const double Kd = static_cast<double>(K);
-  std::int64_t batches = 0;
-  if (p_.batching == "static")
-    batches = p_.batches > 0 ? p_.batches
-                             : std::clamp<std::int64_t>(
-                                   static_cast<std::int64_t>(std::ceil(
-                                       std::pow(Kd * (priv ? p_.epsilon : 1.0), 0.4) *
-                                       std::pow(static_cast<double>(d), 0.6) * std::pow(Hd, 0.2))),
-                                   1, K);
-  const std::int64_t batch_len = batches > 0 ? (K + batches - 1) / batches : 1;
-  // tree leaves: where Lambda~ is read (batch starts for static, every episode otherwise)
-  const std::int64_t reads = p_.batching == "static" ? (K + batch_len - 1) / batch_len : K;
-  const int levels = std::bit_width(static_cast<std::uint64_t>(reads));  // floor(log2 R) + 1
   const bool replace = p_.neighbouring == "replace";
-  const double gram_sens = lsvi::gram_sensitivity(plus, H, replace);
-  const int num_channels = plus ? 4 : 2;
-  auto shift_for = [&](double sigma_gram) {
-    return sigma_gram * std::sqrt(static_cast<double>(levels)) *
-           (4.0 * std::sqrt(d) +
-            2.0 * std::log(2.0 * Hd * static_cast<double>(reads) / p_.failure_prob));
-  };
-  std::int64_t max_updates = K;
-  if (p_.batching == "static") max_updates = reads;
-  if (p_.batching == "adaptive") {
-    if (p_.max_updates > 0) {
-      max_updates = p_.max_updates;
-    } else {
-      double lambda_eff = lambda;
-      if (priv) {  // the Gaussian-composition (GDP) share of the Gram channel
-        const double mu = 1.0 / privacy::analytic_gaussian_sigma(p_.epsilon, p_.delta, 1.0);
-        lambda_eff +=
-            shift_for(std::sqrt(num_channels * static_cast<double>(levels)) / mu * gram_sens);
-      }
-      const double n_max = plus ? Kd / Hd : Kd;
-      max_updates = static_cast<std::int64_t>(
-                        d * Hd * std::log2(1.0 + n_max / (static_cast<double>(d) * lambda_eff))) +
-                    1;
-    }
-  }
-  max_updates = std::clamp<std::int64_t>(max_updates, 1, K);
+  const lsvi::Schedule plan = lsvi::plan_schedule(p_, K, d, H, lambda);
+  const std::int64_t batch_len = plan.batch_len, max_updates = plan.max_updates;
+  const int levels = plan.levels;
 
   // privacy calibration (algos/lsvi_ucb_private.hpp)
   std::vector<lsvi::Channel> channels;
@@ -181,7 +160,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
     noise = make_private_noise(p_.noise, seed, 2002,
                                {p_.epsilon, p_.delta, sigma_gram_, sigma_target_}, "lsvi_ucb");
   }
-  const double shift = priv ? shift_for(sigma_gram_) : 0.0;
+  const double shift = priv ? plan.shift_per_sigma * sigma_gram_ : 0.0;
   shift_ = shift;
   noise_multipliers_.clear();
   for (const auto& c : channels) noise_multipliers_.push_back(c.z);
@@ -350,20 +329,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       double w = 1.0;
       if (plus) {
         const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
-        const double nb = std::sqrt(std::max(0.0, f.dot(Minv * f)));
-        const double lin_opt = f.dot(s.w_hat[h]), lin_pes = f.dot(s.w_chk[h]);
-        const double second = std::clamp(f.dot(s.w_sq[h]), 0.0, Hd * Hd);
-        const double first = std::clamp(lin_opt - r, 0.0, Hd);  // E[V_{h+1}(s')]
-        const double var = second - first * first;
-        const double E =
-            std::min(p_.beta_tilde * nb, Hd * Hd) + std::min(2.0 * Hd * p_.beta_bar * nb, Hd * Hd);
-        const double d3 = p_.variance_coeff * static_cast<double>(d) * d * d;
-        const double D = std::min(d3 * 4.0 * Hd * Hd * (lin_opt - lin_pes + 2.0 * p_.beta_bar * nb),
-                                  d3 * Hd * Hd * Hd);
-        const double sigma = std::sqrt(std::max(0.0, var + E + std::max(D, 0.0) + Hd));
-        const double sigma_bar =
-            std::max({sigma, std::sqrt(Hd), d3 * 2.0 * Hd * Hd * std::sqrt(nb)});
-        w = 1.0 / (sigma_bar * sigma_bar);
+        w = plus_weight(p_, f, Minv, s.w_hat[h], s.w_chk[h], s.w_sq[h], r, H, d);
       }
       // exact statistics, and the private tree's current leaf
       s.gram[h].noalias() += w * f * f.transpose();

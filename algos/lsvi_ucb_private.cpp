@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "algos/lsvi_ucb.hpp"
 #include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "privacy/accountant.hpp"
@@ -21,6 +22,48 @@ using Eigen::VectorXd;
 double gram_sensitivity(bool plus, int H, bool replace) {
   const double Hd = H;
   return std::sqrt(Hd) * (replace ? std::sqrt(2.0) : 1.0) / (plus ? Hd : 1.0);
+}
+
+Schedule plan_schedule(const LsviUcbParams& p, std::int64_t K, int d, int H, double lambda) {
+  const bool plus = p.variant == "lsvi_ucb_plus", priv = p.private_;
+  const double Kd = static_cast<double>(K), Hd = H;
+  Schedule sc;
+  std::int64_t batches = 0;
+  if (p.batching == "static")
+    batches = p.batches > 0 ? p.batches
+                            : std::clamp<std::int64_t>(
+                                  static_cast<std::int64_t>(std::ceil(
+                                      std::pow(Kd * (priv ? p.epsilon : 1.0), 0.4) *
+                                      std::pow(static_cast<double>(d), 0.6) * std::pow(Hd, 0.2))),
+                                  1, K);
+  sc.batch_len = batches > 0 ? (K + batches - 1) / batches : 1;
+  // batch starts for static, every episode otherwise
+  sc.reads = p.batching == "static" ? (K + sc.batch_len - 1) / sc.batch_len : K;
+  sc.levels = std::bit_width(static_cast<std::uint64_t>(sc.reads));
+  sc.shift_per_sigma = std::sqrt(static_cast<double>(sc.levels)) *
+                       (4.0 * std::sqrt(d) +
+                        2.0 * std::log(2.0 * Hd * static_cast<double>(sc.reads) / p.failure_prob));
+  sc.max_updates = K;
+  if (p.batching == "static") sc.max_updates = sc.reads;
+  if (p.batching == "adaptive") {
+    if (p.max_updates > 0) {
+      sc.max_updates = p.max_updates;
+    } else {
+      double lambda_eff = lambda;
+      if (priv) {  // the Gaussian-composition (GDP) share of the Gram channel
+        const double mu = 1.0 / privacy::analytic_gaussian_sigma(p.epsilon, p.delta, 1.0);
+        const double channels = plus ? 4 : 2;
+        lambda_eff += sc.shift_per_sigma * std::sqrt(channels * sc.levels) / mu *
+                      gram_sensitivity(plus, H, p.neighbouring == "replace");
+      }
+      const double n_max = plus ? Kd / Hd : Kd;
+      sc.max_updates = static_cast<std::int64_t>(
+                           d * Hd * std::log2(1.0 + n_max / (static_cast<double>(d) * lambda_eff))) +
+                       1;
+    }
+  }
+  sc.max_updates = std::clamp<std::int64_t>(sc.max_updates, 1, K);
+  return sc;
 }
 
 std::vector<Channel> make_channels(const ChannelPlan& p) {

@@ -36,6 +36,10 @@
 #include "engine/run_dir.hpp"
 #include "privacy/noise_source.hpp"
 
+namespace dprl::algos {
+struct LsviUcbParams;
+}
+
 namespace dprl::algos::lsvi {
 
 // One release channel: `count` Gaussian releases of a vector with L2 sensitivity `sens` (before
@@ -58,6 +62,21 @@ struct ChannelPlan {
   int levels = 1;   // tree levels: Gram releases per user
   std::int64_t updates = 1;
 };
+
+// The update schedule. Static: B batches, by default Luyo et al.'s
+// B = ceil((K epsilon)^(2/5) d^(3/5) H^(1/5)) (epsilon = 1 when not private). Adaptive: at most
+// U_max updates, by default the determinant-doubling bound d H log2(1 + n_max / (d lambda_eff)) + 1,
+// with n_max = K (K / H for plus, whose weights are at most 1 / H) and lambda_eff the smallest
+// eigenvalue the (private) Gram matrices can have: lambda plus the positive-definite shift, which
+// depends only on the tree (not on U_max), so the bound is computed once.
+struct Schedule {
+  std::int64_t batch_len = 1;    // episodes per static batch (1 otherwise)
+  std::int64_t reads = 0;        // tree leaves: where Lambda~ is read
+  int levels = 1;                // floor(log2 reads) + 1
+  std::int64_t max_updates = 1;  // planned policy updates
+  double shift_per_sigma = 0;    // Upsilon / s_G
+};
+Schedule plan_schedule(const LsviUcbParams& p, std::int64_t K, int d, int H, double lambda);
 
 // L2 sensitivity of the Gram channel (over the H steps) under the relation.
 double gram_sensitivity(bool plus, int H, bool replace);
