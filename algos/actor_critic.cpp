@@ -235,7 +235,8 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
                       stopped_by_budget || diverged_episode >= 0;
     double eps_run = NAN;
     if (priv && releases > 0 &&
-        (p_.accountant == "rdp" || last || releases >= 2 * std::max<std::int64_t>(1, eps_logged_at))) {
+        (p_.accountant == "rdp" || last ||
+         releases >= 2 * std::max<std::int64_t>(1, eps_logged_at))) {
       eps_run = sp.epsilon(p_.accountant, agent.actor_releases, agent.critic_releases, p_.delta);
       eps_logged_at = releases;
     }
@@ -278,9 +279,9 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
 
   const std::int64_t releases = agent.actor_releases + agent.critic_releases;
   PrivacyReport r;
-  r.epsilon = releases > 0 ? sp.epsilon(p_.accountant, agent.actor_releases,
-                                        agent.critic_releases, p_.delta)
-                           : 0.0;
+  r.epsilon = releases > 0
+                  ? sp.epsilon(p_.accountant, agent.actor_releases, agent.critic_releases, p_.delta)
+                  : 0.0;
   r.delta = p_.delta;
   r.accountant = p_.accountant;
   r.neighbouring = kRelation;

@@ -109,10 +109,10 @@ struct LsviUcb::State {
   std::vector<MatrixXd> next;      // d x S
   // private Gram matrices: the released tree prefix plus lambda I and the shift
   std::unique_ptr<lsvi::GramTree> tree;
-  std::vector<MatrixXd> priv_gram;                 // the private matrix last read
-  std::vector<MatrixXd> priv_inv;                  // its inverse
-  std::vector<double> priv_logdet;                 // its log det
-  std::vector<double> logdet_at_update;            // log det (exact or private) at the last update
+  std::vector<MatrixXd> priv_gram;       // the private matrix last read
+  std::vector<MatrixXd> priv_inv;        // its inverse
+  std::vector<double> priv_logdet;       // its log det
+  std::vector<double> logdet_at_update;  // log det (exact or private) at the last update
   // the last update's regression vectors and tables
   std::vector<VectorXd> w_hat, w_chk, w_sq;
   std::vector<double> q, qc;  // H * S * A optimistic / pessimistic (plus); q also for lsvi_ucb
@@ -153,7 +153,8 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       for (int i = 0; i < d; ++i) nz += m.features[sz(sa) * d + i] != 0.0;
       support = std::max(support, nz);
     }
-    channels = lsvi::make_channels({plus, replace, H, d, std::max(support, 1), levels, max_updates});
+    channels =
+        lsvi::make_channels({plus, replace, H, d, std::max(support, 1), levels, max_updates});
     lsvi::calibrate(channels, p_.epsilon, p_.delta, p_.accountant, p_.noise == "os-entropy");
     sigma_gram_ = channels[0].sigma;
     sigma_target_ = channels[1].sigma;
@@ -194,8 +195,8 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   if (priv) s.tree = std::make_unique<lsvi::GramTree>(H, d, levels, sigma_gram_, *noise);
   std::int64_t pd_repairs = 0;
 
-  // reads the private Gram matrices (lambda I + released tree prefix + shift) into priv_inv / logdet
-  // (the inverse only when asked: the adaptive test needs just the log det every episode)
+  // reads the private Gram matrices (lambda I + released tree prefix + shift) into priv_inv /
+  // logdet (the inverse only when asked: the adaptive test needs just the log det every episode)
   auto read_private = [&](bool with_inverse) {
     for (int h = 0; h < H; ++h) {
       double extra = shift;
@@ -386,10 +387,10 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
     extra_.push_back({"epsilon_spent", epsilon_spent_});
     bool fixed_start = false;  // a point-mass initial state: the regret uses no user data
     for (double x : m.initial) fixed_start = fixed_start || x == 1.0;
-    report_ = lsvi::privacy_report(
-        channels, releases,
-        {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring, noise->name(),
-         p_.noise == "seeded", noise->secure(), fixed_start});
+    report_ =
+        lsvi::privacy_report(channels, releases,
+                             {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring,
+                              noise->name(), p_.noise == "seeded", noise->secure(), fixed_start});
   }
   return cumulative;
 }

@@ -19,12 +19,19 @@
 // targets aggregated by next state, which is exact because the state set is finite), and values
 // are recomputed only at updates, so the cost follows the number of updates.
 //
-// Privacy (private: true) is joint DP (Kearns et al. 2014) with one user = one episode
-// (neighbouring: the episode sequences differ in one user's whole episode). Every update releases,
-// for every h, Lambda_h and u_h plus the Gaussian mechanism's noise; the policy every other user
-// follows is a function of those releases only, so by the billboard lemma (Hsu et al. 2014) the
-// actions recommended to all other users are (epsilon, delta)-DP in user k. Details, sensitivities
-// and the accountant: algos/lsvi_ucb.cpp and docs/paper002.md.
+// Privacy (private: true) is joint DP (Kearns et al. 2014) with one user = one episode.
+// Neighbouring relation (`neighbouring`): "replace" (default, the usual joint-DP relation: the user
+// sequences differ in one user's whole episode) or "add-remove" (one user's episode present or
+// absent); the sensitivities follow the relation (replace: x2 for the targets, x sqrt(2) for the
+// Gram matrices). Every update releases, for every h, Lambda_h (binary-tree mechanism) and the
+// regression targets plus Gaussian noise; the policy every other user follows is a function of
+// those releases only, so by the billboard lemma (Hsu et al. 2014) the actions recommended to all
+// other users are (epsilon, delta)-DP in user k. Validity: features of norm <= 1 and rewards in
+// [0, 1] (LinearMdpModel::validate); every private path clamps the value tables into [0, H]. Noise
+// (`noise`): os-entropy (default; snapped releases, exact discrete samples) or seeded
+// (reproducible, warned, never formal). The guarantee record (privacy()) states relation, unit,
+// sensitivities, covered outputs and whether the run is formal. Details:
+// algos/lsvi_ucb_private.hpp and docs/paper002.md.
 //
 // | param          | default  | meaning                                                        |
 // |----------------|----------|----------------------------------------------------------------|
@@ -45,6 +52,8 @@
 // | delta          | 1e-5     | privacy delta                                                  |
 // | accountant     | pld      | rdp, pld or best: composes the releases                        |
 // | failure_prob   | 0.05     | p of the positive-definite shift of the private Gram matrices  |
+// | neighbouring   | replace  | replace or add-remove one user's episode                       |
+// | noise          | os-entropy | os-entropy (secure) or seeded (reproducible, not formal)     |
 #pragma once
 
 #include <Eigen/Core>
@@ -132,8 +141,9 @@ class LsviUcb final : public Algorithm {
   std::int64_t train_episodes() const override { return episodes_done_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
-  // Runs K episodes on a model directly (the C++ API; train() calls it). seed drives the episode
-  // draws and the privacy noise. Returns the cumulative regret after each episode.
+  // Runs K episodes on a model directly (the C++ API; train() calls it, after check()). seed
+  // drives the episode draws and, with noise = seeded, the privacy noise. Returns the cumulative
+  // regret after each episode.
   std::vector<double> run(const envs::LinearMdpModel& model, std::int64_t episodes,
                           std::uint64_t seed, TrainContext* ctx = nullptr);
 

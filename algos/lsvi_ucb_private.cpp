@@ -57,9 +57,10 @@ Schedule plan_schedule(const LsviUcbParams& p, std::int64_t K, int d, int H, dou
                       gram_sensitivity(plus, H, p.neighbouring == "replace");
       }
       const double n_max = plus ? Kd / Hd : Kd;
-      sc.max_updates = static_cast<std::int64_t>(
-                           d * Hd * std::log2(1.0 + n_max / (static_cast<double>(d) * lambda_eff))) +
-                       1;
+      sc.max_updates =
+          static_cast<std::int64_t>(
+              d * Hd * std::log2(1.0 + n_max / (static_cast<double>(d) * lambda_eff))) +
+          1;
     }
   }
   sc.max_updates = std::clamp<std::int64_t>(sc.max_updates, 1, K);

@@ -65,10 +65,11 @@ struct ChannelPlan {
 
 // The update schedule. Static: B batches, by default Luyo et al.'s
 // B = ceil((K epsilon)^(2/5) d^(3/5) H^(1/5)) (epsilon = 1 when not private). Adaptive: at most
-// U_max updates, by default the determinant-doubling bound d H log2(1 + n_max / (d lambda_eff)) + 1,
-// with n_max = K (K / H for plus, whose weights are at most 1 / H) and lambda_eff the smallest
-// eigenvalue the (private) Gram matrices can have: lambda plus the positive-definite shift, which
-// depends only on the tree (not on U_max), so the bound is computed once.
+// U_max updates, by default the determinant-doubling bound
+// d H log2(1 + n_max / (d lambda_eff)) + 1, with n_max = K (K / H for plus, whose weights are at
+// most 1 / H) and lambda_eff the smallest eigenvalue the (private) Gram matrices can have: lambda
+// plus the positive-definite shift, which depends only on the tree (not on U_max), so the bound
+// is computed once.
 struct Schedule {
   std::int64_t batch_len = 1;    // episodes per static batch (1 otherwise)
   std::int64_t reads = 0;        // tree leaves: where Lambda~ is read
@@ -125,8 +126,8 @@ class GramTree {
   double sigma_;
   privacy::NoiseSource& noise_;
   std::int64_t leaves_ = 0;
-  std::vector<Eigen::MatrixXd> leaf_;                  // per h: the current leaf's sum
-  std::vector<std::vector<Eigen::MatrixXd>> raw_;      // per h, level: the exact node sums
+  std::vector<Eigen::MatrixXd> leaf_;                   // per h: the current leaf's sum
+  std::vector<std::vector<Eigen::MatrixXd>> raw_;       // per h, level: the exact node sums
   std::vector<std::vector<Eigen::MatrixXd>> released_;  // per h, level: the released nodes
   std::vector<Eigen::MatrixXd> prefix_;
   std::vector<double> buf_;

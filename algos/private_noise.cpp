@@ -70,10 +70,10 @@ double secure_noise_scale(double z, double delta_l2, double coords, bool secure)
   // increases from z Delta to the fixed point, which is below z Delta / (1 - z sqrt(n) 2^-12)
   const double r = z * std::sqrt(coords) * 0x1.0p-12;
   if (!(r < 0.5))
-    throw ParamError(fmt::format(
-        "secure noise: noise multiplier {} over {} coordinates makes the snapping grid "
-        "(sd 2^-12) too coarse to cover (z sqrt(n) 2^-12 = {} must be < 0.5)",
-        z, coords, r));
+    throw ParamError(
+        fmt::format("secure noise: noise multiplier {} over {} coordinates makes the snapping grid "
+                    "(sd 2^-12) too coarse to cover (z sqrt(n) 2^-12 = {} must be < 0.5)",
+                    z, coords, r));
   double sd = z * delta_l2;
   for (int it = 0; it < 200; ++it) {
     const double next = z * snapped_sensitivity(delta_l2, coords, sd, true);

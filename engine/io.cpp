@@ -40,7 +40,8 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 void sync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    throw DataError(fmt::format("cannot sync directory {}: {}", dir.string(), std::strerror(errno)));
+    throw DataError(
+        fmt::format("cannot sync directory {}: {}", dir.string(), std::strerror(errno)));
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);

@@ -102,8 +102,7 @@ void Ledger::set_relation(std::string neighbouring, std::string unit) {
       (!unit_.empty() && unit_ != unit)) {
     throw DataError(fmt::format(
         "{}: the ledger's charges assume neighbouring '{}' of one {}, not '{}' of one {}",
-        file_ ? file_->string() : std::string("ledger"), neighbouring_, unit_, neighbouring,
-        unit));
+        file_ ? file_->string() : std::string("ledger"), neighbouring_, unit_, neighbouring, unit));
   }
   neighbouring_ = std::move(neighbouring);
   unit_ = std::move(unit);

@@ -12,8 +12,8 @@
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "privacy/accountant.hpp"
-#include "privacy/ledger.hpp"
 #include "privacy/dp_event.hpp"
+#include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
 
 namespace fs = std::filesystem;
@@ -227,7 +227,8 @@ TEST_SUITE("e2e") {
     const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
     REQUIRE(s.privacy.has_value());
     CHECK_FALSE(s.privacy->formal);
-    CHECK(s.privacy->covers == std::vector<std::string>{"the noised actor gradients (not written)"});
+    CHECK(s.privacy->covers ==
+          std::vector<std::string>{"the noised actor gradients (not written)"});
     // secure by default: OS entropy, exact discrete samples on snapped vectors
     CHECK(s.privacy->noise_source == "os_entropy(secure)");
     CHECK_FALSE(s.privacy->reproducible_noise);
@@ -349,8 +350,8 @@ TEST_SUITE("e2e") {
     fs::remove(dir / "config.yaml");
     CHECK_THROWS_WITH_AS(
         dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir)),
-        doctest::Contains(
-            doctest::String(("the privacy budget in " + file.string() + " is already spent").c_str())),
+        doctest::Contains(doctest::String(
+            ("the privacy budget in " + file.string() + " is already spent").c_str())),
         dprl::BudgetExceeded);
     CHECK(dprl::read_file(file) == before);
     CHECK_FALSE(fs::exists(dir / "config.yaml"));
@@ -367,7 +368,8 @@ TEST_SUITE("e2e") {
              file.string() + ", episodes: " + std::to_string(episodes) +
              "}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
     };
-    const auto a = dprl::algos::run_experiment(dprl::parse_yaml(yaml(1), "t"), "t", quiet(dir / "a"));
+    const auto a =
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1), "t"), "t", quiet(dir / "a"));
     const double after_a = dprl::privacy::Ledger::load_file(file).spent_epsilon();
     CHECK(after_a > 0);
     CHECK_FALSE(fs::exists(dir / "a" / "privacy_ledger.json"));
@@ -390,7 +392,8 @@ TEST_SUITE("e2e") {
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"
         "algo: {id: actor_critic, params: {alpha_v: 0.05, alpha_w: 0.05, lambda: 0, dp: critic, "
-        "epsilon: 0.1, episodes: 500, noise: seeded}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: "
+        "epsilon: 0.1, episodes: 500, noise: seeded}}\ntrain: {steps: 10000000, eval_every: 0, "
+        "eval_episodes: "
         "3}\n";
     const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
     double diverged = 0, at = -1;

@@ -338,12 +338,12 @@ TEST_SUITE("statistical") {
         // most 2 sqrt(H) (H + 1); the noise actually added, over those, gives the true noise
         // multipliers, and the releases made (L tree levels, one target per update) compose to
         // mu-GDP exactly: its epsilon must be within the budget
-        const double H = 5, levels_made = std::bit_width(static_cast<std::uint64_t>(
-                                              algo.tree_leaves()));
+        const double H = 5,
+                     levels_made = std::bit_width(static_cast<std::uint64_t>(algo.tree_leaves()));
         const double zg = algo.sigma_gram() / std::sqrt(2 * H);
         const double zt = algo.sigma_target() / (2 * std::sqrt(H) * (H + 1));
-        const double mu = std::sqrt(levels_made / (zg * zg) +
-                                    static_cast<double>(algo.updates()) / (zt * zt));
+        const double mu =
+            std::sqrt(levels_made / (zg * zg) + static_cast<double>(algo.updates()) / (zt * zt));
         CHECK(gdp_epsilon(mu, 1e-5) <= eps);
         CHECK(algo.epsilon_spent() <= eps * (1 + 1e-9));
         // the planned composition is exactly a Gaussian with mu^2 = sum count / z^2 (equal
@@ -396,8 +396,9 @@ TEST_SUITE("unit") {
       }
   }
 
-  TEST_CASE("lsvi_ucb private: replace doubles the target sensitivity and scales the Gram's by "
-            "sqrt(2); the record states the relation") {
+  TEST_CASE(
+      "lsvi_ucb private: replace doubles the target sensitivity and scales the Gram's by "
+      "sqrt(2); the record states the relation") {
     const auto m = model("random", 3, 2, 4, 5);
     auto run = [&](const char* relation) {
       LsviUcb::Params p;

@@ -51,8 +51,7 @@ TEST_SUITE("unit") {
     CHECK(draw(1.0) != draw(2.0));
     auto os = dprl::algos::make_private_noise("os-entropy", 7, 1, {1.0}, "test");
     CHECK(os->secure());
-    CHECK_THROWS_AS(dprl::algos::make_private_noise("zero", 7, 1, {1.0}, "test"),
-                    dprl::ParamError);
+    CHECK_THROWS_AS(dprl::algos::make_private_noise("zero", 7, 1, {1.0}, "test"), dprl::ParamError);
   }
 
   TEST_CASE("actor-critic: a privatised vector from a secure source is on the noise grid") {

@@ -1,7 +1,6 @@
 #include "privacy/ledger.hpp"
 
 #include <doctest/doctest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
