@@ -79,6 +79,12 @@ void ActorCritic::check(const RunPlan& plan) {
   checked_ = true;
   const StepPrivacy sp = step_privacy(p_, *features, p_.noise == "os-entropy");
   if (sp.per_step() == 0 || p_.budget_epsilon <= 0) return;
+  // a budget that cannot pay for one step is refused before any ledger file is created
+  if (!privacy::Ledger(p_.budget_epsilon, p_.delta, p_.accountant).can_afford(sp.event(), 1))
+    throw BudgetExceeded(fmt::format(
+        "actor_critic: budget_epsilon = {} cannot afford a single step's releases at sigma {} "
+        "(delta {})",
+        p_.budget_epsilon, sp.sigma, p_.delta));
   std::optional<std::filesystem::path> file;
   if (!p_.ledger.empty())
     file = p_.ledger;
@@ -88,18 +94,12 @@ void ActorCritic::check(const RunPlan& plan) {
       file ? privacy::Ledger::open_file(*file, p_.budget_epsilon, p_.delta, p_.accountant)
            : privacy::Ledger(p_.budget_epsilon, p_.delta, p_.accountant));
   ledger_->set_relation(kRelation, kUnit);
-  if (!ledger_->can_afford(sp.event(), 1)) {
-    const std::string where = file ? file->string() : std::string("the in-memory ledger");
-    if (!ledger_->entries().empty())
-      throw BudgetExceeded(fmt::format(
-          "actor_critic: the privacy budget in {} is already spent (epsilon {:.6g} of {} at "
-          "delta {}): not one more step can be paid for",
-          where, ledger_->spent_epsilon(), p_.budget_epsilon, p_.delta));
+  if (!ledger_->can_afford(sp.event(), 1))
     throw BudgetExceeded(fmt::format(
-        "actor_critic: budget_epsilon = {} cannot afford a single step's releases at sigma {} "
-        "(delta {})",
-        p_.budget_epsilon, sp.sigma, p_.delta));
-  }
+        "actor_critic: the privacy budget in {} is already spent (epsilon {:.6g} of {} at delta "
+        "{}): not one more step can be paid for",
+        file ? file->string() : std::string("the ledger"), ledger_->spent_epsilon(),
+        p_.budget_epsilon, p_.delta));
 }
 
 std::int64_t ActorCritic::train(TrainContext& ctx) {

@@ -355,6 +355,15 @@ TEST_SUITE("e2e") {
         dprl::BudgetExceeded);
     CHECK(dprl::read_file(file) == before);
     CHECK_FALSE(fs::exists(dir / "config.yaml"));
+    // a budget too small for one step is refused before anything is written
+    const auto tiny = dir.string() + "_tiny";
+    fs::remove_all(tiny);
+    std::string small = yaml;
+    small.replace(small.find("budget_epsilon: 150"), 19, "budget_epsilon: 0.001");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(dprl::parse_yaml(small, "t"), "t", quiet(tiny)),
+        doctest::Contains("cannot afford a single step"), dprl::BudgetExceeded);
+    CHECK_FALSE(fs::exists(tiny));
   }
 
   TEST_CASE("runs sharing a ledger file share one budget") {
