@@ -1,6 +1,7 @@
 #include "algos/actor_critic.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,11 @@ using dprl::algos::GtdActorCriticLearner;
 using dprl::algos::OneHotFeatures;
 
 namespace {
+
+// per process: test runs of other checkouts share the temporary directory
+fs::path temp_dir(const std::string& name) {
+  return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+}
 
 std::span<const float> obs_of(const float& s) { return {&s, 1}; }
 
@@ -170,7 +176,7 @@ TEST_SUITE("statistical") {
 
 TEST_SUITE("e2e") {
   TEST_CASE("DP-Both: the whole-run epsilon is that of sensitivity 2C (exact GDP), not C") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test";
+    const auto dir = temp_dir("dprl_ac_test");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 3\nenv: {id: chain_mdp, params: {n: 10}}\n"
@@ -218,7 +224,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("fixed clipping is not formal either: the record says what is covered") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_fixed";
+    const auto dir = temp_dir("dprl_ac_test_fixed");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"
@@ -246,7 +252,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("metrics.csv's epsilon column uses the configured accountant") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_pld";
+    const auto dir = temp_dir("dprl_ac_test_pld");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 2\nenv: {id: chain_mdp, params: {n: 5}}\n"
@@ -314,8 +320,9 @@ TEST_SUITE("e2e") {
 }
 
 TEST_SUITE("e2e") {
-  TEST_CASE("a budget is charged before release in a persistent ledger; a rerun cannot respend") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_budget";
+  TEST_CASE(
+      "a budget is charged before release in a persistent ledger, and a rerun cannot respend") {
+    const auto dir = temp_dir("dprl_ac_test_budget");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 2\nenv: {id: chain_mdp, params: {n: 30}}\n"
@@ -367,7 +374,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("runs sharing a ledger file share one budget") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_shared";
+    const auto dir = temp_dir("dprl_ac_test_shared");
     fs::remove_all(dir);
     const fs::path file = dir / "shared" / "budget.json";
     auto yaml = [&](int episodes) {
@@ -396,7 +403,7 @@ TEST_SUITE("e2e") {
 
 TEST_SUITE("e2e") {
   TEST_CASE("noise that blows the weights up stops training and is reported as divergence") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_diverge";
+    const auto dir = temp_dir("dprl_ac_test_diverge");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"

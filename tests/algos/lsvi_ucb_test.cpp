@@ -397,8 +397,8 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE(
-      "lsvi_ucb private: replace doubles the target sensitivity and scales the Gram's by "
-      "sqrt(2); the record states the relation") {
+      "lsvi_ucb private: replace doubles the target noise and multiplies the Gram noise by sqrt 2, "
+      "and the record states the relation") {
     const auto m = model("random", 3, 2, 4, 5);
     auto run = [&](const char* relation) {
       LsviUcb::Params p;

@@ -14,6 +14,11 @@
 
 namespace {
 
+// per process: test runs of other checkouts share the temporary directory
+std::filesystem::path temp_dir(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+}
+
 void write_raw(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
 }
@@ -53,7 +58,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a persisted ledger reloads so a restarted run cannot spend twice") {
-    const fs::path dir = fs::temp_directory_path() / "dprl_ledger_test";
+    const fs::path dir = temp_dir("dprl_ledger_test");
     fs::remove_all(dir);
     const auto step = DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0));
     double spent;
@@ -77,7 +82,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a failed write rolls the charge back: nothing is spent, nothing may be released") {
-    const fs::path dir = fs::temp_directory_path() / "dprl_ledger_rollback";
+    const fs::path dir = temp_dir("dprl_ledger_rollback");
     fs::remove_all(dir);
     const auto step = DpEvent::gaussian(4.0);
     Ledger l = Ledger::open(dir, 10.0, 1e-5, "rdp");
@@ -99,7 +104,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a truncated or corrupted ledger is refused with one line naming the file") {
-    const fs::path dir = fs::temp_directory_path() / "dprl_ledger_corrupt";
+    const fs::path dir = temp_dir("dprl_ledger_corrupt");
     fs::remove_all(dir);
     {
       Ledger l = Ledger::open(dir, 10.0, 1e-5, "rdp");
@@ -133,7 +138,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a second writer is refused while the first holds the ledger") {
-    const fs::path dir = fs::temp_directory_path() / "dprl_ledger_lock";
+    const fs::path dir = temp_dir("dprl_ledger_lock");
     fs::remove_all(dir);
     {
       Ledger first = Ledger::open(dir, 10.0, 1e-5, "rdp");
@@ -162,7 +167,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a run killed between charge and release cannot spend the charge again") {
-    const fs::path dir = fs::temp_directory_path() / "dprl_ledger_kill";
+    const fs::path dir = temp_dir("dprl_ledger_kill");
     fs::remove_all(dir);
     const auto block = DpEvent::gaussian(2.0);
     // the budget affords one block of 10 releases, not two
@@ -194,7 +199,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("events under another neighbouring relation are refused") {
-    const fs::path dir = fs::temp_directory_path() / "dprl_ledger_relation";
+    const fs::path dir = temp_dir("dprl_ledger_relation");
     fs::remove_all(dir);
     {
       Ledger l = Ledger::open(dir, 10.0, 1e-5, "rdp");

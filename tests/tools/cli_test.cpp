@@ -99,7 +99,8 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("paper 002: private LSVI-UCB runs from the CLI and its time-indexed policy evaluates") {
-    const auto d = scratch("paper002");
+    // per process: test runs of other checkouts share the temporary directory
+    const auto d = scratch("paper002_" + std::to_string(::getpid()));
     const std::string out = (d / "run").string();
     auto r = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " + out +
                       " --set algo.params.episodes=1000 --set algo.params.private=true"
