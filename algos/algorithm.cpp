@@ -41,6 +41,11 @@ void TrainContext::append_metrics(const std::vector<std::pair<std::string, doubl
   if (run_dir_) run_dir_->append_metrics(row);
 }
 
+std::optional<std::filesystem::path> TrainContext::run_dir() const {
+  if (!run_dir_) return std::nullopt;
+  return run_dir_->path();
+}
+
 void TrainContext::write_file(const std::string& name, std::string_view content) const {
   if (run_dir_) run_dir_->write_file(name, content);
 }

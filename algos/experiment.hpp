@@ -18,7 +18,10 @@
 //     eval_episodes: 100
 //     checkpoint: true
 //
-// The resolved config (all defaults filled in) is written to <out>/config.yaml before training.
+// Everything is checked before the run directory is created: the schema, the env and learner
+// parameters, and the learner's own checks against the env and train settings
+// (Algorithm::check). Then the resolved config (all defaults filled in) is written to
+// <out>/config.yaml and training starts.
 #pragma once
 
 #include <cstdint>
