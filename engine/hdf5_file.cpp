@@ -110,11 +110,7 @@ File File::open(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw DataError(fmt::format("{}: no such file", path.string()));
-  // evict each object's metadata when it is closed: a Minari file has five datasets per episode,
-  // each opened once
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_evict_on_close(fapl.get(), true);
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
   return File(id, path.string());
 }
@@ -449,8 +445,9 @@ void File::create_group(const std::string& path) {
 
 namespace {
 
-void write_array(const std::string& file, hid_t file_id, const std::string& key, const void* data,
-                 std::span<const std::uint64_t> shape, hid_t file_type, hid_t mem_type) {
+std::uint64_t write_array(const std::string& file, hid_t file_id, const std::string& key,
+                          const void* data, std::span<const std::uint64_t> shape, hid_t file_type,
+                          hid_t mem_type) {
   const std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -462,6 +459,9 @@ void write_array(const std::string& file, hid_t file_id, const std::string& key,
   if (!d.ok()) fail(file, key, "cannot create dataset");
   if (H5Dwrite(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     fail(file, key, "cannot write");
+  const haddr_t at = H5Dget_offset(d.get());
+  H5Eclear2(H5E_DEFAULT);
+  return at == HADDR_UNDEF ? kNoOffset : static_cast<std::uint64_t>(at);
 }
 
 std::uint64_t product(std::span<const std::uint64_t> shape) {
@@ -472,19 +472,19 @@ std::uint64_t product(std::span<const std::uint64_t> shape) {
 
 }  // namespace
 
-void File::write(const std::string& key, std::span<const float> data,
-                 std::span<const std::uint64_t> shape) {
+std::uint64_t File::write(const std::string& key, std::span<const float> data,
+                          std::span<const std::uint64_t> shape) {
   DPRL_CHECK(product(shape) == data.size());
-  write_array(name_, id_, key, data.data(), shape, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
+  return write_array(name_, id_, key, data.data(), shape, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
 }
 
-void File::write(const std::string& key, std::span<const std::int64_t> data,
-                 std::span<const std::uint64_t> shape) {
+std::uint64_t File::write(const std::string& key, std::span<const std::int64_t> data,
+                          std::span<const std::uint64_t> shape) {
   DPRL_CHECK(product(shape) == data.size());
-  write_array(name_, id_, key, data.data(), shape, H5T_STD_I64LE, H5T_NATIVE_INT64);
+  return write_array(name_, id_, key, data.data(), shape, H5T_STD_I64LE, H5T_NATIVE_INT64);
 }
 
-void File::write_flags(const std::string& key, std::span<const std::uint8_t> data) {
+std::uint64_t File::write_flags(const std::string& key, std::span<const std::uint8_t> data) {
   Handle ft(H5Tenum_create(H5T_STD_I8LE), H5Tclose);
   Handle mt(H5Tenum_create(H5T_NATIVE_SCHAR), H5Tclose);
   const signed char f = 0, t = 1;
@@ -493,7 +493,7 @@ void File::write_flags(const std::string& key, std::span<const std::uint8_t> dat
       fail(name_, key, "cannot build the bool enum");
   }
   const std::uint64_t shape[1] = {data.size()};
-  write_array(name_, id_, key, data.data(), shape, ft.get(), mt.get());
+  return write_array(name_, id_, key, data.data(), shape, ft.get(), mt.get());
 }
 
 void File::set_attr(const std::string& path, const std::string& name, std::int64_t value) {

@@ -26,6 +26,8 @@
 
 namespace dprl::h5 {
 
+inline constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
+
 enum class TypeClass { kInteger, kFloat, kEnum, kString, kOther };
 
 struct ArrayInfo {
@@ -134,13 +136,14 @@ class File {
   std::optional<std::int64_t> attr_int64(const std::string& path, const std::string& name) const;
 
   void create_group(const std::string& path);
-  // Contiguous datasets of the given shape (product = data.size()).
-  void write(const std::string& key, std::span<const float> data,
-             std::span<const std::uint64_t> shape);
-  void write(const std::string& key, std::span<const std::int64_t> data,
-             std::span<const std::uint64_t> shape);
+  // Contiguous datasets of the given shape (product = data.size()), little-endian float32 or
+  // int64. Each returns the byte offset of the data in the file (kNoOffset if HDF5 has none).
+  std::uint64_t write(const std::string& key, std::span<const float> data,
+                      std::span<const std::uint64_t> shape);
+  std::uint64_t write(const std::string& key, std::span<const std::int64_t> data,
+                      std::span<const std::uint64_t> shape);
   // 1-D flags as h5py writes numpy bool: an enum over int8 with FALSE = 0, TRUE = 1.
-  void write_flags(const std::string& key, std::span<const std::uint8_t> data);
+  std::uint64_t write_flags(const std::string& key, std::span<const std::uint8_t> data);
   void set_attr(const std::string& path, const std::string& name, std::int64_t value);
 
  private:
