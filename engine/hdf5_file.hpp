@@ -1,6 +1,6 @@
 // A small facade over HDF5's C API (Debian's libhdf5 1.10, serial) for the dataset readers and
 // writers. It exposes no HDF5 types: handles are kept as integers inside the class, and hdf5.h is
-// included by hdf5_file.cpp only.
+// included by hdf5_file.cpp and hdf5_write.cpp only (through hdf5_detail.hpp).
 //
 // Every failure throws DataError "<file>: <key>: <what>" (HDF5's own error stack is silenced and
 // its innermost message appended). Whole datasets are read in one H5Dread with HDF5 converting
