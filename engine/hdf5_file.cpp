@@ -28,29 +28,40 @@ std::uint64_t ArrayInfo::row_elements() const {
   return n;
 }
 
+std::recursive_mutex& File::library_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 File File::open(const std::filesystem::path& path) {
+  std::unique_lock lock(library_mutex());
   silence_hdf5();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw DataError(fmt::format("{}: no such file", path.string()));
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
-  return File(id, path.string());
+  return File(std::move(lock), id, path.string());
 }
 
-File::File(std::int64_t id, std::string name) : id_(id), name_(std::move(name)) {
+File::File(std::unique_lock<std::recursive_mutex> lock, std::int64_t id, std::string name)
+    : lock_(std::move(lock)), id_(id), name_(std::move(name)) {
   hsize_t n = 0;
   if (H5Fget_filesize(id_, &n) >= 0) size_ = n;
 }
 
 File::File(File&& other) noexcept
-    : id_(other.id_), name_(std::move(other.name_)), size_(other.size_) {
+    : lock_(std::move(other.lock_)),
+      id_(other.id_),
+      name_(std::move(other.name_)),
+      size_(other.size_) {
   other.id_ = -1;
 }
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
     if (id_ >= 0) H5Fclose(id_);
+    lock_ = std::move(other.lock_);
     id_ = other.id_;
     name_ = std::move(other.name_);
     size_ = other.size_;
@@ -68,7 +79,11 @@ void File::close() {
   const herr_t f = H5Fflush(id_, H5F_SCOPE_LOCAL);
   const herr_t c = H5Fclose(id_);
   id_ = -1;
-  if (f < 0 || c < 0) fail(name_, "/", "cannot write");
+  const std::string h5 = f < 0 || c < 0 ? detail::hdf5_message() : "";
+  if (lock_.owns_lock()) lock_.unlock();
+  if (f < 0 || c < 0)
+    throw DataError(h5.empty() ? fmt::format("{}: /: cannot write", name_)
+                               : fmt::format("{}: /: cannot write ({})", name_, h5));
 }
 
 bool File::exists(const std::string& path) const {

@@ -14,11 +14,13 @@
 //
 // Files written carry no timestamps (the same data gives the same bytes).
 //
-// Not thread-safe (the serial HDF5 library is not): use from one thread at a time.
+// The serial HDF5 library is not thread-safe: every File holds File::library_mutex() from open to
+// close, so datasets loaded from several threads (a sweep's runs) are read one after another.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -113,6 +115,7 @@ class File {
   ~File();
 
   const std::string& name() const { return name_; }
+  static std::recursive_mutex& library_mutex();
   // Flushes and closes; throws DataError when the data cannot be written.
   void close();
 
@@ -149,7 +152,8 @@ class File {
  private:
   friend class Array;
   friend class Group;
-  File(std::int64_t id, std::string name);
+  File(std::unique_lock<std::recursive_mutex> lock, std::int64_t id, std::string name);
+  std::unique_lock<std::recursive_mutex> lock_;  // first: released after the file is closed
   std::int64_t id_ = -1;
   std::string name_;
   std::uint64_t size_ = 0;  // bytes, at open

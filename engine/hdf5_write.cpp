@@ -14,6 +14,7 @@ using detail::Handle;
 using detail::silence_hdf5;
 
 File File::create(const std::filesystem::path& path) {
+  std::unique_lock lock(library_mutex());
   silence_hdf5();
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
@@ -21,7 +22,7 @@ File File::create(const std::filesystem::path& path) {
   H5Pset_obj_track_times(fcpl.get(), false);  // the root group carries no timestamps either
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
   if (id < 0) fail(path.string(), "/", "cannot create");
-  return File(id, path.string());
+  return File(std::move(lock), id, path.string());
 }
 
 void File::create_group(const std::string& path) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/error.hpp"
@@ -109,6 +110,24 @@ TEST_SUITE("unit") {
                     fs::copy_options::overwrite_existing);
       CHECK(dprl::load_dataset(dir / "ds3").user_id(0) == 99);
     }
+  }
+
+  TEST_CASE("loads from several threads take turns in HDF5 and agree") {
+    const auto dir = scratch("threads");
+    const Dataset d = dprl::test::random_dataset(2, 30, 8);
+    dprl::save_minari(d, dir / "ds");
+    std::vector<Dataset> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      threads.emplace_back([&, i] {
+        // through HDF5 (no index) and the D4RL reader at once
+        got[i] = i % 2 ? dprl::load_minari(dir / "ds", false)
+                       : dprl::load_dataset(fixture("d4rl_gzip.hdf5"));
+      });
+    for (auto& t : threads) t.join();
+    check_equal(d, got[1]);
+    check_equal(d, got[3]);
+    check_equal(got[0], got[2]);
   }
 
   TEST_CASE("metadata.json carries Minari's keys and ours") {
