@@ -60,22 +60,28 @@ File::File(File&& other) noexcept
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
+    close_current_group();
     if (id_ >= 0) H5Fclose(id_);
     lock_ = std::move(other.lock_);
     id_ = other.id_;
     name_ = std::move(other.name_);
     size_ = other.size_;
+    group_id_ = other.group_id_;
+    group_path_ = std::move(other.group_path_);
     other.id_ = -1;
+    other.group_id_ = -1;
   }
   return *this;
 }
 
 File::~File() {
+  close_current_group();
   if (id_ >= 0) H5Fclose(id_);
 }
 
 void File::close() {
   if (id_ < 0) return;
+  close_current_group();
   const herr_t f = H5Fflush(id_, H5F_SCOPE_LOCAL);
   const herr_t c = H5Fclose(id_);
   id_ = -1;

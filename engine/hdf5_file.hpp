@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dprl::h5 {
@@ -157,6 +158,11 @@ class File {
   std::int64_t id_ = -1;
   std::string name_;
   std::uint64_t size_ = 0;  // bytes, at open
+  // writing: the group created last, kept open (its members are created relative to it)
+  std::int64_t group_id_ = -1;
+  std::string group_path_;
+  void close_current_group();
+  std::pair<std::int64_t, std::string> locate(const std::string& key) const;
 };
 
 }  // namespace dprl::h5

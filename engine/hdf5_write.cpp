@@ -26,23 +26,41 @@ File File::create(const std::filesystem::path& path) {
 }
 
 void File::create_group(const std::string& path) {
+  close_current_group();
   // no timestamps: the same data gives the same bytes
   Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
   H5Pset_obj_track_times(gcpl.get(), false);
-  Handle g(H5Gcreate2(id_, path.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose);
-  if (!g.ok()) fail(name_, path, "cannot create group");
+  const hid_t g = H5Gcreate2(id_, path.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT);
+  if (g < 0) fail(name_, path, "cannot create group");
+  // kept open: members written next are created relative to it, not looked up from the root
+  group_id_ = g;
+  group_path_ = path;
+}
+
+void File::close_current_group() {
+  if (group_id_ >= 0) H5Gclose(group_id_);
+  group_id_ = -1;
+  group_path_.clear();
+}
+
+std::pair<std::int64_t, std::string> File::locate(const std::string& key) const {
+  if (group_id_ >= 0 && key.size() > group_path_.size() + 1 &&
+      key.compare(0, group_path_.size(), group_path_) == 0 && key[group_path_.size()] == '/')
+    return {group_id_, key.substr(group_path_.size() + 1)};
+  return {id_, key};
 }
 
 namespace {
 
-std::uint64_t write_array(const std::string& file, hid_t file_id, const std::string& key,
-                          const void* data, std::span<const std::uint64_t> shape, hid_t file_type,
-                          hid_t mem_type) {
+// Creates loc/name (key names it in messages) and writes data; returns its file offset.
+std::uint64_t write_array(const std::string& file, hid_t loc, const std::string& name,
+                          const std::string& key, const void* data,
+                          std::span<const std::uint64_t> shape, hid_t file_type, hid_t mem_type) {
   const std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_obj_track_times(dcpl.get(), false);  // the same data gives the same bytes
-  Handle d(space.ok() ? H5Dcreate2(file_id, key.c_str(), file_type, space.get(), H5P_DEFAULT,
+  Handle d(space.ok() ? H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT,
                                    dcpl.get(), H5P_DEFAULT)
                       : -1,
            H5Dclose);
@@ -65,13 +83,15 @@ std::uint64_t product(std::span<const std::uint64_t> shape) {
 std::uint64_t File::write(const std::string& key, std::span<const float> data,
                           std::span<const std::uint64_t> shape) {
   DPRL_CHECK(product(shape) == data.size());
-  return write_array(name_, id_, key, data.data(), shape, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
+  const auto [loc, name] = locate(key);
+  return write_array(name_, loc, name, key, data.data(), shape, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
 }
 
 std::uint64_t File::write(const std::string& key, std::span<const std::int64_t> data,
                           std::span<const std::uint64_t> shape) {
   DPRL_CHECK(product(shape) == data.size());
-  return write_array(name_, id_, key, data.data(), shape, H5T_STD_I64LE, H5T_NATIVE_INT64);
+  const auto [loc, name] = locate(key);
+  return write_array(name_, loc, name, key, data.data(), shape, H5T_STD_I64LE, H5T_NATIVE_INT64);
 }
 
 std::uint64_t File::write_flags(const std::string& key, std::span<const std::uint8_t> data) {
@@ -83,13 +103,15 @@ std::uint64_t File::write_flags(const std::string& key, std::span<const std::uin
       fail(name_, key, "cannot build the bool enum");
   }
   const std::uint64_t shape[1] = {data.size()};
-  return write_array(name_, id_, key, data.data(), shape, ft.get(), mt.get());
+  const auto [loc, name] = locate(key);
+  return write_array(name_, loc, name, key, data.data(), shape, ft.get(), mt.get());
 }
 
 void File::set_attr(const std::string& path, const std::string& name, std::int64_t value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle a(H5Acreate_by_name(id_, path.c_str(), name.c_str(), H5T_STD_I64LE, space.get(),
-                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  const hid_t loc = group_id_ >= 0 && path == group_path_ ? group_id_ : id_;
+  Handle a(H5Acreate_by_name(loc, loc == id_ ? path.c_str() : ".", name.c_str(), H5T_STD_I64LE,
+                             space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
            H5Aclose);
   if (!a.ok() || H5Awrite(a.get(), H5T_NATIVE_INT64, &value) < 0)
     fail(name_, path + "@" + name, "cannot write attribute");
