@@ -4,7 +4,8 @@
 //   seeded      xoshiro256** (engine/rng.hpp) seeded with derive_seed(root, Domain::kDpNoise, a,
 //   b):
 //               reproducible, for experiments. NOT for deployments: the seed reveals the noise.
-//   os_entropy  getrandom(2), for deployments; not reproducible.
+//   os_entropy  ChaCha20 keyed from getrandom(2) with fast key erasure (privacy/chacha20.hpp),
+//               for deployments; not reproducible.
 //   zero        always returns zero noise: a test double (no privacy at all).
 //   scripted    returns a given list of noise values in order, then throws: a test double.
 // Samplers (ours, not std::*_distribution): uniform, Gaussian, Laplace, gamma, Dirichlet,

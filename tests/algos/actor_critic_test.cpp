@@ -236,7 +236,7 @@ TEST_SUITE("e2e") {
     CHECK(s.privacy->covers ==
           std::vector<std::string>{"the noised actor gradients (not written)"});
     // secure by default: OS entropy, exact discrete samples on snapped vectors
-    CHECK(s.privacy->noise_source == "os_entropy(secure)");
+    CHECK(s.privacy->noise_source == "os_entropy(secure, chacha20)");
     CHECK_FALSE(s.privacy->reproducible_noise);
     const auto d = nlohmann::json::parse(s.privacy->details_json);
     CHECK(d["critic_releases"] == 0);

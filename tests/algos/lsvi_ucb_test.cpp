@@ -459,7 +459,7 @@ TEST_SUITE("unit") {
     LsviUcb algo(p);
     algo.run(m, 16, 2);
     REQUIRE(algo.privacy().has_value());
-    CHECK(algo.privacy()->noise_source == "os_entropy(secure)");
+    CHECK(algo.privacy()->noise_source == "os_entropy(secure, chacha20)");
     CHECK_FALSE(algo.privacy()->reproducible_noise);
     const auto d = nlohmann::json::parse(algo.privacy()->details_json);
     for (const auto& c : d["channels"]) {

@@ -204,7 +204,7 @@ TEST_SUITE("unit") {
     CHECK(x == b->gaussian(1.0));
     CHECK(x != c->gaussian(1.0));
     auto os = make_os_entropy_noise();
-    CHECK(os->name() == "os_entropy(secure)");
+    CHECK(os->name() == "os_entropy(secure, chacha20)");
     CHECK(os->next_u64() != os->next_u64());
     auto z = make_zero_noise();
     CHECK(z->gaussian(5.0) == 0.0);

@@ -116,7 +116,7 @@ TEST_SUITE("e2e") {
     CHECK(s["extra"]["updates"].get<double>() == s["extra"]["batches"].get<double>());
     // secure by default: OS-entropy noise, and with the fixed initial state every published
     // figure is post-processing of the releases
-    CHECK(s["privacy"]["noise_source"] == "os_entropy(secure)");
+    CHECK(s["privacy"]["noise_source"] == "os_entropy(secure, chacha20)");
     CHECK(s["privacy"]["reproducible_noise"] == false);
     CHECK(s["privacy"]["formal"] == true);
     CHECK(s["privacy"]["neighbouring"] == "replace");
