@@ -1,9 +1,10 @@
 #include "privacy/chacha20.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/random.h>
-#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -29,6 +30,11 @@ inline void quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::u
   b ^= c;
   b = rotl(b, 7);
 }
+
+// Incremented in every forked child, so a generator notices a fork without a system call.
+std::atomic<std::uint64_t> fork_generation{0};
+void on_fork_child() { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+const int fork_hook = pthread_atfork(nullptr, nullptr, on_fork_child);
 
 void os_bytes(void* dst, std::size_t size) {
   auto* bytes = static_cast<unsigned char*>(dst);
@@ -71,7 +77,7 @@ Chacha20Rng::Chacha20Rng() { rekey_from_os(); }
 void Chacha20Rng::rekey_from_os() {
   os_bytes(key_.data(), sizeof(key_));
   refills_ = 0;
-  pid_ = static_cast<long>(getpid());
+  fork_generation_ = fork_generation.load(std::memory_order_relaxed);
 }
 
 // kLanes blocks at once, structure of arrays (x[word][lane]) so the compiler vectorises each
@@ -90,27 +96,28 @@ void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
     for (int l = 0; l < kLanes; ++l) in[w][l] = words[w];
   for (int l = 0; l < kLanes; ++l) in[12][l] = base + static_cast<std::uint32_t>(l);
   std::memcpy(x, in, sizeof(x));
-  const auto qr = [&x](int a, int b, int c, int d) {
-    for (int l = 0; l < kLanes; ++l) {
-      x[a][l] += x[b][l];
-      x[d][l] = rotl(x[d][l] ^ x[a][l], 16);
-      x[c][l] += x[d][l];
-      x[b][l] = rotl(x[b][l] ^ x[c][l], 12);
-      x[a][l] += x[b][l];
-      x[d][l] = rotl(x[d][l] ^ x[a][l], 8);
-      x[c][l] += x[d][l];
-      x[b][l] = rotl(x[b][l] ^ x[c][l], 7);
-    }
-  };
   for (int round = 0; round < 10; ++round) {
-    qr(0, 4, 8, 12);
-    qr(1, 5, 9, 13);
-    qr(2, 6, 10, 14);
-    qr(3, 7, 11, 15);
-    qr(0, 5, 10, 15);
-    qr(1, 6, 11, 12);
-    qr(2, 7, 8, 13);
-    qr(3, 4, 9, 14);
+    // a column round, then a diagonal round; each quarter-round runs across the lanes
+#define DPRL_CHACHA_QR(a, b, c, d)         \
+  for (int l = 0; l < kLanes; ++l) {       \
+    x[a][l] += x[b][l];                    \
+    x[d][l] = rotl(x[d][l] ^ x[a][l], 16); \
+    x[c][l] += x[d][l];                    \
+    x[b][l] = rotl(x[b][l] ^ x[c][l], 12); \
+    x[a][l] += x[b][l];                    \
+    x[d][l] = rotl(x[d][l] ^ x[a][l], 8);  \
+    x[c][l] += x[d][l];                    \
+    x[b][l] = rotl(x[b][l] ^ x[c][l], 7);  \
+  }
+    DPRL_CHACHA_QR(0, 4, 8, 12)
+    DPRL_CHACHA_QR(1, 5, 9, 13)
+    DPRL_CHACHA_QR(2, 6, 10, 14)
+    DPRL_CHACHA_QR(3, 7, 11, 15)
+    DPRL_CHACHA_QR(0, 5, 10, 15)
+    DPRL_CHACHA_QR(1, 6, 11, 12)
+    DPRL_CHACHA_QR(2, 7, 8, 13)
+    DPRL_CHACHA_QR(3, 4, 9, 14)
+#undef DPRL_CHACHA_QR
   }
   for (int l = 0; l < kLanes; ++l)
     for (int w = 0; w < 16; ++w) out[16 * l + w] = x[w][l] + in[w][l];
@@ -124,7 +131,8 @@ void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t bas
 }
 
 void Chacha20Rng::refill() {
-  if (refills_ >= (1u << 20) || static_cast<long>(getpid()) != pid_) rekey_from_os();
+  if (refills_ >= (1u << 20) || fork_generation.load(std::memory_order_relaxed) != fork_generation_)
+    rekey_from_os();
   ++refills_;
   // each refill uses a fresh key, so the counter restarts at 0 with a zero nonce
   std::uint32_t words[kBlocks * 16];

@@ -4,7 +4,7 @@
 // Chacha20Rng draws its 256-bit key from getrandom(2), produces 16 ChaCha20 blocks per refill,
 // and immediately overwrites its key with the first 32 bytes of each refill's output (Bernstein's
 // fast-key-erasure construction), so a later compromise of the state reveals no earlier output.
-// It rekeys from getrandom after 2^20 refills and whenever the process id changes (a forked child
+// It rekeys from getrandom after 2^20 refills and in a forked child (a pthread_atfork hook; a child
 // never repeats its parent's stream). The output is computationally indistinguishable from
 // uniform under the standard ChaCha20 assumption; it replaces one system call per 512 bytes by
 // one per 1 GiB of output, which is what makes OS-entropy noise the affordable default.
@@ -41,7 +41,7 @@ class Chacha20Rng {
   std::uint64_t buf_[kWords];
   int pos_ = kWords;
   std::uint32_t refills_ = 0;
-  long pid_ = 0;
+  std::uint64_t fork_generation_ = 0;
 };
 
 }  // namespace dprl::privacy
