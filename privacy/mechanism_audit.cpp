@@ -78,6 +78,9 @@ void validate(const MechanismAuditParams& p) {
                                  p.dim));
   if (p.secure && !vector_kind)
     throw ParamError("--secure applies to gaussian, laplace and analytic-gaussian");
+  if (is(p, "dirichlet") && p.mis_specify == "double-sensitivity")
+    throw ParamError("--mis-specify double-sensitivity does not apply to dirichlet (the moved input "
+                     "would leave the domain eta = 0.25); use halve-noise or quarter-noise");
   if (p.has_pair) {
     if (is(p, "svt") || is(p, "dirichlet"))
       throw ParamError(fmt::format("--pair does not apply to {} (its pair is fixed)", p.mechanism));
