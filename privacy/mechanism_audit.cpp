@@ -52,9 +52,8 @@ void validate(const MechanismAuditParams& p) {
   static const char* kKinds[] = {"gaussian",          "laplace",          "analytic-gaussian",
                                  "discrete-gaussian", "discrete-laplace", "svt",
                                  "dirichlet"};
-  if (std::find_if(std::begin(kKinds), std::end(kKinds), [&](const char* k) {
-        return p.mechanism == k;
-      }) == std::end(kKinds)) {
+  if (std::find_if(std::begin(kKinds), std::end(kKinds),
+                   [&](const char* k) { return p.mechanism == k; }) == std::end(kKinds)) {
     throw ParamError(fmt::format(
         "--mechanism = {} is unknown (gaussian, laplace, analytic-gaussian, discrete-gaussian, "
         "discrete-laplace, svt, dirichlet)",
@@ -70,27 +69,31 @@ void validate(const MechanismAuditParams& p) {
     throw ParamError(fmt::format("--samples = {} must be in [1, 1e8]", p.samples));
   if (!(p.confidence > 0.0 && p.confidence < 1.0))
     throw ParamError(fmt::format("--confidence = {} must be in (0, 1)", p.confidence));
-  if (p.dim < 1 || p.dim > 4096) throw ParamError(fmt::format("--dim = {} must be in [1, 4096]", p.dim));
+  if (p.dim < 1 || p.dim > 4096)
+    throw ParamError(fmt::format("--dim = {} must be in [1, 4096]", p.dim));
   const bool vector_kind = is(p, "gaussian") || is(p, "laplace") || is(p, "analytic-gaussian");
   if (p.dim > 1 && !vector_kind)
-    throw ParamError(fmt::format("--dim = {} needs a vector mechanism (gaussian, laplace, "
-                                 "analytic-gaussian)",
-                                 p.dim));
+    throw ParamError(
+        fmt::format("--dim = {} needs a vector mechanism (gaussian, laplace, "
+                    "analytic-gaussian)",
+                    p.dim));
   if (p.secure && !vector_kind)
     throw ParamError("--secure applies to gaussian, laplace and analytic-gaussian");
   if (is(p, "dirichlet") && p.mis_specify == "double-sensitivity")
-    throw ParamError("--mis-specify double-sensitivity does not apply to dirichlet (the moved input "
-                     "would leave the domain eta = 0.25); use halve-noise or quarter-noise");
+    throw ParamError(
+        "--mis-specify double-sensitivity does not apply to dirichlet (the moved input "
+        "would leave the domain eta = 0.25); use halve-noise or quarter-noise");
   if (p.has_pair) {
     if (is(p, "svt") || is(p, "dirichlet"))
       throw ParamError(fmt::format("--pair does not apply to {} (its pair is fixed)", p.mechanism));
     if (!std::isfinite(p.x0) || !std::isfinite(p.x1) || p.x0 == p.x1)
-      throw ParamError(fmt::format("--pair = {},{} must be two distinct finite values", p.x0, p.x1));
+      throw ParamError(
+          fmt::format("--pair = {},{} must be two distinct finite values", p.x0, p.x1));
   }
-  if (!std::isnan(p.noise_multiplier) && !(p.noise_multiplier > 0.0 &&
-                                           std::isfinite(p.noise_multiplier)))
-    throw ParamError(fmt::format("--noise-multiplier = {} must be finite and > 0",
-                                 p.noise_multiplier));
+  if (!std::isnan(p.noise_multiplier) &&
+      !(p.noise_multiplier > 0.0 && std::isfinite(p.noise_multiplier)))
+    throw ParamError(
+        fmt::format("--noise-multiplier = {} must be finite and > 0", p.noise_multiplier));
   if (!std::isnan(p.epsilon) && !(p.epsilon > 0.0 && std::isfinite(p.epsilon)))
     throw ParamError(fmt::format("--epsilon = {} must be finite and > 0", p.epsilon));
   if (!std::isnan(p.claim_epsilon) && !(p.claim_epsilon >= 0.0 && std::isfinite(p.claim_epsilon)))
@@ -104,10 +107,11 @@ void validate(const MechanismAuditParams& p) {
     if (by_z || by_eps)
       throw ParamError("dirichlet takes --concentration, not --noise-multiplier or --epsilon");
   } else if (by_z == by_eps) {
-    throw ParamError(fmt::format("{} needs exactly one of --noise-multiplier and --epsilon",
-                                 p.mechanism));
+    throw ParamError(
+        fmt::format("{} needs exactly one of --noise-multiplier and --epsilon", p.mechanism));
   }
-  if (is(p, "svt") && by_z) throw ParamError("svt is calibrated by --epsilon, not --noise-multiplier");
+  if (is(p, "svt") && by_z)
+    throw ParamError("svt is calibrated by --epsilon, not --noise-multiplier");
 }
 
 // (x0, x1) positions; statistic = projection on the unit difference direction
@@ -155,9 +159,10 @@ Plan make_plan(const MechanismAuditParams& p) {
       sigma = analytic_gaussian_sigma(p.epsilon, plan.delta, sens);
     } else {
       if (!(p.epsilon < 1.0))
-        throw ParamError(fmt::format("--epsilon = {} must be < 1 for the classical calibration "
-                                     "(use analytic-gaussian or --noise-multiplier)",
-                                     p.epsilon));
+        throw ParamError(
+            fmt::format("--epsilon = {} must be < 1 for the classical calibration "
+                        "(use analytic-gaussian or --noise-multiplier)",
+                        p.epsilon));
       sigma = classical_gaussian_sigma(p.epsilon, plan.delta, sens);
     }
     plan.claim = by_z ? gaussian_epsilon(sigma / sens, plan.delta) : p.epsilon;
@@ -272,8 +277,10 @@ MechanismAuditReport audit_mechanism(const MechanismAuditParams& p) {
   rep.fnr_upper = r.fnr_upper;
   rep.sets = static_cast<int>(thresholds.size());
   if (r.epsilon > 0.0) {
-    const auto in0 = std::count_if(s0.begin(), s0.end(), [&](double s) { return s >= r.threshold; });
-    const auto in1 = std::count_if(s1.begin(), s1.end(), [&](double s) { return s >= r.threshold; });
+    const auto in0 =
+        std::count_if(s0.begin(), s0.end(), [&](double s) { return s >= r.threshold; });
+    const auto in1 =
+        std::count_if(s1.begin(), s1.end(), [&](double s) { return s >= r.threshold; });
     rep.fpr = double(in0) / double(n);
     rep.fnr = 1.0 - double(in1) / double(n);
   }

@@ -74,8 +74,8 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
   if (p.canaries < 2 || p.canaries > 1000000)
     throw ParamError(fmt::format("--canaries = {} must be in [2, 1e6]", p.canaries));
   if (!(p.noise_multiplier > 0.0) || !std::isfinite(p.noise_multiplier))
-    throw ParamError(fmt::format("--noise-multiplier = {} must be finite and > 0",
-                                 p.noise_multiplier));
+    throw ParamError(
+        fmt::format("--noise-multiplier = {} must be finite and > 0", p.noise_multiplier));
   if (p.steps < 1 || p.steps > 100000)
     throw ParamError(fmt::format("--steps = {} must be in [1, 1e5]", p.steps));
   if (p.examples < 1 || p.examples > 100000)
@@ -99,8 +99,8 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
   const auto P = static_cast<std::size_t>(std::max<std::int64_t>(m, 16));
   const auto n = static_cast<std::size_t>(p.examples);
   const double clip = 1.0;
-  const double z_run = p.mis_specify == "halve-noise" ? 0.5 * p.noise_multiplier
-                                                      : p.noise_multiplier;
+  const double z_run =
+      p.mis_specify == "halve-noise" ? 0.5 * p.noise_multiplier : p.noise_multiplier;
   const double canary_norm = p.mis_specify == "double-sensitivity" ? 2.0 * clip : clip;
 
   // the task and the canaries' coins, each from its own derived stream
@@ -115,8 +115,8 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
   std::vector<float> eps_y(n);
   nn::fill_standard_normal(data_rng, eps_y);
   for (std::size_t i = 0; i < n; ++i) {
-    y[i] = std::inner_product(w_star.begin(), w_star.end(), x.begin() + i * P, 0.0f) +
-           0.1f * eps_y[i];
+    y[i] =
+        std::inner_product(w_star.begin(), w_star.end(), x.begin() + i * P, 0.0f) + 0.1f * eps_y[i];
   }
   std::vector<char> in(static_cast<std::size_t>(m));
   std::int64_t included = 0;

@@ -50,7 +50,8 @@ void parse_pair(const std::string& s, au::MechanismAuditParams& p) {
 void refuted_exit(bool refuted, double lower, double claimed) {
   if (!refuted) return;
   std::fflush(stdout);
-  fmt::print(stderr, "dprl: audit REFUTES the claim: epsilon_lower = {:.4g} > epsilon_claimed = {:.4g}\n",
+  fmt::print(stderr,
+             "dprl: audit REFUTES the claim: epsilon_lower = {:.4g} > epsilon_claimed = {:.4g}\n",
              lower, claimed);
   throw ExitStatus{3};
 }
@@ -115,8 +116,8 @@ void cmd_dpsgd(DpsgdArgs& a) {
                    {"final_loss", r.final_loss}};
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("DP-SGD audit (one run, white box, {} gradient canaries, {} steps)\n",
-               a.p.canaries, a.p.steps);
+    fmt::print("DP-SGD audit (one run, white box, {} gradient canaries, {} steps)\n", a.p.canaries,
+               a.p.steps);
     fmt::print("epsilon_claimed = {:.6g} at delta = {:.6g}\n", r.epsilon_claimed, a.p.delta);
     fmt::print("epsilon_lower   = {:.6g} (confidence {}; {} of {} guesses correct)\n",
                r.epsilon_lower, a.p.confidence, r.correct, r.guesses);
@@ -132,7 +133,8 @@ void add_audit_commands(CLI::App& app) {
   audit->require_subcommand(1);
 
   auto m = std::make_shared<MechanismArgs>();
-  auto* c = audit->add_subcommand("mechanism", "black-box audit of one mechanism on a neighbour pair");
+  auto* c =
+      audit->add_subcommand("mechanism", "black-box audit of one mechanism on a neighbour pair");
   c->add_option("--mechanism", m->p.mechanism,
                 "gaussian | laplace | analytic-gaussian | discrete-gaussian | discrete-laplace | "
                 "svt | dirichlet")
@@ -156,7 +158,8 @@ void add_audit_commands(CLI::App& app) {
   c->callback([m] { cmd_mechanism(*m); });
 
   auto d = std::make_shared<DpsgdArgs>();
-  auto* s = audit->add_subcommand("dpsgd", "one-run white-box audit of DP-SGD with gradient canaries");
+  auto* s =
+      audit->add_subcommand("dpsgd", "one-run white-box audit of DP-SGD with gradient canaries");
   s->add_option("--canaries", d->p.canaries, "m, each included with probability 1/2")
       ->capture_default_str();
   s->add_flag("--white-box", d->p.white_box, "gradient canaries (the only mode so far)");

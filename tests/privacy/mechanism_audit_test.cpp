@@ -10,12 +10,13 @@
 // sizes below make the expected bound exceed the claim by more than 4 standard deviations of the
 // bound (measured values at the fixed seed in the comments; seeds are fixed, so the checks are
 // deterministic).
+#include "privacy/mechanism_audit.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "engine/error.hpp"
-#include "privacy/mechanism_audit.hpp"
 
 using namespace dprl::privacy::audit;
 

@@ -1,11 +1,12 @@
 // The one-run conversion (Steinke, Nasr and Jagielski, NeurIPS 2023) against values derived
 // independently, and the white-box DP-SGD audit: correct noise not refuted, halved noise refuted.
+#include "privacy/one_run_audit.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "engine/error.hpp"
-#include "privacy/one_run_audit.hpp"
 
 using namespace dprl::privacy::audit;
 
@@ -30,10 +31,12 @@ TEST_SUITE("unit") {
     //   p-value 0.34255405462492 (delta = 0), 0.34498683679380 (delta = 1e-5),
     // and epsilon lower bounds at 95%: 1.6308231927 (delta = 0), 1.6261434807 (delta = 1e-5);
     // m = 10000, r = 200, v = 195, delta = 1e-5: 2.8324800520.
-    CHECK(one_run_p_value(1000, 100, 90, 2.0, 0.0) == doctest::Approx(0.34255405462492).epsilon(1e-9));
+    CHECK(one_run_p_value(1000, 100, 90, 2.0, 0.0) ==
+          doctest::Approx(0.34255405462492).epsilon(1e-9));
     CHECK(one_run_p_value(1000, 100, 90, 2.0, 1e-5) ==
           doctest::Approx(0.34498683679380).epsilon(1e-9));
-    CHECK(epsilon_lower_one_run(1000, 100, 90, 0.0, 0.95) == doctest::Approx(1.6308231927).epsilon(1e-7));
+    CHECK(epsilon_lower_one_run(1000, 100, 90, 0.0, 0.95) ==
+          doctest::Approx(1.6308231927).epsilon(1e-7));
     CHECK(epsilon_lower_one_run(1000, 100, 90, 1e-5, 0.95) ==
           doctest::Approx(1.6261434807).epsilon(1e-7));
     CHECK(epsilon_lower_one_run(10000, 200, 195, 1e-5, 0.95) ==
