@@ -14,17 +14,20 @@
 //
 // White-box DP-SGD audit (audit_dpsgd): full-batch DP-SGD (Abadi et al., "Deep Learning with
 // Differential Privacy", CCS 2016, Algorithm 1 with sampling rate 1) on a small linear
-// least-squares task, dimension P = max(m, 16): n examples x ~ N(0, I / P), y = <w*, x> + 0.1 N(0,
-// 1), per-example gradients clipped to C = 1 (engine/nn_dp.hpp clip_factors), noise z C N(0, I)
-// (add_gaussian_noise, fill_standard_normal), step w -= 0.5 g / n. Canary j is a gradient canary:
-// when included it adds C e_j to every step's clipped sum (norm exactly C, so clipping leaves it
-// alone). Score_j = e_j . (sum over steps of the noisy gradient sums). The auditor guesses "in" for
-// the k largest scores and "out" for the k smallest, k = guesses / 2 fixed before the run. Claim
-// (default): T full-batch Gaussian steps compose to the Gaussian mechanism with noise multiplier z
-// / sqrt(T) (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS B 2022), epsilon =
-// gaussian_epsilon(z / sqrt(T), delta) (tight). Mis-specification: halve-noise runs z / 2,
-// double-sensitivity makes each canary add 2 C e_j; the claim stays that of z. Black-box mode
-// (scores from the released model only) is not implemented.
+// least-squares task of dimension P = max(m, 16): n examples x ~ N(0, I / P),
+// y = <w*, x> + 0.1 N(0, 1), per-example gradients clipped to C = 1 (engine/nn_dp.hpp
+// clip_factors), noise z C N(0, I) (add_gaussian_noise, fill_standard_normal), step
+// w -= 0.5 g / n. Canary j is a gradient canary: when included it adds C e_j to every step's
+// clipped sum (norm exactly C, so clipping leaves it alone). Score_j = e_j . (sum over steps of
+// the noisy gradient sums). The auditor guesses "in" for the k largest scores and "out" for the
+// k smallest, k = guesses / 2 fixed before the run.
+// Claim (default): T full-batch Gaussian steps compose to the Gaussian mechanism with noise
+// multiplier z / sqrt(T) (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS B 2022),
+// epsilon = gaussian_epsilon(z / sqrt(T), delta) (tight).
+// Mis-specification: halve-noise runs z / 2, double-sensitivity makes each canary add 2 C e_j;
+// the claim stays that of z.
+// Not implemented: the black-box mode (scores from the released model only) and canary users of
+// user-level DP-SGD.
 #pragma once
 
 #include <cmath>
