@@ -16,8 +16,9 @@
 //   discrete-gaussian, -laplace   scalar, the exact samplers of privacy/secure_sampling.hpp on the
 //                                 grid g = 1/16 (sigma or b rounded up to a multiple of g)
 //   svt                           AboveThreshold (threshold 0, sensitivity 1): six queries at
-//                                 0 then one at 0 (D) against six at 1 then one at -1 (D'); the event
-//                                 "halted at the seventh query" (empirical_dp_test.cpp derives it)
+//                                 0 then one at 0 (D) against six at 1 then one at -1 (D');
+//                                 the event "halted at the seventh query" (derived in
+//                                 tests/privacy/empirical_dp_test.cpp)
 //   dirichlet                     m = 2, eta = 0.25, tau = 0.1, L = 1, b = 0.5: pi = (0.25, 0.75)
 //                                 against pi moved by L b along (1, -1) / sqrt(2)
 // Default pair x0 = 0, x1 = 1 (= the sensitivity).
