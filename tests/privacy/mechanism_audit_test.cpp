@@ -54,7 +54,7 @@ void check_pair(const std::string& mech, double z, double eps, const std::string
 }  // namespace
 
 TEST_SUITE("statistical") {
-  TEST_CASE("mechanism audit: Gaussian (z = 1, scalar, d = 8 secure) and analytic Gaussian") {
+  TEST_CASE("mechanism audit: Gaussian (z = 1 scalar and d = 8 secure) and analytic Gaussian") {
     // z = 1, delta = 1e-5: claim 4.377 (exact Gaussian curve); halved sigma certifies 4.90,
     // doubled sensitivity 4.99, d = 8 secure halved 5.08 (n = 200000). The analytic Gaussian at
     // epsilon = 1 (sigma 3.73) halved certifies only 1.16 at n = 200000, 1.45 at n = 800000.

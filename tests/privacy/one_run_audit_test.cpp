@@ -54,7 +54,7 @@ TEST_SUITE("unit") {
 }
 
 TEST_SUITE("statistical") {
-  TEST_CASE("one-run audit: white-box DP-SGD, correct noise not refuted, halved noise refuted") {
+  TEST_CASE("one-run audit: white-box DP-SGD with correct noise not refuted and halved noise refuted") {
     // m = 100000 gradient canaries, T = 4 full-batch steps at z = 4: the claim is the Gaussian
     // mechanism at z / sqrt(T) = 2, epsilon = 1.993 at delta = 1e-5. The auditor guesses on the
     // 1000 largest and 1000 smallest scores (fixed before the run).

@@ -42,7 +42,7 @@ bool one_line(const std::string& s) {
 }  // namespace
 
 TEST_SUITE("e2e") {
-  TEST_CASE("dprl audit mechanism: correct Gaussian stands (exit 0), halved noise refuted (3)") {
+  TEST_CASE("dprl audit mechanism: correct Gaussian stands (exit 0) and halved noise is refuted (exit 3)") {
     const std::string base =
         "mechanism --mechanism gaussian --noise-multiplier 1 --delta 1e-5 --samples 200000 "
         "--seed 7 --confidence 0.999999 --json";
@@ -74,7 +74,7 @@ TEST_SUITE("e2e") {
     CHECK(nlohmann::json::parse(r.out)["epsilon_claimed"] == 0.5);
   }
 
-  TEST_CASE("dprl audit dpsgd: correct noise stands, halved noise refuted") {
+  TEST_CASE("dprl audit dpsgd: correct noise stands and halved noise is refuted") {
     const std::string base =
         "dpsgd --canaries 100000 --steps 4 --noise-multiplier 4 --examples 32 --guesses 2000 "
         "--white-box --json";
