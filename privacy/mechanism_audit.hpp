@@ -14,7 +14,10 @@
 //   laplace                       D = x0 e_1, D' = x1 e_1 (L1 worst case: the whole difference on
 //                                 one coordinate)
 //   discrete-gaussian, -laplace   scalar, the exact samplers of privacy/secure_sampling.hpp on the
-//                                 grid g = 1/16 (sigma or b rounded up to a multiple of g)
+//                                 grid g = 1/16 (sigma or b rounded up to a multiple of g);
+//                                 the default claim is the continuous Gaussian's curve, which
+//                                 the discrete one matches closely (Canonne, Kamath and Steinke,
+//                                 NeurIPS 2020) without a proof relied on here
 //   svt                           AboveThreshold (threshold 0, sensitivity 1): six queries at
 //                                 0 then one at 0 (D) against six at 1 then one at -1 (D');
 //                                 the event "halted at the seventh query" (derived in
@@ -40,7 +43,7 @@
 // |----------------|-----------------------------------------------------------------|---------|
 // | mechanism      | gaussian, laplace, analytic-gaussian, discrete-gaussian,        | gaussian|
 // |                | discrete-laplace, svt, dirichlet                                |         |
-// | noise_multiplier | z: sigma = z (Gaussian kinds) or b = z (Laplace kinds)        | unset   |
+// | noise_multiplier | z: sigma (Gaussian kinds) or b (Laplace kinds) = z x pair distance  | unset   |
 // | epsilon        | calibrate by epsilon instead (gaussian: classical; analytic:   | unset   |
 // |                | Balle and Wang 2018; laplace: b = 1 / epsilon; svt)            |         |
 // | concentration  | Dirichlet k                                                    | 2       |
