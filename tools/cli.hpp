@@ -20,5 +20,6 @@ void add_run_commands(CLI::App& app);      // run, sweep
 void add_plot_command(CLI::App& app);      // plot
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
 void add_dataset_commands(CLI::App& app);  // collect, dataset info|validate, bench dataset
+void add_audit_commands(CLI::App& app);    // audit mechanism|dpsgd
 
 }  // namespace dprl::cli
