@@ -46,6 +46,11 @@ void TrainContext::set_dataset(std::shared_ptr<const Dataset> ds, std::string so
   dataset_source_ = std::move(source);
 }
 
+std::optional<std::filesystem::path> TrainContext::run_dir() const {
+  if (!run_dir_) return std::nullopt;
+  return run_dir_->path();
+}
+
 void TrainContext::write_file(const std::string& name, std::string_view content) const {
   if (run_dir_) run_dir_->write_file(name, content);
 }

@@ -151,6 +151,11 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
   const Node resolved = resolved_tree(p, *probe_env, *algo);
   const auto data = load_experiment_data(p, *probe_env, *algo);
+  // the learner's own checks against the env, train settings, dataset and ledger, still before
+  // the disk
+  algo->check(RunPlan{*probe_env, p.train, p.seed,
+                      opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
+                      data.get()});
 
   std::optional<RunDir> dir;
   if (opts.write) {

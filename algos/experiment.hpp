@@ -22,9 +22,11 @@
 //     path: data/cartpole     # a Minari dataset folder or a D4RL .hdf5 file
 //     format: auto            # auto | minari | d4rl
 //
-// The dataset is loaded, validated and checked against the env's spaces before the run directory
-// is created (a bad file or mismatch is one DataError line naming the file and key).
-// The resolved config (all defaults filled in) is written to <out>/config.yaml before training.
+// Everything is checked before the run directory is created: the schema, the env and learner
+// parameters, the dataset (loaded, validated and checked against the env's spaces: a bad file or
+// mismatch is one DataError line naming the file and key), and the learner's own checks against
+// the env, train settings and dataset (Algorithm::check). Then the resolved config (all defaults
+// filled in) is written to <out>/config.yaml and training starts.
 #pragma once
 
 #include <cstdint>

@@ -13,9 +13,13 @@
 // Chebyshev bound of eq. (13) we report Hoeffding's interval: P(|mean - delta| >= t) <=
 // 2 exp(-2 N t^2), so t = sqrt(ln(2/beta) / (2N)) at confidence 1 - beta; use delta_upper as
 // the certified delta (it holds with probability >= 1 - beta over the Monte Carlo draw).
-// For m = 2, delta is exact from the Beta CDF (dirichlet_delta_exact_m2), used as a test.
+// For m = 2, delta is exact from the Beta CDF (dirichlet_delta_exact_m2, for k <= 1e8; ParamError
+// beyond, where the continued fraction would not converge), used as a test.
 // Lemma 1 (eq. 14): P(||Dir_k(pi) - pi||_2 >= sqrt(log(1/beta) / (2 (k+1)))) <= beta, the
 // radius students use (concentration_radius).
+// Sampling: Dir(k pi) is drawn as normalised Gamma(k pi_i) samples (NoiseSource::dirichlet), in
+// floating point even with a secure NoiseSource: the mechanism is NOT protected against
+// floating-point attacks (Mironov 2012) on the released values.
 // Validity and validation (ParamError naming the parameter): k > 0, m >= 2, eta in (0, 1/m],
 // tau in (0, 1/m), lipschitz > 0, adjacency > 0, samples >= 1, beta in (0, 1); release() checks
 // the input lies in Delta_{m,eta} (sum within 1e-9 of 1, entries >= eta - 1e-12).
