@@ -63,6 +63,8 @@ class TrainContext {
   // Learners that log per episode write their own metrics rows; once they do, evaluate() records
   // its figures (last_eval) without adding rows of another shape.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
+  // Declares up front that the learner writes its own rows (before any evaluation can).
+  void use_custom_rows() { custom_rows_ = true; }
   // Another file in the run directory (ignored when the run writes no directory).
   void write_file(const std::string& name, std::string_view content) const;
 
@@ -99,6 +101,9 @@ class Algorithm {
   virtual std::string policy_file() const { return "policy.json"; }
   // The resolved parameters.
   virtual ParamMap params() const = 0;
+  // Checks the parameters that depend on the env (spaces, action counts) before anything is
+  // written; throws ParamError naming the parameter. Most learners have none.
+  virtual void check_env(const EnvSpec& /*spec*/) const {}
   // The privacy guarantee of the run, for private learners.
   virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
   // Episodes completed in training.
