@@ -19,7 +19,7 @@ inline constexpr int kKickstartMaxActions = 64;  // action counts above it are r
 double kickstart_alpha(double lambda, double beta, double k);
 
 struct PhiValue {
-  double phi = 0;  // phi_lambda (0 when inactive)
+  double phi = 0;       // phi_lambda (0 when inactive)
   double distance = 0;  // ||p - q||_2
   bool active = false;
 };

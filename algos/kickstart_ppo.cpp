@@ -33,14 +33,25 @@ ParamMap kickstart_spinning_up_preset() {
   // Spinning Up (PyTorch) ppo(): gamma 0.99, clip_ratio 0.2, pi_lr 3e-4, vf_lr 1e-3,
   // train_pi_iters = train_v_iters = 80, lam 0.97, target_kl 0.01, hidden (64, 64) tanh; the
   // value loss mean((v - R)^2) has gradient 2 (v - R) / n, hence vf_coef 2
-  const std::pair<const char*, const char*> kv[] = {
-      {"style", "spinning_up"}, {"num_envs", "1"},          {"num_steps", "1000"},
-      {"num_minibatches", "1"}, {"update_epochs", "80"},    {"learning_rate", "3e-4"},
-      {"vf_learning_rate", "1e-3"}, {"anneal_lr", "false"}, {"gamma", "0.99"},
-      {"gae_lambda", "0.97"},   {"clip_coef", "0.2"},       {"clip_vloss", "false"},
-      {"ent_coef", "0"},        {"vf_coef", "2"},           {"target_kl", "0.01"},
-      {"norm_adv", "true"},     {"hidden_size", "64"},      {"hidden_layers", "2"},
-      {"activation", "tanh"}};
+  const std::pair<const char*, const char*> kv[] = {{"style", "spinning_up"},
+                                                    {"num_envs", "1"},
+                                                    {"num_steps", "1000"},
+                                                    {"num_minibatches", "1"},
+                                                    {"update_epochs", "80"},
+                                                    {"learning_rate", "3e-4"},
+                                                    {"vf_learning_rate", "1e-3"},
+                                                    {"anneal_lr", "false"},
+                                                    {"gamma", "0.99"},
+                                                    {"gae_lambda", "0.97"},
+                                                    {"clip_coef", "0.2"},
+                                                    {"clip_vloss", "false"},
+                                                    {"ent_coef", "0"},
+                                                    {"vf_coef", "2"},
+                                                    {"target_kl", "0.01"},
+                                                    {"norm_adv", "true"},
+                                                    {"hidden_size", "64"},
+                                                    {"hidden_layers", "2"},
+                                                    {"activation", "tanh"}};
   ParamMap m;
   for (const auto& [k, v] : kv) m.push_back({k, {v, "preset of ppo_kickstart_spinup"}});
   return m;
@@ -49,8 +60,7 @@ ParamMap kickstart_spinning_up_preset() {
 void PpoKickstartParams::check() const {
   PpoParams::check();
   if (!(tau > 0.0 && tau <= eta))
-    throw ParamError(
-        fmt::format("{}.tau = {}: must be in (0, eta] = (0, {}]", kOwner, tau, eta));
+    throw ParamError(fmt::format("{}.tau = {}: must be in (0, eta] = (0, {}]", kOwner, tau, eta));
   if (teacher_mode != "off" && teacher.empty())
     throw ParamError(fmt::format(
         "{}.teacher: a teacher policy file is required unless teacher_mode = off", kOwner));
@@ -204,17 +214,18 @@ void PpoKickstart::end_iteration(TrainContext& ctx, std::int64_t step, std::int6
     }
   const double train_return = nan_if_none(ret_sum_, ret_n_);
   epoch_returns_.push_back(train_return);
-  ctx.append_metrics({{"step", static_cast<double>(step)},
-                      {"episodes", static_cast<double>(episodes)},
-                      {"train_return", train_return},
-                      {"eval_return", eval},
-                      {"k", on_ ? last_k_ : kNaN},
-                      {"alpha", on_ ? nan_if_none(alpha_sum, answered) : kNaN},
-                      {"phi_active", on_ ? nan_if_none(static_cast<double>(phi_on_), phi_n_) : kNaN},
-                      {"phi_mean", on_ ? nan_if_none(phi_sum_, phi_n_) : kNaN},
-                      {"queries", static_cast<double>(queries_)},
-                      {"epsilon_total", mech_ ? mech_->epsilon_total() : kNaN},
-                      {"delta_total", mech_ ? mech_->delta_total() : kNaN}});
+  ctx.append_metrics(
+      {{"step", static_cast<double>(step)},
+       {"episodes", static_cast<double>(episodes)},
+       {"train_return", train_return},
+       {"eval_return", eval},
+       {"k", on_ ? last_k_ : kNaN},
+       {"alpha", on_ ? nan_if_none(alpha_sum, answered) : kNaN},
+       {"phi_active", on_ ? nan_if_none(static_cast<double>(phi_on_), phi_n_) : kNaN},
+       {"phi_mean", on_ ? nan_if_none(phi_sum_, phi_n_) : kNaN},
+       {"queries", static_cast<double>(queries_)},
+       {"epsilon_total", mech_ ? mech_->epsilon_total() : kNaN},
+       {"delta_total", mech_ ? mech_->delta_total() : kNaN}});
   ret_sum_ = phi_sum_ = 0;
   ret_n_ = phi_n_ = phi_on_ = 0;
   if (mech_ && kp_.decay_on == "epoch") mech_->advance();

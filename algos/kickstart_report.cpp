@@ -102,7 +102,8 @@ void PpoKickstart::finish() {
   teacher["obs_scale"] = lip.obs_scale;
   teacher["softmax_factor"] = lip.softmax;
   Json layers = Json::array();
-  for (const auto& l : lip.actor.layers) layers.push_back({{"estimate", l.estimate}, {"upper", l.upper}});
+  for (const auto& l : lip.actor.layers)
+    layers.push_back({{"estimate", l.estimate}, {"upper", l.upper}});
   teacher["layers_spectral_norm"] = layers;
   d["teacher"] = teacher;
   if (kp_.teacher_mode == "exact") {
@@ -128,20 +129,26 @@ void PpoKickstart::finish() {
   r.noise_source = noise_->name();
   r.reproducible_noise = kp_.noise == "seeded";
   d["mechanism"] = "Dirichlet mechanism on the eta-floored teacher policy (paper 003, Theorem 1)";
-  d["relation"] =
-      "b-adjacent observations (||x - x'||_2 <= b), teacher network fixed; per query";
+  d["relation"] = "b-adjacent observations (||x - x'||_2 <= b), teacher network fixed; per query";
   d["not_covered"] =
       "the teacher's training data (nothing bounds how a training record changes the network); "
       "the student's policy, metrics and summary, which read the observations directly";
   d["formal_false_because"] =
       "the run publishes only outputs that depend on the observations themselves";
-  d["params"] = {{"m", p.actions},         {"k0", p.k0},
-                 {"decay", p.decay},       {"decay_on", kp_.decay_on},
-                 {"k_floor", p.k_floor},   {"after_floor", p.after_floor},
-                 {"eta", p.eta},           {"tau", p.tau},
-                 {"adjacency", p.adjacency}, {"lipschitz_policy", p.lipschitz},
-                 {"lipschitz_floored", lf}, {"budget_epsilon", p.budget_epsilon},
-                 {"budget_delta", p.budget_delta}, {"lambda", kp_.lambda},
+  d["params"] = {{"m", p.actions},
+                 {"k0", p.k0},
+                 {"decay", p.decay},
+                 {"decay_on", kp_.decay_on},
+                 {"k_floor", p.k_floor},
+                 {"after_floor", p.after_floor},
+                 {"eta", p.eta},
+                 {"tau", p.tau},
+                 {"adjacency", p.adjacency},
+                 {"lipschitz_policy", p.lipschitz},
+                 {"lipschitz_floored", lf},
+                 {"budget_epsilon", p.budget_epsilon},
+                 {"budget_delta", p.budget_delta},
+                 {"lambda", kp_.lambda},
                  {"beta", kp_.beta}};
   const auto costs = mech_->used_costs();
   d["per_query"] = per_query_json(costs, p);

@@ -41,8 +41,8 @@ TeacherPolicy TeacherPolicy::load(const std::filesystem::path& file, std::string
     t.mean_ = f.array("obs_mean").values;
     t.var_ = f.array("obs_var").values;
     if (static_cast<int>(t.mean_.size()) != t.obs_dim() || t.var_.size() != t.mean_.size())
-      throw DataError(fmt::format("{} = '{}': observation normaliser size mismatch", key,
-                                  file.string()));
+      throw DataError(
+          fmt::format("{} = '{}': observation normaliser size mismatch", key, file.string()));
   }
   // certified Lipschitz bound (see the header)
   t.lip_.actor = nn::mlp_lipschitz(t.actor_.shape(), t.actor_.data());

@@ -31,8 +31,9 @@ void register_builtin_algos(AlgoRegistry& r) {
       "PPO kickstarted by a teacher answering through the Dirichlet mechanism; privacy-aware "
       "threshold",
       "paper 003 (Gohari et al.) secs. 3-5; Schmitt et al. 2018"));
-  r.add_alias({"ppo_kickstart_spinup", "ppo_kickstart", kickstart_spinning_up_preset(),
-               "ppo_kickstart with Spinning Up's ppo() defaults and 1000 steps per epoch (paper 003)"});
+  r.add_alias(
+      {"ppo_kickstart_spinup", "ppo_kickstart", kickstart_spinning_up_preset(),
+       "ppo_kickstart with Spinning Up's ppo() defaults and 1000 steps per epoch (paper 003)"});
   r.add(make_entry<Algorithm, ActorCritic>(
       "actor_critic",
       "off-policy actor-critic with GTD(lambda) critic and traces; DP-Actor/Critic/Both",

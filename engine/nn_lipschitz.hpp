@@ -31,8 +31,7 @@ struct SpectralNorm {
 };
 
 // ||W||_2 of the rows x cols column-major matrix w; iters power iterations, squarings s.
-SpectralNorm spectral_norm(const float* w, int rows, int cols, int iters = 100,
-                           int squarings = 10);
+SpectralNorm spectral_norm(const float* w, int rows, int cols, int iters = 100, int squarings = 10);
 
 // sup |act'(x)|, an upper bound (see the header).
 double activation_lipschitz(Act a);

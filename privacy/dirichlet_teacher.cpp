@@ -123,8 +123,8 @@ DirichletTeacher::Answer DirichletTeacher::answer(std::span<const double> p, std
                                                   NoiseSource& noise) {
   const int m = p_.actions;
   if (p.size() != static_cast<std::size_t>(m) || out.size() != p.size())
-    throw ParamError(fmt::format("dirichlet_teacher: policy of {} entries, actions = {}",
-                                 p.size(), m));
+    throw ParamError(
+        fmt::format("dirichlet_teacher: policy of {} entries, actions = {}", p.size(), m));
   ++queries_;
   auto switch_now = [&] {
     if (!switched_) switched_at_ = queries_ - 1;

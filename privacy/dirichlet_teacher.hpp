@@ -99,8 +99,8 @@ struct DirichletTeacherParams {
 // The cost of one private answer at schedule index j.
 struct QueryCost {
   double k = 0;
-  double epsilon = 0;        // eq. 12
-  double delta = 0;          // eq. 6: exact (m = 2) or the certified Monte Carlo upper end
+  double epsilon = 0;         // eq. 12
+  double delta = 0;           // eq. 6: exact (m = 2) or the certified Monte Carlo upper end
   double delta_estimate = 0;  // the point estimate (equal to delta when exact)
   bool delta_exact = false;
   std::int64_t queries = 0;  // private answers given at this k
@@ -119,8 +119,8 @@ class DirichletTeacher {
   DirichletTeacher(const DirichletTeacherParams& p, NoiseSource& mc_noise);
 
   struct Answer {
-    double k = 0;         // the concentration used; 0 for an input-independent answer
-    bool given = true;    // false: after_floor = none, no answer
+    double k = 0;           // the concentration used; 0 for an input-independent answer
+    bool given = true;      // false: after_floor = none, no answer
     bool private_ = false;  // true: a Dirichlet release of p, accounted
   };
   // Answers one query with policy p (m entries, a probability vector) into out.

@@ -73,7 +73,9 @@ double eq12(double k, double eta, double tau, int m, double lf, double b) {
 double eq6_m2(double k, double eta, double tau) {
   const double a = k * eta, b = k * (1 - eta);
   const double lb = std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b);
-  auto f = [&](double x) { return std::exp((a - 1) * std::log(x) + (b - 1) * std::log1p(-x) - lb); };
+  auto f = [&](double x) {
+    return std::exp((a - 1) * std::log(x) + (b - 1) * std::log1p(-x) - lb);
+  };
   const int n = 20000;
   const double h = (1 - 2 * tau) / n;
   double s = f(tau) + f(1 - tau);
@@ -126,7 +128,8 @@ TEST_SUITE("unit") {
     CHECK(t.current_k() == 0.0);
     const double eps = t.epsilon_total(), delta = t.delta_total();
     // below the floor: k = 0, nothing charged, and the answer does not depend on the policy
-    auto n1 = dprl::privacy::make_seeded_noise(2, 0, 0), n2 = dprl::privacy::make_seeded_noise(2, 0, 0);
+    auto n1 = dprl::privacy::make_seeded_noise(2, 0, 0),
+         n2 = dprl::privacy::make_seeded_noise(2, 0, 0);
     std::vector<double> o1(2), o2(2);
     const auto a1 = t.answer(pi, o1, *n1);
     const auto a2 = t.answer(std::vector<double>{0.0, 1.0}, o2, *n2);
@@ -300,10 +303,11 @@ TEST_SUITE("unit") {
     const auto out = ks_dir("bad");
     const std::string tp = teacher_param();
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {"k0: 0", "k0"},          {"decay: 0", "decay"},        {"decay: 1.5", "decay"},
-        {"eta: 0.5", "eta"},      {"eta: -0.1", "eta"},         {"tau: 0", "tau"},
-        {"tau: 0.2", "tau"},      {"adjacency: 0", "adjacency"}, {"lambda: -1", "lambda"},
-        {"teacher: '/nonexistent/t.bin'", "teacher"}};
+        {"k0: 0", "k0"},          {"decay: 0", "decay"},
+        {"decay: 1.5", "decay"},  {"eta: 0.5", "eta"},
+        {"eta: -0.1", "eta"},     {"tau: 0", "tau"},
+        {"tau: 0.2", "tau"},      {"adjacency: 0", "adjacency"},
+        {"lambda: -1", "lambda"}, {"teacher: '/nonexistent/t.bin'", "teacher"}};
     for (const auto& [bad, key] : cases) {
       CAPTURE(bad);
       const std::string params = bad.rfind("teacher", 0) == 0 ? bad : tp + ", " + bad;
@@ -316,9 +320,10 @@ TEST_SUITE("unit") {
       CHECK_FALSE(fs::exists(out));
     }
     // a CartPole teacher for Acrobot (6 observations, 3 actions)
-    auto acro = dprl::parse_yaml("seed: 1\nenv: {id: acrobot}\nalgo: {id: ppo_kickstart, params: {" +
-                                     tp + "}}\ntrain: {steps: 512}\n",
-                                 "inline");
+    auto acro =
+        dprl::parse_yaml("seed: 1\nenv: {id: acrobot}\nalgo: {id: ppo_kickstart, params: {" + tp +
+                             "}}\ntrain: {steps: 512}\n",
+                         "inline");
     CHECK_THROWS_AS(dprl::algos::run_experiment(acro, "t", ks_quiet(out)), dprl::ParamError);
     CHECK_FALSE(fs::exists(out));
   }
@@ -345,9 +350,8 @@ TEST_SUITE("golden") {
     const auto a = ks_dir("su_off"), b = ks_dir("su_aware");
     dprl::algos::run_experiment(config("ppo_kickstart_spinup", "teacher_mode: off", 3000), "t",
                                 ks_quiet(a));
-    dprl::algos::run_experiment(config("ppo_kickstart_spinup", teacher_param() + ", lambda: 10",
-                                       3000),
-                                "t", ks_quiet(b));
+    dprl::algos::run_experiment(
+        config("ppo_kickstart_spinup", teacher_param() + ", lambda: 10", 3000), "t", ks_quiet(b));
     CHECK(dprl::read_file(a / "policy.bin") == dprl::read_file(b / "policy.bin"));
   }
 }
@@ -356,8 +360,8 @@ TEST_SUITE("unit") {
   TEST_CASE("the run's guarantee record: relation, unit, one query per step, vacuous totals") {
     const auto d = ks_dir("record");
     const auto s = dprl::algos::run_experiment(
-        config("ppo_kickstart_spinup", teacher_param() + ", decay: 0.8, noise: seeded", 2000),
-        "t", ks_quiet(d));
+        config("ppo_kickstart_spinup", teacher_param() + ", decay: 0.8, noise: seeded", 2000), "t",
+        ks_quiet(d));
     REQUIRE(s.privacy);
     CHECK(s.privacy->unit == "query");
     CHECK(s.privacy->neighbouring == "replace");
