@@ -1,8 +1,8 @@
 // `dprl plot RUN_DIR... --y COLUMN [--x COLUMN] -o FIG.svg [--title T] [--log-x] [--log-y]
-// [--stat mean|median] [--percentiles LO,HI]`: line plots of metrics.csv columns, one series per
-// configuration with the mean across its seeds and a 95% band, or (--stat median) the median and
-// a percentile band, 15th-85th by default (tools/svg_plot.hpp has the statistics). docs/plot.md is
-// the user guide.
+// [--stat mean|median] [--percentiles LO,HI] [--label L]...`: line plots of metrics.csv columns,
+// one series per configuration with the mean across its seeds and a 95% band, or (--stat median)
+// the median and a percentile band, 15th-85th by default (tools/svg_plot.hpp has the statistics).
+// docs/plot.md is the user guide.
 //
 // Log axes: the mean and band are computed on the data as it is (all seeds, zeros included), and
 // points whose x or mean is not positive are then left out of the drawing.
@@ -53,6 +53,7 @@ struct PlotOptions {
   bool log_y = false;
   std::string stat = "mean";  // mean (95% band) or median (percentile band)
   std::vector<double> percentiles{15, 85};
+  std::vector<std::string> labels;  // legend labels, one per configuration in order (optional)
 };
 
 struct Run {
@@ -252,6 +253,12 @@ void run_plot(const PlotOptions& opt) {
     groups[it->second].runs.push_back(&r);
   }
   label_groups(groups);
+  if (!opt.labels.empty()) {
+    if (opt.labels.size() != groups.size())
+      throw ParamError(
+          fmt::format("--label: {} given for {} configurations", opt.labels.size(), groups.size()));
+    for (std::size_t k = 0; k < groups.size(); ++k) groups[k].label = opt.labels[k];
+  }
 
   tools::PlotSpec spec;
   spec.title = opt.title;
@@ -340,6 +347,9 @@ void add_plot_command(CLI::App& app) {
       ->delimiter(',')
       ->expected(2)
       ->capture_default_str();
+  cmd->add_option("--label", opt->labels,
+                  "Legend label of each configuration, in the order of their first run "
+                  "(repeat once per configuration)");
   cmd->add_flag("--log-x", opt->log_x, "Base-10 logarithmic x axis (points with x <= 0 left out)");
   cmd->add_flag("--log-y", opt->log_y,
                 "Base-10 logarithmic y axis (points whose mean is <= 0 left out)");
