@@ -6,6 +6,7 @@ Usage, from the repository root with dprl built in build/:
     python3 tools/report_paper003.py --env cartpole --run [--jobs 1]   # sweeps, teacher, report
     python3 tools/report_paper003.py --env cartpole                    # report from existing runs
     options: --dprl build/dprl --runs runs/paper003 --doc docs/paper003.md --svg docs/paper003
+             --start teacher|fig2b|fig2c|fig2d (with --run: resume from that stage)
 
 --run executes, in order: configs/paper003/<env>_fig2a.yaml (PPO (64, 64) and (32, 32)); the
 teacher choice (the (64, 64) run with the best final greedy evaluation, ties broken by the mean
@@ -54,11 +55,17 @@ PANELS = {
               ("fig2c", "decay=0.3", "privacy-aware, c = 0.3")],
     "fig2d": [BASELINE, ("fig2d", "decay=0.3", "privacy-unaware, c = 0.3"),
               ("fig2d", "decay=0.9", "privacy-unaware, c = 0.9")],
+    # not in the paper (configs/paper003/<env>_ext.yaml, run when present)
+    "ext": [BASELINE, ("fig2c", "decay=0.3", "privacy-aware, c = 0.3"),
+            ("ext", "after_floor=uniform", "aware, c = 0.3, uniform answer after the floor"),
+            ("ext", "after_floor=none", "aware, c = 0.3, no answer after the floor")],
 }
 PANEL_TITLES = {"fig2a": "(a) PPO (64, 64) vs (32, 32)", "fig2b": "(b) non-private kickstarting",
                 "fig2c": "(c) privacy-aware students, lambda = 0.5",
-                "fig2d": "(d) privacy-unaware students, lambda = 0"}
+                "fig2d": "(d) privacy-unaware students, lambda = 0",
+                "ext": "extension: the answer after k_floor"}
 ALPHA = 0.05  # test level
+KEYS = {"auc": "AUC", "last10": "last-10-epoch return"}
 
 
 # ----- statistics -----
@@ -80,7 +87,8 @@ def med_band(xs, spec="{:.0f}"):
     if not xs:
         return "-"
     f = lambda v: "never" if v == math.inf else spec.format(v)  # noqa: E731
-    return f"{f(percentile(xs, 50))} [{f(percentile(xs, 15))}, {f(percentile(xs, 85))}]"
+    lo, mid, hi = (f(percentile(xs, q)) for q in (15, 50, 85))
+    return mid if lo == mid == hi else f"{mid} [{lo}, {hi}]"
 
 
 def mann_whitney(a, b):
@@ -132,16 +140,13 @@ def curve_stats(items, threshold):
         st["rows"].append(pts)
         if isinstance(summary.get("privacy"), dict):
             st["privacy"].append(summary["privacy"])
-    # band width: 85th - 15th percentile across seeds per epoch, averaged over the second half
+    # band width: 85th - 15th percentile across seeds per epoch, averaged over all epochs
     by_step = {}
     for pts in st["rows"]:
         for s, y, _ in pts:
             if s is not None and y is not None:
                 by_step.setdefault(s, []).append(y)
-    steps = sorted(by_step)
-    half = steps[len(steps) // 2:]
-    widths = [percentile(by_step[s], 85) - percentile(by_step[s], 15) for s in half
-              if len(by_step[s]) >= 2]
+    widths = [percentile(v, 85) - percentile(v, 15) for v in by_step.values() if len(v) >= 2]
     st["width"] = sum(widths) / len(widths) if widths else None
     return st
 
@@ -176,10 +181,14 @@ def run_sweeps(args, env):
     sweep = lambda name: subprocess.run(  # noqa: E731
         [args.dprl, "sweep", os.path.join(cfg, f"{env}_{name}.yaml"), "--jobs", str(args.jobs)],
         check=True)
-    sweep("fig2a")
-    choose_teacher(args, env)
-    for name in ("fig2b", "fig2c", "fig2d"):
-        sweep(name)
+    stages = ["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext"]
+    for stage in stages[stages.index(args.start):]:
+        if stage == "teacher":
+            choose_teacher(args, env)
+        elif stage == "ext" and not os.path.exists(os.path.join(cfg, f"{env}_ext.yaml")):
+            continue
+        else:
+            sweep(stage)
 
 
 def choose_teacher(args, env):
@@ -233,8 +242,21 @@ def plot(args, env, panel, curves):
 
 
 def claim(text, holds, evidence):
-    verdict = {True: "holds", False: "does not hold", None: "not testable"}[holds]
+    verdict = holds if isinstance(holds, str) else {
+        True: "holds", False: "does not hold", None: "not testable"}[holds]
     return f"| {text} | {verdict} | {evidence} |"
+
+
+def direction(p, prob, want_greater):
+    """holds / reversed / does not hold for a two-sided test of 'a > b' (or 'a < b')."""
+    if p is None:
+        return None
+    if p >= ALPHA:
+        return "does not hold (no significant difference)"
+    return "holds" if (prob > 0.5) == want_greater else "reversed"
+
+
+WIDER = 1.1  # a band counts as wider when its width exceeds the other's by this factor
 
 
 def compare(a, b, key):
@@ -256,8 +278,8 @@ def claims(stats, env):
         p, prob = compare(a, b, key)
         ma, mb = percentile([x for x in a[key] if x is not None], 50), percentile(
             [x for x in b[key] if x is not None], 50)
-        return (p is not None and p < ALPHA and prob > 0.5), (
-            f"{key}: {name_a} {ma:.1f} vs {name_b} {mb:.1f}, p = {p:.2g}")
+        return direction(p, prob, True), (
+            f"{KEYS[key]}: {name_a} {ma:.1f} vs {name_b} {mb:.1f}, p = {p:.2g}")
 
     def faster(a, b, name_a, name_b):
         """a reaches the threshold in fewer steps than b."""
@@ -268,7 +290,7 @@ def claims(stats, env):
         ratio = mb / ma if ma not in (0, math.inf) and mb != math.inf else None
         rtxt = f", ratio {ratio:.2f}x" if ratio else ""
         f = lambda v: "never" if v == math.inf else f"{v:.0f}"  # noqa: E731
-        return (p is not None and p < ALPHA and prob < 0.5), (
+        return direction(p, prob, False), (
             f"steps to threshold: {name_a} {f(ma)} vs {name_b} {f(mb)}{rtxt}, p = {p:.2g}")
 
     h, e = better(T, B, "auc", "(64, 64)", "(32, 32)")
@@ -276,7 +298,7 @@ def claims(stats, env):
     h, e = better(X, B, "auc", "kickstarted", "baseline")
     h2, e2 = faster(X, B, "kickstarted", "baseline")
     out.append(claim("2(b): kickstarting improves the student's sample efficiency",
-                     h if h is None else (h or h2), f"{e}; {e2}"))
+                     "holds" if "holds" in (h, h2) else h, f"{e}; {e2}"))
     if X and T:
         mx, mt = percentile([x for x in X["last10"] if x is not None], 50), percentile(
             [x for x in T["last10"] if x is not None], 50)
@@ -285,23 +307,26 @@ def claims(stats, env):
                          f"last-10-epoch return: student {mx:.1f} vs (64, 64) {mt:.1f}"))
     if X and T and B:
         out.append(claim("2(b): kickstarting has lower run-to-run variance than teacher and baseline",
-                         X["width"] < min(T["width"], B["width"]),
-                         f"band width (second half): kickstarted {X['width']:.1f}, (64, 64) "
+                         X["width"] * WIDER < min(T["width"], B["width"]),
+                         f"band width: kickstarted {X['width']:.1f}, (64, 64) "
                          f"{T['width']:.1f}, (32, 32) {B['width']:.1f}"))
     for A, c in ((A1, "0.1"), (A3, "0.3")):
         if A and T:
             mt, ma = percentile(T["steps"], 50), percentile(A["steps"], 50)
             ratio = mt / ma if ma not in (0, math.inf) and mt != math.inf else None
+            verdict = (None if mt == math.inf else False if ma == math.inf
+                       else ratio >= 3.0)
+            f = lambda v: "never" if v == math.inf else f"{v:.0f}"  # noqa: E731
             out.append(claim(f"2(c): the aware student (c = {c}) converges about 4x faster than "
-                             "the teacher", None if ratio is None else ratio >= 3.0,
-                             f"steps to threshold: (64, 64) {mt:.0f} vs aware {ma:.0f}"
+                             "the teacher", verdict,
+                             f"steps to threshold: (64, 64) {f(mt)} vs aware {f(ma)}"
                              + (f", ratio {ratio:.2f}x" if ratio else "")))
     h, e = better(A3, A1, "auc", "c = 0.3", "c = 0.1")
     out.append(claim("2(c): a lower vanishing coefficient (less budget) gives lower performance",
                      h, e))
     if A1 and A3:
         out.append(claim("2(c): a lower budget is less robust (wider band)",
-                         A1["width"] > A3["width"],
+                         A1["width"] > WIDER * A3["width"],
                          f"band width: c = 0.1 {A1['width']:.1f}, c = 0.3 {A3['width']:.1f}"))
     h, e = better(A3, U3, "auc", "aware c = 0.3", "unaware c = 0.3")
     out.append(claim("2(d): privacy-unaware students perform significantly worse than aware ones",
@@ -318,18 +343,20 @@ def claims(stats, env):
             p, prob = compare(A, B, "last10")
             out.append(claim(f"(iii) the aware student (c = {c}) keeps its level after the teacher "
                              "stops (not worse than the baseline)", not (p < ALPHA and prob < 0.5),
-                             f"last-10 return, P(aware > baseline) = {prob:.2f}, p = {p:.2g}"))
+                             f"last-10-epoch return, P(aware > baseline) = {prob:.2f}, "
+                             f"p = {p:.2g}"))
     return out
 
 
 def report(args, env):
     thr = ENVS[env]["threshold"]
     runs = {s: read_runs(os.path.join(args.runs, env, s))
-            for s in ("fig2a", "fig2b", "fig2c", "fig2d")}
+            for s in ("fig2a", "fig2b", "fig2c", "fig2d", "ext")}
     names = {TEACHER[1]: ("fig2a", TEACHER[1]), BASELINE[1]: ("fig2a", BASELINE[1]),
              "exact": ("fig2b", "base"), "aware 0.1": ("fig2c", "decay=0.1"),
              "aware 0.3": ("fig2c", "decay=0.3"), "unaware 0.3": ("fig2d", "decay=0.3"),
-             "unaware 0.9": ("fig2d", "decay=0.9")}
+             "unaware 0.9": ("fig2d", "decay=0.9"), "ext uniform": ("ext", "after_floor=uniform"),
+             "ext none": ("ext", "after_floor=none")}
     legends = {k: lab for curves in PANELS.values() for (s, l, lab) in curves
                for k, v in names.items() if v == (s, l)}
     stats = {k: curve_stats(runs[s].get(l, []), thr) for k, (s, l) in names.items()
@@ -346,9 +373,10 @@ def report(args, env):
         if svg:
             lines += [f"![{PANEL_TITLES[panel]}]({rel}/{os.path.basename(svg)})", ""]
     lines += [f"Sample efficiency (threshold: training return >= {thr:g}; medians over seeds "
-              "with [15th, 85th] percentiles):", "",
+              "with [15th, 85th] percentiles; band width: the 85th minus the 15th percentile "
+              "across seeds, averaged over epochs):", "",
               "| curve | seeds | steps to threshold | episodes to threshold | AUC (mean return) "
-              "| last-10-epoch return | final greedy eval | band width, 2nd half |",
+              "| last-10-epoch return | final greedy eval | band width |",
               "|---|---|---|---|---|---|---|---|"]
     for k, st in stats.items():
         lines.append(f"| {legends.get(k, k)} | {st['n']} | {med_band(st['steps'])} | "
@@ -360,9 +388,18 @@ def report(args, env):
               "(4.46, 0.05). Per query only; totals by basic composition; the relation is "
               "b-adjacent observations with the teacher network fixed, not the teacher's training "
               "data.", "",
-              "| curve | per query at k0 (eps, delta) | private answers | switched at query "
-              "| total eps | total delta (sum) | vacuous | paper-matched |",
-              "|---|---|---|---|---|---|---|---|"]
+              ]
+    privacy_header = ["| curve | per query at k0 (eps, delta) | private answers | switched at query "
+                      "| total eps | total delta (sum) | vacuous | paper-matched |",
+                      "|---|---|---|---|---|---|---|---|"]
+    lips = [(num(p["details"]["teacher"]["lipschitz_certified"]),
+             num(p["details"]["teacher"]["lipschitz_power_iteration"]))
+            for st in stats.values() for p in st["privacy"] if "teacher" in (p.get("details") or {})]
+    if lips:
+        lines += ["", f"Teacher Lipschitz bound (observation -> softmax policy): certified "
+                  f"{lips[0][0]:.4g} (power-iteration estimate {lips[0][1]:.4g}); the floored map "
+                  "has (1 - m eta) times that."]
+    lines += [""] + privacy_header
     for k, st in stats.items():
         row = privacy_row(legends.get(k, k), st["privacy"])
         if row:
@@ -391,6 +428,8 @@ def main():
     ap.add_argument("--env", choices=sorted(ENVS), required=True)
     ap.add_argument("--run", action="store_true", help="run the sweeps first")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--start", default="fig2a", choices=["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext"],
+                    help="with --run: the first stage to run (earlier ones are kept)")
     ap.add_argument("--dprl", default="build/dprl")
     ap.add_argument("--runs", default="runs/paper003")
     ap.add_argument("--doc", default="docs/paper003.md")
