@@ -59,11 +59,15 @@ PANELS = {
     "ext": [BASELINE, ("fig2c", "decay=0.3", "privacy-aware, c = 0.3"),
             ("ext", "after_floor=uniform", "aware, c = 0.3, uniform answer after the floor"),
             ("ext", "after_floor=none", "aware, c = 0.3, no answer after the floor")],
+    "ext_epoch": [BASELINE, ("fig2b", "base", "kickstarted (32, 32), exact teacher"),
+                  ("ext_epoch", "lambda=0", "unaware, c = 0.9 per epoch, none after the floor"),
+                  ("ext_epoch", "lambda=0.5", "aware, c = 0.9 per epoch, none after the floor")],
 }
 PANEL_TITLES = {"fig2a": "(a) PPO (64, 64) vs (32, 32)", "fig2b": "(b) non-private kickstarting",
                 "fig2c": "(c) privacy-aware students, lambda = 0.5",
                 "fig2d": "(d) privacy-unaware students, lambda = 0",
-                "ext": "extension: the answer after k_floor"}
+                "ext": "extension: the answer after k_floor",
+                "ext_epoch": "extension: k decays per epoch"}
 ALPHA = 0.05  # test level
 KEYS = {"auc": "AUC", "last10": "last-10-epoch return"}
 
@@ -181,11 +185,12 @@ def run_sweeps(args, env):
     sweep = lambda name: subprocess.run(  # noqa: E731
         [args.dprl, "sweep", os.path.join(cfg, f"{env}_{name}.yaml"), "--jobs", str(args.jobs)],
         check=True)
-    stages = ["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext"]
+    stages = ["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch"]
     for stage in stages[stages.index(args.start):]:
         if stage == "teacher":
             choose_teacher(args, env)
-        elif stage == "ext" and not os.path.exists(os.path.join(cfg, f"{env}_ext.yaml")):
+        elif stage.startswith("ext") and not os.path.exists(
+                os.path.join(cfg, f"{env}_{stage}.yaml")):
             continue
         else:
             sweep(stage)
@@ -335,6 +340,14 @@ def claims(stats, env):
         h, e = better(B, U, "last10", "baseline", f"unaware c = {c}")
         out.append(claim(f"2(d): once the teacher answers at random, the unaware student (c = {c})"
                          " is worse than the baseline", h, e))
+    EU, EA = stats.get("epoch unaware"), stats.get("epoch aware")
+    if EU and EA:
+        h, e = better(EA, EU, "auc", "aware", "unaware")
+        out.append(claim("extension (k per epoch, c = 0.9): the aware student beats the unaware one",
+                         h, e))
+        h, e = better(EA, B, "auc", "aware", "baseline")
+        out.append(claim("extension (k per epoch, c = 0.9): the aware student beats the baseline",
+                         h, e))
     for A, c in ((A1, "0.1"), (A3, "0.3")):
         h, e = better(A, B, "last10", f"aware c = {c}", "baseline")
         out.append(claim(f"(ii) the aware student (c = {c}) ends above what PPO alone reaches",
@@ -351,12 +364,13 @@ def claims(stats, env):
 def report(args, env):
     thr = ENVS[env]["threshold"]
     runs = {s: read_runs(os.path.join(args.runs, env, s))
-            for s in ("fig2a", "fig2b", "fig2c", "fig2d", "ext")}
+            for s in ("fig2a", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch")}
     names = {TEACHER[1]: ("fig2a", TEACHER[1]), BASELINE[1]: ("fig2a", BASELINE[1]),
              "exact": ("fig2b", "base"), "aware 0.1": ("fig2c", "decay=0.1"),
              "aware 0.3": ("fig2c", "decay=0.3"), "unaware 0.3": ("fig2d", "decay=0.3"),
              "unaware 0.9": ("fig2d", "decay=0.9"), "ext uniform": ("ext", "after_floor=uniform"),
-             "ext none": ("ext", "after_floor=none")}
+             "ext none": ("ext", "after_floor=none"),
+             "epoch unaware": ("ext_epoch", "lambda=0"), "epoch aware": ("ext_epoch", "lambda=0.5")}
     legends = {k: lab for curves in PANELS.values() for (s, l, lab) in curves
                for k, v in names.items() if v == (s, l)}
     stats = {k: curve_stats(runs[s].get(l, []), thr) for k, (s, l) in names.items()
@@ -428,7 +442,7 @@ def main():
     ap.add_argument("--env", choices=sorted(ENVS), required=True)
     ap.add_argument("--run", action="store_true", help="run the sweeps first")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--start", default="fig2a", choices=["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext"],
+    ap.add_argument("--start", default="fig2a", choices=["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch"],
                     help="with --run: the first stage to run (earlier ones are kept)")
     ap.add_argument("--dprl", default="build/dprl")
     ap.add_argument("--runs", default="runs/paper003")
