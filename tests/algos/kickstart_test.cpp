@@ -319,6 +319,18 @@ TEST_SUITE("unit") {
       }
       CHECK_FALSE(fs::exists(out));
     }
+    // eta in [0, 0.5) passes the range check but must also be below 1/m = 0.25 on LunarLander
+    auto lunar =
+        dprl::parse_yaml("seed: 1\nenv: {id: lunar_lander}\nalgo: {id: ppo_kickstart, params: {" +
+                             tp + ", eta: 0.3, tau: 0.01}}\ntrain: {steps: 512}\n",
+                         "inline");
+    try {
+      dprl::algos::run_experiment(lunar, "t", ks_quiet(out));
+      FAIL("no error");
+    } catch (const dprl::ParamError& e) {
+      CHECK(std::string(e.what()).find("ppo_kickstart.eta") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(out));
     // a CartPole teacher for Acrobot (6 observations, 3 actions)
     auto acro =
         dprl::parse_yaml("seed: 1\nenv: {id: acrobot}\nalgo: {id: ppo_kickstart, params: {" + tp +
