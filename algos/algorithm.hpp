@@ -88,6 +88,8 @@ class TrainContext {
   const std::string& dataset_source() const { return dataset_source_; }
   // Name of the step column of evaluate()'s metrics rows ("step"; offline: "gradient_step").
   void set_step_column(std::string name) { step_column_ = std::move(name); }
+  // Declares up front that the learner writes its own rows (before any evaluation can).
+  void use_custom_rows() { custom_rows_ = true; }
   // Another file in the run directory (ignored when the run writes no directory).
   void write_file(const std::string& name, std::string_view content) const;
   // The run directory, if the run writes one.
@@ -134,6 +136,9 @@ class Algorithm {
   virtual std::string policy_file() const { return "policy.json"; }
   // The resolved parameters.
   virtual ParamMap params() const = 0;
+  // Checks the parameters that depend on the env (spaces, action counts) before anything is
+  // written; throws ParamError naming the parameter. Most learners have none.
+  virtual void check_env(const EnvSpec& /*spec*/) const {}
   // The privacy guarantee of the run, for private learners.
   virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
   // Episodes completed in training.

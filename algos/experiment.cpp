@@ -139,6 +139,7 @@ Node resolve_experiment(const Node& config, const std::string& default_name,
   const Parsed p = parse(config, default_name, opts);
   auto env = envs::env_registry().make(p.env_id, p.env_params);
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  algo->check_env(env->spec());
   return resolved_tree(p, *env, *algo);
 }
 
@@ -149,6 +150,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const auto& reg = envs::env_registry();
   auto probe_env = reg.make(p.env_id, p.env_params);
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  algo->check_env(probe_env->spec());
   const Node resolved = resolved_tree(p, *probe_env, *algo);
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
