@@ -146,7 +146,7 @@ TEST_SUITE("unit") {
     CHECK(t.used_costs().size() == 4);
   }
 
-  TEST_CASE("per-query costs match eqs. 12 and 6 computed independently; totals and vacuous") {
+  TEST_CASE("per-query costs match eqs. 12 and 6 computed independently, with totals and vacuous") {
     DirichletTeacherParams p;
     p.k0 = 5;
     p.eta = 0.05;

@@ -147,7 +147,7 @@ TEST_SUITE("unit") {
     const auto r = *cql.privacy();
     CHECK(r.formal);
     CHECK_FALSE(r.reproducible_noise);
-    CHECK(r.noise_source == "os_entropy(secure)");
+    CHECK(r.noise_source == "os_entropy(secure, chacha20)");
     CHECK(r.epsilon <= 10.0);
   }
 }

@@ -31,7 +31,7 @@ TEST_SUITE("unit") {
     }
   }
 
-  TEST_CASE("a budget below one step affords none; max_steps caps") {
+  TEST_CASE("a budget below one step affords none and max_steps caps") {
     const auto none = steps_within_budget(0.5, 1.0, 0.01, 1e-5, "rdp");
     CHECK(none.steps == 0);
     const auto capped = steps_within_budget(5.0, 0.001, 8.0, 1e-5, "rdp", 100);

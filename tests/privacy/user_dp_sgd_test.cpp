@@ -129,7 +129,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE(
-      "one user contributes at most C, however many transitions; removing a user moves the "
+      "one user contributes at most C, however many transitions, and removing a user moves the "
       "sum by at most C") {
     const int k = 50, users = 3;
     TwoNets t(users * k, 1e3, 5);  // huge losses: every user is clipped
@@ -230,7 +230,7 @@ TEST_SUITE("unit") {
     in.delta = 1e-5;
     in.accountant = "pld";
     in.unit = "expert";
-    in.noise_source = "os_entropy(secure)";
+    in.noise_source = "os_entropy(secure, chacha20)";
     in.covers = {"policy.bin"};
     auto r = dprl::privacy::user_dp_report(in);
     CHECK(r.neighbouring == "add-remove");

@@ -477,7 +477,7 @@ TEST_SUITE("unit") {
 }
 
 TEST_SUITE("e2e") {
-  TEST_CASE("dprl plot --stat median draws the percentile band; bad --percentiles exit 2") {
+  TEST_CASE("dprl plot --stat median draws the percentile band and bad --percentiles exit 2") {
     TempDir tmp;
     const fs::path runs = tmp.path / "runs";
     std::string dirs;

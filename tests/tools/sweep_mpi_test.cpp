@@ -94,7 +94,7 @@ TEST_SUITE("e2e") {
                 "sweep' runs over MPI") == 1);
   }
 
-  TEST_CASE("a rank killed mid-sweep loses only runs in flight; the rerun completes the bytes") {
+  TEST_CASE("a rank killed mid-sweep loses only runs in flight and the rerun completes the bytes") {
     const auto d = scratch("mpi_kill");
     const std::string base =
         "env: {id: taxi}\nalgo: {id: q_learning, params: {learning_rate: 0.5}}\n"
