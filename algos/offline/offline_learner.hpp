@@ -125,6 +125,13 @@ struct TrainedNet {
 
 class OfflineLearner : public Algorithm {
  public:
+  OfflineLearner(const OfflineLearner&) = delete;
+  OfflineLearner& operator=(const OfflineLearner&) = delete;
+  ~OfflineLearner() override;
+  // Before the run directory exists: the dataset against the env and settings, and for private
+  // runs the DP configuration, the noise scale, the step count the budget affords and the ledger
+  // (opened, and locked, in the run directory).
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
   bool needs_dataset() const override { return true; }
@@ -141,6 +148,10 @@ class OfflineLearner : public Algorithm {
   double step(const OfflineBatch& b);
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
                privacy::NoiseSource& noise);
+  // The same with a given release rule and noise std on the sum (train() uses the secure release
+  // of algos/private_noise.hpp).
+  void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg, double noise_sd,
+               const privacy::GaussianRelease& release);
   std::int64_t steps_taken() const { return steps_; }
   // The gradient of trained network i from the last step (tests).
   const nn::Buffer& last_grad(std::size_t i) const { return grad_[i]; }
@@ -167,11 +178,11 @@ class OfflineLearner : public Algorithm {
   int obs_dim_ = 0, actions_ = 0;
 
  private:
-  struct DpRun;
-  const Dataset& check_inputs(TrainContext& ctx);
-  void charge_block(TrainContext& ctx, DpRun& run, std::int64_t step, std::int64_t total) const;
-  std::int64_t plan_dp(TrainContext& ctx, const Dataset& ds, std::int64_t users, DpRun& run);
-  void finish_dp(const TrainContext& ctx, const DpRun& run, std::int64_t steps);
+  struct DpRun;  // algos/offline/offline_dp.cpp
+  void check_inputs(const RunPlan& plan);
+  void plan_dp(const RunPlan& plan);
+  void charge_block(TrainContext& ctx, std::int64_t step, std::int64_t total);
+  void finish_dp(const TrainContext& ctx, std::int64_t steps);
 
   void apply(const std::vector<TrainedNet>& nets);
 
@@ -181,6 +192,9 @@ class OfflineLearner : public Algorithm {
   std::vector<nn::Adam> opt_;
   std::vector<nn::Buffer> grad_;
   std::int64_t steps_ = 0;
+  bool checked_ = false;
+  std::int64_t planned_steps_ = 0;
+  std::unique_ptr<DpRun> run_;  // private runs, from check() to the end of train()
   std::optional<PrivacyReport> privacy_;
   std::vector<std::pair<std::string, double>> extra_;
 };

@@ -10,8 +10,8 @@
 #include "algos/offline/discrete_cql.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/io.hpp"
+#include "privacy/calibration.hpp"
 #include "privacy/noise_source.hpp"
-#include "privacy/steps_within_budget.hpp"
 #include "tests/algos/offline_test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -85,12 +85,17 @@ TEST_SUITE("unit") {
     dprl::algos::DiscreteCql cql(private_cql());
     auto ctx = ctx_for(ds, 1, true);
     const std::int64_t steps = cql.train(ctx);
-    const auto expect = dprl::privacy::steps_within_budget(1.5, 8.0 / 40.0, 3.0, 1e-4, "rdp");
-    CHECK(steps == expect.steps);
+    const auto step =
+        dprl::privacy::DpEvent::poisson_sampled(8.0 / 40.0, dprl::privacy::DpEvent::gaussian(1.5));
+    const std::int64_t expect = dprl::privacy::steps_within_budget(step, 3.0, 1e-4, "rdp");
+    CHECK(steps == expect);
     const auto r = cql.privacy();
     REQUIRE(r.has_value());
     CHECK(r->epsilon <= 3.0);
-    CHECK(r->epsilon == doctest::Approx(expect.epsilon).epsilon(1e-9));
+    CHECK(
+        r->epsilon ==
+        doctest::Approx(dprl::privacy::dpsgd_epsilon(1.5, 0.2, expect, 1e-4, "rdp")).epsilon(1e-9));
+    CHECK(dprl::privacy::dpsgd_epsilon(1.5, 0.2, expect + 1, 1e-4, "rdp") > 3.0);
   }
 
   TEST_CASE("private runs refuse step counts beyond the budget before the first step") {
