@@ -4,6 +4,10 @@
 #include <pthread.h>
 #include <sys/random.h>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -123,11 +127,66 @@ void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
     for (int w = 0; w < 16; ++w) out[16 * l + w] = x[w][l] + in[w][l];
 }
 
+#if defined(__AVX2__)
+// The same eight blocks with explicit AVX2: one register per state word holds that word of the
+// eight blocks; the 16- and 8-bit rotations are byte shuffles. (Left to the compiler, the lane
+// loops above vectorise at -O2 but not at -O3, where they run three times slower.)
+inline __m256i rotl_v(__m256i x, int n) {
+  return _mm256_or_si256(_mm256_slli_epi32(x, n), _mm256_srli_epi32(x, 32 - n));
+}
+
+void chacha20_avx2(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                   std::uint32_t* out) {
+  const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3,
+                                         0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0,
+                                        1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+  const std::uint32_t words[16] = {
+      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
+      key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+  __m256i in[16], x[16];
+  for (int w = 0; w < 16; ++w) in[w] = _mm256_set1_epi32(static_cast<int>(words[w]));
+  in[12] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int w = 0; w < 16; ++w) x[w] = in[w];
+  auto qr = [&](int a, int b, int c, int d) {
+    x[a] = _mm256_add_epi32(x[a], x[b]);
+    x[d] = _mm256_shuffle_epi8(_mm256_xor_si256(x[d], x[a]), rot16);
+    x[c] = _mm256_add_epi32(x[c], x[d]);
+    x[b] = rotl_v(_mm256_xor_si256(x[b], x[c]), 12);
+    x[a] = _mm256_add_epi32(x[a], x[b]);
+    x[d] = _mm256_shuffle_epi8(_mm256_xor_si256(x[d], x[a]), rot8);
+    x[c] = _mm256_add_epi32(x[c], x[d]);
+    x[b] = rotl_v(_mm256_xor_si256(x[b], x[c]), 7);
+  };
+  for (int round = 0; round < 10; ++round) {
+    qr(0, 4, 8, 12);
+    qr(1, 5, 9, 13);
+    qr(2, 6, 10, 14);
+    qr(3, 7, 11, 15);
+    qr(0, 5, 10, 15);
+    qr(1, 6, 11, 12);
+    qr(2, 7, 8, 13);
+    qr(3, 4, 9, 14);
+  }
+  alignas(32) std::uint32_t lanes[16][8];
+  for (int w = 0; w < 16; ++w)
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[w]), _mm256_add_epi32(x[w], in[w]));
+  for (int l = 0; l < 8; ++l)
+    for (int w = 0; w < 16; ++w) out[16 * l + w] = lanes[w][l];
+  std::memset(lanes, 0, sizeof(lanes));  // key material: the caller erases out
+}
+#endif
+
 }  // namespace
 
 void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
                       std::uint32_t* out) {
+#if defined(__AVX2__)
+  chacha20_avx2(key, base, out);
+#else
   chacha20_lanes<8>(key, base, out);
+#endif
 }
 
 void Chacha20Rng::refill() {

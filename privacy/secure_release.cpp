@@ -17,7 +17,8 @@ void secure_release(std::span<double> values, SecureNoise kind, double scale, do
                     NoiseSource& noise) {
   DPRL_CHECK(noise.secure());
   const SecurePlan plan = secure_release_plan(kind, scale, sensitivity, values.size());
-  const BitSource bits = [&noise] { return noise.next_u64(); };
+  const BitSource words = [&noise] { return noise.next_u64(); };
+  BitReader bits(words);  // one reader for the whole vector: no bits wasted between values
   for (double& v : values) {
     const double snapped = snap_to_grid(v, plan.grid);
     v = snapped + (kind == SecureNoise::kLaplace ? secure_laplace(plan.scale, plan.grid, bits)

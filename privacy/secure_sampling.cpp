@@ -19,28 +19,56 @@ std::uint64_t uniform_below(std::uint64_t n, const BitSource& bits) {
   }
 }
 
-namespace {
+std::uint64_t BitReader::bits(int k) {
+  DPRL_CHECK(k >= 1 && k <= 64);
+  // word_ holds left_ unused bits (the rest are zero); take them, then the low bits of a new word
+  auto low = [](std::uint64_t w, int n) { return n == 64 ? w : w & ((std::uint64_t{1} << n) - 1); };
+  auto drop = [](std::uint64_t w, int n) { return n == 64 ? 0 : w >> n; };
+  if (k <= left_) {
+    const std::uint64_t r = low(word_, k);
+    word_ = drop(word_, k);
+    left_ -= k;
+    return r;
+  }
+  const int have = left_;
+  std::uint64_t r = word_;
+  word_ = words_();
+  const int need = k - have;
+  r |= low(word_, need) << have;
+  word_ = drop(word_, need);
+  left_ = 64 - need;
+  return r;
+}
 
-// Uniform integer in [0, n), n >= 1, from two 64-bit words (rejection, unbiased).
-u128 uniform_below_128(u128 n, const BitSource& bits) {
-  const u128 threshold = (0 - n) % n;  // 2^128 mod n
+std::uint64_t uniform_below(std::uint64_t n, BitReader& bits) {
+  DPRL_CHECK(n >= 1);
+  if (n == 1) return 0;
+  const int k = 64 - __builtin_clzll(n - 1);  // bits of n - 1: each try succeeds w.p. > 1/2
   for (;;) {
-    const u128 r = (u128{bits()} << 64) | bits();
-    if (r >= threshold) return r % n;
+    const std::uint64_t r = bits.bits(k);
+    if (r < n) return r;
   }
 }
 
-// Bernoulli(n / d) for n <= d.
-bool bernoulli_ratio(u128 n, u128 d, const BitSource& bits) {
-  if (d <= UINT64_MAX) {
-    return uniform_below(static_cast<std::uint64_t>(d), bits) < static_cast<std::uint64_t>(n);
+bool bernoulli_ratio(u128 n, u128 d, BitReader& bits) {
+  DPRL_CHECK(d >= 1 && n <= d);
+  if (n == d) return true;
+  // U < n / d, U uniform in [0, 1): compare binary digits until they differ; r / d is what is
+  // left of n / d after the digits so far (next digit: 2r >= d, computed without overflow)
+  u128 r = n;
+  while (r != 0) {
+    const bool p = r >= d - r;
+    r = p ? r - (d - r) : r + r;
+    if (bits.bit() != p) return p;  // the first difference decides: U < n/d iff n/d has the 1
   }
-  return uniform_below_128(d, bits) < n;
+  return false;  // n / d's digits ended: U >= n / d
 }
+
+namespace {
 
 // Bernoulli(exp(-n/d)) for 0 <= n <= d < 2^120: the CKS loop over K. d k stays below 2^128: k
 // reaches 256 with probability 1/255! (checked, never expected).
-bool bernoulli_exp_unit(u128 n, u128 d, const BitSource& bits) {
+bool bernoulli_exp_unit(u128 n, u128 d, BitReader& bits) {
   u128 k = 1;
   for (;;) {
     // A ~ Bernoulli(n / (d k)); stop at the first failure, return whether k is odd
@@ -53,7 +81,7 @@ bool bernoulli_exp_unit(u128 n, u128 d, const BitSource& bits) {
 
 }  // namespace
 
-bool bernoulli_exp(u128 n, u128 d, const BitSource& bits) {
+bool bernoulli_exp(u128 n, u128 d, BitReader& bits) {
   DPRL_CHECK(d >= 1 && d < (u128{1} << 120));
   // exp(-n/d) = exp(-1)^floor(n/d) * exp(-(n mod d)/d)
   const u128 whole = n / d;
@@ -64,7 +92,12 @@ bool bernoulli_exp(u128 n, u128 d, const BitSource& bits) {
   return bernoulli_exp_unit(rem, d, bits);
 }
 
-std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits) {
+bool bernoulli_exp(u128 n, u128 d, const BitSource& bits) {
+  BitReader r(bits);
+  return bernoulli_exp(n, d, r);
+}
+
+std::int64_t discrete_laplace(std::uint64_t t, BitReader& bits) {
   DPRL_CHECK(t >= 1);
   for (;;) {
     const std::uint64_t u = uniform_below(t, bits);
@@ -72,13 +105,18 @@ std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits) {
     std::uint64_t v = 0;
     while (bernoulli_exp(1, 1, bits)) ++v;
     const std::uint64_t x = u + t * v;
-    const bool negative = (bits() & 1) != 0;
+    const bool negative = bits.bit();
     if (negative && x == 0) continue;
     return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
   }
 }
 
-std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits) {
+std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits) {
+  BitReader r(bits);
+  return discrete_laplace(t, r);
+}
+
+std::int64_t discrete_gaussian(std::uint64_t s, BitReader& bits) {
   DPRL_CHECK(s >= 1 && s < kMaxDiscreteGaussianSigma);  // keeps 2 s^2 t^2 < 2^120
   const std::uint64_t t = s + 1;                        // floor(sigma) + 1 for integer sigma
   const u128 s2 = u128{s} * s;
@@ -95,6 +133,11 @@ std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits) {
     const u128 den = 2 * s2 * t * t;
     if (bernoulli_exp(num, den, bits)) return y;
   }
+}
+
+std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits) {
+  BitReader r(bits);
+  return discrete_gaussian(s, r);
 }
 
 double secure_grid(double scale) {
@@ -125,16 +168,26 @@ void check_grid(double scale, double g, double max_ratio, const char* what) {
 
 }  // namespace
 
-double secure_laplace(double scale, double g, const BitSource& bits) {
+double secure_laplace(double scale, double g, BitReader& bits) {
   check_grid(scale, g, kMaxSecureLaplaceRatio, "secure laplace");
   const auto t = static_cast<std::uint64_t>(std::ceil(scale / g));
   return g * static_cast<double>(discrete_laplace(t, bits));
 }
 
-double secure_gaussian(double sigma, double g, const BitSource& bits) {
+double secure_gaussian(double sigma, double g, BitReader& bits) {
   check_grid(sigma, g, kMaxSecureGaussianRatio, "secure gaussian");
   const auto s = static_cast<std::uint64_t>(std::ceil(sigma / g));
   return g * static_cast<double>(discrete_gaussian(s, bits));
+}
+
+double secure_laplace(double scale, double g, const BitSource& bits) {
+  BitReader r(bits);
+  return secure_laplace(scale, g, r);
+}
+
+double secure_gaussian(double sigma, double g, const BitSource& bits) {
+  BitReader r(bits);
+  return secure_gaussian(sigma, g, r);
 }
 
 double secure_laplace(double scale, const BitSource& bits) {

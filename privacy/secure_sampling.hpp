@@ -53,11 +53,43 @@ inline constexpr std::uint64_t kMaxDiscreteGaussianSigma = std::uint64_t{1} << 2
 inline constexpr double kMaxSecureGaussianRatio = double(kMaxDiscreteGaussianSigma) - 2.0;
 inline constexpr double kMaxSecureLaplaceRatio = 0x1p40;
 
+// Single random bits from a BitSource's 64-bit words, low bit first. The samplers below draw
+// bits through one of these: a Bernoulli(n / d) trial compares a uniform U in [0, 1) with n / d
+// digit by digit and stops at the first difference, so it uses two bits on average instead of a
+// whole word and a 128-bit division, and a uniform integer below n uses ceil(log2 n) bits per try.
+class BitReader {
+ public:
+  explicit BitReader(const BitSource& words) : words_(words) {}
+  bool bit() {
+    if (left_ == 0) {
+      word_ = words_();
+      left_ = 64;
+    }
+    const bool b = (word_ & 1) != 0;
+    word_ >>= 1;
+    --left_;
+    return b;
+  }
+  // A uniform integer of k bits, 1 <= k <= 64.
+  std::uint64_t bits(int k);
+
+ private:
+  const BitSource& words_;
+  std::uint64_t word_ = 0;
+  int left_ = 0;
+};
+
 // Uniform integer in [0, n), n >= 1 (rejection, unbiased).
 std::uint64_t uniform_below(std::uint64_t n, const BitSource& bits);
+std::uint64_t uniform_below(std::uint64_t n, BitReader& bits);
+// Bernoulli(n / d) exactly, 0 <= n <= d, d >= 1.
+bool bernoulli_ratio(unsigned __int128 n, unsigned __int128 d, BitReader& bits);
 // Bernoulli(exp(-n / d)), 1 <= d < 2^120.
+bool bernoulli_exp(unsigned __int128 n, unsigned __int128 d, BitReader& bits);
 bool bernoulli_exp(unsigned __int128 n, unsigned __int128 d, const BitSource& bits);
+std::int64_t discrete_laplace(std::uint64_t t, BitReader& bits);
 std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits);
+std::int64_t discrete_gaussian(std::uint64_t s, BitReader& bits);
 std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits);
 
 // The default grid for a continuous scale (> 0): 2^(floor(log2(scale)) - 12).
@@ -68,6 +100,8 @@ double snap_to_grid(double value, double g);
 // otherwise), and on the default grid.
 double secure_laplace(double scale, double g, const BitSource& bits);
 double secure_gaussian(double sigma, double g, const BitSource& bits);
+double secure_laplace(double scale, double g, BitReader& bits);
+double secure_gaussian(double sigma, double g, BitReader& bits);
 double secure_laplace(double scale, const BitSource& bits);
 double secure_gaussian(double sigma, const BitSource& bits);
 

@@ -196,6 +196,65 @@ TEST_SUITE("statistical") {
 }
 
 TEST_SUITE("unit") {
+  TEST_CASE("bit reader: bits in order, k-bit integers across word boundaries") {
+    std::vector<std::uint64_t> words{0x0123456789abcdefULL, 0xfedcba9876543210ULL, ~0ULL};
+    std::size_t next = 0;
+    const BitSource src = [&] { return words[next++]; };
+    BitReader r(src);
+    CHECK(r.bits(4) == 0xf);
+    CHECK(r.bits(56) == 0x123456789abcdeULL);
+    CHECK(r.bits(8) == 0x00);  // the last 4 bits of word 0, then the low 4 of word 1
+    CHECK(r.bit() == true);    // bit 4 of word 1 (0x...10)
+    CHECK(r.bits(64) == ((0xfedcba9876543210ULL >> 5) | (~0ULL << 59)));
+    CHECK(next == 3);
+  }
+
+  TEST_CASE("Bernoulli(n/d) by digit comparison is exact: all 2^16 bit strings") {
+    // Every 16-bit prefix is equally likely; a prefix decides the trial unless it matches n/d's
+    // first 16 digits (one prefix). So the count of true over all prefixes is within 1 of
+    // 2^16 n / d, whatever the later bits. A trial that read the digits wrongly misses by far.
+    using u128 = unsigned __int128;
+    const u128 big = (u128{1} << 126) + 12345;
+    struct Case {
+      u128 n, d;
+    };
+    for (const Case c :
+         {Case{1, 3}, Case{2, 3}, Case{5, 7}, Case{0, 9}, Case{9, 9}, Case{1, 1u << 20},
+          Case{big / 3, big}, Case{big - 1, big}, Case{777, 1000}}) {
+      std::uint64_t hits = 0;
+      for (std::uint64_t prefix = 0; prefix < (1u << 16); ++prefix) {
+        const BitSource src = [prefix] { return prefix; };  // later words repeat it: any tail
+        BitReader r(src);
+        hits += bernoulli_ratio(c.n, c.d, r) ? 1 : 0;
+      }
+      const double expect = 65536.0 * static_cast<double>(c.n) / static_cast<double>(c.d);
+      CAPTURE(static_cast<double>(c.n));
+      CAPTURE(static_cast<double>(c.d));
+      CHECK(std::fabs(static_cast<double>(hits) - expect) <= 1.0);
+    }
+  }
+
+  TEST_CASE("uniform below n from bits: every value equally often over all bit strings") {
+    for (std::uint64_t n : {1u, 2u, 3u, 5u, 6u, 7u, 8u, 11u}) {
+      // n <= 2^k values from k bits per try; over all 2^(2k) two-try prefixes the accepted
+      // values are exactly balanced (each try's accepted values are)
+      const int k = n == 1 ? 0 : 64 - __builtin_clzll(n - 1);
+      std::vector<int> count(n, 0);
+      int decided = 0;
+      for (std::uint64_t w = 0; w < (std::uint64_t{1} << (2 * k)); ++w) {
+        const BitSource src = [w] { return w; };
+        BitReader r(src);
+        const std::uint64_t first = k == 0 ? 0 : (w & ((1u << k) - 1));
+        const std::uint64_t second = k == 0 ? 0 : (w >> k) & ((1u << k) - 1);
+        if (first >= n && second >= n) continue;  // needs a third try: not enumerated
+        ++count[uniform_below(n, r)];
+        ++decided;
+      }
+      CAPTURE(n);
+      for (int c : count) CHECK(c * static_cast<int>(n) == decided);
+    }
+  }
+
   TEST_CASE("noise sources: names - reproducibility - zero and scripted doubles") {
     auto a = make_seeded_noise(1, 2, 3), b = make_seeded_noise(1, 2, 3),
          c = make_seeded_noise(1, 2, 4);
