@@ -66,7 +66,8 @@ double ActorCritic::paper_sigma(double epsilon, double delta) {
 }
 
 double ActorCritic::release_noise_multiplier(double sigma, std::size_t n, bool secure) {
-  return secure ? sigma / (2.0 + std::sqrt(static_cast<double>(n)) * sigma * 0x1.0p-12)
+  return secure ? sigma / (2.0 + std::sqrt(static_cast<double>(n)) * sigma *
+                                     std::ldexp(1.0, -kReleaseGridBits))
                 : sigma / 2.0;
 }
 

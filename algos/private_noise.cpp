@@ -43,8 +43,10 @@ std::unique_ptr<privacy::NoiseSource> make_private_noise(const std::string& mode
 }
 
 double release_grid(double sd) {
-  const double g = privacy::secure_grid(sd);
-  DPRL_CHECK(g <= sd * 0x1.0p-12);
+  if (!(sd > 0.0) || !std::isfinite(sd))
+    throw ParamError(fmt::format("private release: noise sd = {} must be finite and > 0", sd));
+  const double g = std::ldexp(1.0, std::ilogb(sd) - kReleaseGridBits);
+  DPRL_CHECK(g <= sd * 0x1.0p-24 && sd / g < privacy::kMaxSecureGaussianRatio);
   return g;
 }
 
@@ -54,9 +56,11 @@ void add_gaussian_release(std::span<double> x, double sd, privacy::NoiseSource& 
     return;
   }
   const double g = release_grid(sd);
+  const privacy::BitSource words = [&noise] { return noise.next_u64(); };
+  privacy::BitReader bits(words);
   for (double& v : x) {
     if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
-    v = std::nearbyint(v / g) * g + noise.gaussian(sd);
+    v = std::nearbyint(v / g) * g + privacy::secure_gaussian(sd, g, bits);
   }
 }
 
@@ -66,13 +70,13 @@ double snapped_sensitivity(double delta_l2, double coords, double sd, bool secur
 
 double secure_noise_scale(double z, double delta_l2, double coords, bool secure) {
   if (!secure) return z * delta_l2;
-  // g(sd) <= sd 2^-12 and is non-decreasing in sd, so sd_{k+1} = z (Delta + sqrt(n) g(sd_k))
+  // g(sd) <= sd 2^-24 and is non-decreasing in sd, so sd_{k+1} = z (Delta + sqrt(n) g(sd_k))
   // increases from z Delta to the fixed point, which is below z Delta / (1 - z sqrt(n) 2^-12)
-  const double r = z * std::sqrt(coords) * 0x1.0p-12;
+  const double r = z * std::sqrt(coords) * std::ldexp(1.0, -kReleaseGridBits);
   if (!(r < 0.5))
     throw ParamError(
         fmt::format("secure noise: noise multiplier {} over {} coordinates makes the snapping grid "
-                    "(sd 2^-12) too coarse to cover (z sqrt(n) 2^-12 = {} must be < 0.5)",
+                    "(sd 2^-24) too coarse to cover (z sqrt(n) 2^-24 = {} must be < 0.5)",
                     z, coords, r));
   double sd = z * delta_l2;
   for (int it = 0; it < 200; ++it) {

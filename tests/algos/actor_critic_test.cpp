@@ -245,7 +245,7 @@ TEST_SUITE("e2e") {
     // sensitivity to 2C + sqrt(3000) g: noise multiplier sigma / (2 + sqrt(3000) sigma 2^-12)
     const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 10;
     CHECK(d["noise_multiplier_actor"].get<double>() ==
-          doctest::Approx(sigma / (2 + std::sqrt(3000.0) * sigma / 4096)).epsilon(1e-12));
+          doctest::Approx(sigma / (2 + std::sqrt(3000.0) * sigma * 0x1p-24)).epsilon(1e-12));
     auto summary = nlohmann::json::parse(dprl::read_file(dir / "summary.json"));
     CHECK(summary["privacy"]["formal"] == false);
     CHECK(summary["privacy"]["neighbouring"] == "replace");

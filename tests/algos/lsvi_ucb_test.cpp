@@ -468,7 +468,7 @@ TEST_SUITE("unit") {
       const double sens = c["l2_sensitivity"], snapped = c["l2_sensitivity_snapped"];
       const double sigma = c["sigma"], z = c["noise_multiplier"];
       CHECK(snapped > sens);
-      CHECK(snapped <= sens + std::sqrt(60.0) * sigma / 4096);
+      CHECK(snapped <= sens + std::sqrt(60.0) * sigma * 0x1p-24);
       CHECK(sigma == doctest::Approx(z * snapped).epsilon(1e-12));
     }
   }
