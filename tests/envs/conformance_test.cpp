@@ -21,6 +21,10 @@ namespace {
 std::atomic<long> g_allocations{0};
 }  // namespace
 
+// GCC 12 flags free() in the replaced deletes once it inlines std::allocator into them
+// (-Wmismatched-new-delete): a false positive, every allocation here is malloc's.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -35,6 +39,7 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 

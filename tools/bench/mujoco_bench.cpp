@@ -4,8 +4,7 @@
 // controls from the same stream and resets (mj_resetData plus the env's reset noise) every 1000
 // steps. The raw loops call MuJoCo directly: this file is a MuJoCo source.
 //
-//   build-mujoco/dprl_bench --benchmark_filter='BM_(HalfCheetah|DmcCartpole)_' \
-//       --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+//   build-mujoco/dprl_bench --benchmark_filter='BM_(HalfCheetah|DmcCartpole)_' --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
 

@@ -4,8 +4,7 @@
 //   BM_Mlp_PerSampleNorms forward + per-example errors + per-example gradient norms
 //   BM_Mlp_Forward1      batch-1 forward (acting)
 //
-//   build-nn/dprl_bench --benchmark_filter='BM_Mlp_' --benchmark_repetitions=10 \
-//       --benchmark_report_aggregates_only=true
+//   build-nn/dprl_bench --benchmark_filter='BM_Mlp_' --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <vector>
