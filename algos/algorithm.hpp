@@ -1,7 +1,9 @@
 // The learner interface and the training context every learner runs in.
 //
-// A learner is built from its params (validated at construction, so a bad config fails before any
-// run directory is written), then train(ctx) runs it against envs made by ctx.make_env. The
+// A learner is built from its params (validated at construction), then check(plan) validates it
+// against the env and train settings, and acquires what must exist before training (a privacy
+// ledger), so a bad config fails before any run directory is written; then train(ctx) runs it
+// against envs made by ctx.make_env. The
 // context owns evaluation: eval_due(step) says when, evaluate(policy, step, episodes) runs the
 // seeded evaluation episodes and appends a metrics.csv row
 // (step, episodes, return_mean, return_std, return_min, return_max, length_mean[, epsilon]).
@@ -40,6 +42,14 @@ struct TrainParams {
     v("eval_episodes", eval_episodes, Range::closed(1, 1e7), "episodes per evaluation");
     v("checkpoint", checkpoint, "write the final policy into the run directory");
   }
+};
+
+// What a learner can see before the run directory exists (Algorithm::check).
+struct RunPlan {
+  const Env& env;  // a probe env of the experiment's id and params
+  const TrainParams& train;
+  std::uint64_t seed;
+  std::optional<std::filesystem::path> run_dir;  // where the run will write; none: no run dir
 };
 
 class TrainContext {
@@ -89,6 +99,11 @@ class TrainContext {
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
+  // Called by the experiment runner before the run directory is created: throws the typed error
+  // (ParamError, BudgetExceeded, DataError) that train() would throw for this env, train settings
+  // or privacy ledger, and may acquire resources train() then uses (a locked ledger). Learners
+  // that are trained without it (the C++ API) run the same checks at the start of train().
+  virtual void check(const RunPlan& plan) { (void)plan; }
   // Runs training to ctx.train().steps env steps; returns the env steps taken.
   virtual std::int64_t train(TrainContext& ctx) = 0;
   // The learned policy for acting (greedy where the learner has one).

@@ -104,6 +104,9 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   auto probe_env = reg.make(p.env_id, p.env_params);
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
   const Node resolved = resolved_tree(p, *probe_env, *algo);
+  // the learner's own checks against the env, train settings and ledger, still before the disk
+  algo->check(RunPlan{*probe_env, p.train, p.seed,
+                      opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt});
 
   std::optional<RunDir> dir;
   if (opts.write) {
