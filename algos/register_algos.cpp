@@ -3,6 +3,7 @@
 #include "algos/ddpg.hpp"
 #include "algos/dqn.hpp"
 #include "algos/lsvi_ucb.hpp"
+#include "algos/model_based/primorl.hpp"
 #include "algos/ppo.hpp"
 #include "algos/q_learning.hpp"
 #include "algos/sac.hpp"
@@ -34,6 +35,11 @@ void register_builtin_algos(AlgoRegistry& r) {
       "LSVI-UCB / LSVI-UCB+ in linear MDPs; joint-DP releases with static or adaptive batching",
       "paper 002; Jin et al. 2020; Hu et al. 2022; He et al. 2023; Luyo et al. 2021; Ngo et al. "
       "2022"));
+  r.add(make_entry<Algorithm, Primorl>(
+      "primorl",
+      "trajectory-level DP model-based offline RL: DDPG data, DP-FedAvg ensemble, SAC in the "
+      "penalised model (variant mopo: the non-private MOPO baseline)",
+      "paper 004 (PriMORL) Algorithms 1-4; Yu et al. 2020 (MOPO)"));
 }
 
 AlgoRegistry& algo_registry() {

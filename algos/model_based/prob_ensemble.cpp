@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
@@ -24,6 +25,23 @@ Eigen::ArrayXXf softplus(const Eigen::ArrayXXf& x) {
 Eigen::ArrayXXf sigmoid(const Eigen::ArrayXXf& x) { return 1.0f / (1.0f + (-x).exp()); }
 
 }  // namespace
+
+std::vector<double> parse_weight_decay(const std::string& text) {
+  std::vector<double> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    char* stop = nullptr;
+    const double v = std::strtod(item.c_str(), &stop);
+    if (item.empty() || stop != item.c_str() + item.size() || !(v >= 0.0) || !std::isfinite(v))
+      throw ParamError(fmt::format("primorl.weight_decay = '{}': '{}' must be a finite number >= 0",
+                                   text, item));
+    out.push_back(v);
+    pos = end + 1;
+  }
+  return out;
+}
 
 ProbEnsemble::ProbEnsemble(ProbEnsembleConfig cfg) : cfg_(std::move(cfg)) {
   if (cfg_.in_dim < 1 || cfg_.out_dim < 1)

@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/nn_mlp.hpp"
@@ -55,6 +56,9 @@ struct ProbEnsembleConfig {
   // Per layer; shorter lists repeat their middle entry for inner layers (first, middle, last).
   std::vector<double> weight_decay{2.5e-5, 5e-5, 1e-4};
 };
+
+// "2.5e-5,5e-5,1e-4" -> values >= 0 (ParamError naming primorl.weight_decay otherwise).
+std::vector<double> parse_weight_decay(const std::string& text);
 
 // A contiguous range of one member's parameters (offset relative to the member's start).
 struct ParamBlock {
