@@ -160,7 +160,8 @@ void save_dataset_cache(const Dataset& d, const std::filesystem::path& file,
   put(body, vec(d.user_ids()));
   put(body, seeds);
   const std::uint64_t sum = fnv1a(body.data(), body.size());
-  std::string out = std::string(kMagic) + "\n" + key + "\n";
+  std::string out = std::string(kMagic) + "\n" + key + "\n" +
+                    fmt::format("{} {} {}\n", d.info().env_id, d.obs_dim(), d.act_dim());
   out.append(reinterpret_cast<const char*>(&sum), sizeof sum);
   out += body;
   make_dirs(file.parent_path());
@@ -175,6 +176,17 @@ Dataset load_dataset_cache(const std::filesystem::path& file, const std::string&
   if (in.compare(0, head.size(), head) != 0)
     throw DataError(where + ": not a dataset cache of this collection (magic or key differs)");
   std::size_t pos = head.size();
+  // the spaces the file was collected with must be the env's
+  const std::size_t eol = in.find('\n', pos);
+  if (eol == std::string::npos) throw DataError(where + ": truncated file");
+  const std::string spaces = in.substr(pos, eol - pos);
+  const std::string expect =
+      fmt::format("{} {} {}", info.env_id, info.observation_space.dim(), info.action_space.dim());
+  if (spaces != expect)
+    throw DataError(
+        fmt::format("data_cache: {} holds data of '{}' (env, obs dim, act dim), the env is '{}'",
+                    where, spaces, expect));
+  pos = eol + 1;
   std::uint64_t sum = 0;
   if (pos + sizeof sum > in.size()) throw DataError(where + ": truncated file");
   std::memcpy(&sum, in.data() + pos, sizeof sum);

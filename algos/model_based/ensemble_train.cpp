@@ -146,6 +146,7 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
     TdpProgress p;
     p.round = t;
     p.test_mse = test_mse(model, theta.data(), test);
+    p.test_std = test_std(model, theta.data(), test);
     p.epsilon =
         dp && rdp_ledger ? rdp_ledger->spent_epsilon() : std::numeric_limits<double>::infinity();
     p.mean_norm = clients_window > 0 ? norm_window / clients_window : 0.0;
@@ -241,6 +242,7 @@ TrainResult train_ensemble_pooled(ProbEnsemble& model, const TransitionTable& tr
     TdpProgress p;
     p.round = epoch;
     p.test_mse = test_mse(model, theta.data(), test);
+    p.test_std = test_std(model, theta.data(), test);
     p.epsilon = std::numeric_limits<double>::infinity();
     res.curve.push_back(p);
     res.rounds = epoch;
@@ -272,6 +274,24 @@ double test_mse(const ProbEnsemble& model, const float* params, const Transition
     for (double v : m) total += v * static_cast<double>(len);
   }
   return total / (static_cast<double>(n) * model.members());
+}
+
+}  // namespace dprl::algos::model_based
+
+namespace dprl::algos::model_based {
+
+double test_std(const ProbEnsemble& model, const float* params, const TransitionTable& t) {
+  EnsembleWork w;
+  Mat mean, lv;
+  double total = 0;
+  const auto n = t.x.cols();
+  constexpr Eigen::Index kChunk = 8192;
+  for (Eigen::Index c = 0; c < n; c += kChunk) {
+    const Eigen::Index len = std::min(kChunk, n - c);
+    model.predict(params, t.x.middleCols(c, len), mean, lv, w);
+    total += static_cast<double>((0.5f * lv.array()).exp().sum());
+  }
+  return total / (static_cast<double>(n) * model.members() * model.out_dim());
 }
 
 }  // namespace dprl::algos::model_based

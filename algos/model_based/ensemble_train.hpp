@@ -62,6 +62,7 @@ struct TdpConfig {
 struct TdpProgress {
   std::int64_t round = 0;   // rounds done
   double test_mse = 0;      // mean over members
+  double test_std = 0;      // mean predicted standard deviation on the public split
   double epsilon = 0;       // RDP ledger (inf when not private)
   double mean_norm = 0;     // mean unclipped client update norm since the last report
   double clipped = 0;       // fraction of clients whose update was projected
@@ -105,5 +106,7 @@ TrainResult train_ensemble_pooled(ProbEnsemble& model, const TransitionTable& tr
 
 // Mean over members of the MSE of the means on a table (chunks of 8192 columns).
 double test_mse(const ProbEnsemble& model, const float* params, const TransitionTable& t);
+// Mean over members, outputs and samples of the predicted standard deviation exp(logvar / 2).
+double test_std(const ProbEnsemble& model, const float* params, const TransitionTable& t);
 
 }  // namespace dprl::algos::model_based

@@ -84,13 +84,15 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
   return r;
 }
 
-std::string model_curve_csv(const TrainResult& r) {
-  std::string out = "round,test_mse,epsilon,mean_clients\n";
-  for (const auto& p : r.curve)
-    out +=
-        fmt::format("{},{:.9g},{},{:.6g}\n", p.round, p.test_mse,
-                    std::isinf(p.epsilon) ? std::string("inf") : fmt::format("{:.9g}", p.epsilon),
-                    p.mean_clients);
+std::string model_curve_csv(const TrainResult& r, bool with_private_stats) {
+  std::string out = "round,test_mse,test_std,epsilon,mean_clients";
+  out += with_private_stats ? ",mean_update_norm,clipped_fraction\n" : "\n";
+  for (const auto& p : r.curve) {
+    const std::string eps = std::isinf(p.epsilon) ? "inf" : fmt::format("{:.9g}", p.epsilon);
+    out += fmt::format("{},{:.9g},{:.6g},{},{:.6g}", p.round, p.test_mse, p.test_std, eps,
+                       p.mean_clients);
+    out += with_private_stats ? fmt::format(",{:.6g},{:.4f}\n", p.mean_norm, p.clipped) : "\n";
+  }
   return out;
 }
 

@@ -27,8 +27,10 @@ struct PipelineFacts {
 
 PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f);
 
-// round,test_mse,epsilon,mean_clients rows (the public-split curve of model training).
-std::string model_curve_csv(const TrainResult& r);
+// round,test_mse,epsilon,mean_clients rows (the public-split curve of model training); with
+// private stats (only for runs without a guarantee) also the mean unclipped client update norm
+// and the fraction of clipped clients, which are computed from private data without noise.
+std::string model_curve_csv(const TrainResult& r, bool with_private_stats);
 
 // Wall-clock and process CPU seconds per stage.
 struct StageTimes {

@@ -182,7 +182,7 @@ std::int64_t Primorl::train(TrainContext& ctx) {
                                   derive_seed(ctx.seed(), Domain::kAlgo, 31), *source,
                                   dp ? &rdp : nullptr, dp ? &pld : nullptr, pool, on_model);
   }
-  ctx.write_file("model_training.csv", mb::model_curve_csv(mres));
+  ctx.write_file("model_training.csv", mb::model_curve_csv(mres, !dp));
   mb::PipelineFacts facts;
   facts.train_units = train_tab.units();
   facts.test_units = test_tab.units();
@@ -201,8 +201,10 @@ std::int64_t Primorl::train(TrainContext& ctx) {
     ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
     ctx.set_epsilon(facts.epsilon_rdp);
   }
-  // PriMORL variants release the private table here: nothing below may read it
-  if (p_.variant != "mopo") {
+  // PriMORL variants (and MOPO without real data) release the private table here: nothing below
+  // may read it
+  const bool needs_real = p_.real_ratio > 0.0 || p_.start_from_data;
+  if (!needs_real) {
     if (after_model_) after_model_(train_tab);
     train_tab = mb::TransitionTable();
   }
@@ -226,23 +228,23 @@ std::int64_t Primorl::train(TrainContext& ctx) {
                                           derive_seed(ctx.seed(), Domain::kAlgo, 40));
   const std::int64_t total = ctx.train().steps;
   std::vector<double> evals;
-  mb::train_policy_in_model(
-      model, model_env_config(p_, spec), policy_config(p_, total), *agent_, *env,
-      derive_seed(ctx.seed(), Domain::kAlgo, 41), p_.variant == "mopo" ? &train_tab : nullptr,
-      [&](const mb::EpochStats& st) {
-        const auto te = Clock::now();
-        auto pol = agent_->policy(env_id_);
-        const EvalStats ev = ctx.evaluate(*pol, st.updates, 0,
-                                          {{"epoch", st.epoch},
-                                           {"model_reward", st.model_reward},
-                                           {"model_raw_reward", st.raw_reward},
-                                           {"penalty", st.penalty},
-                                           {"alpha", st.alpha},
-                                           {"q_loss", st.q_loss}});
-        evals.push_back(ev.return_mean);
-        times.eval_s += since(te);
-        ctx.progress().update(st.updates, total, 0, ev.return_mean);
-      });
+  mb::train_policy_in_model(model, model_env_config(p_, spec), policy_config(p_, total), *agent_,
+                            *env, derive_seed(ctx.seed(), Domain::kAlgo, 41),
+                            needs_real ? &train_tab : nullptr, [&](const mb::EpochStats& st) {
+                              const auto te = Clock::now();
+                              auto pol = agent_->policy(env_id_);
+                              const EvalStats ev =
+                                  ctx.evaluate(*pol, st.updates, 0,
+                                               {{"epoch", st.epoch},
+                                                {"model_reward", st.model_reward},
+                                                {"model_raw_reward", st.raw_reward},
+                                                {"penalty", st.penalty},
+                                                {"alpha", st.alpha},
+                                                {"q_loss", st.q_loss}});
+                              evals.push_back(ev.return_mean);
+                              times.eval_s += since(te);
+                              ctx.progress().update(st.updates, total, 0, ev.return_mean);
+                            });
   times.policy_s = since(t0);
   times.policy_cpu_s = cpu_now() - c0;
 
