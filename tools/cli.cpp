@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_run_commands(app);
   add_plot_command(app);
   add_privacy_commands(app);
+  add_primorl_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -14,5 +14,6 @@ void add_env_commands(CLI::App& app);      // envs, env replay, bench env, eval
 void add_run_commands(CLI::App& app);      // run, sweep
 void add_plot_command(CLI::App& app);      // plot
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
+void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
 
 }  // namespace dprl::cli
