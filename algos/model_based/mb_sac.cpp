@@ -72,7 +72,7 @@ void concat(const ReplayBatch& a, const ReplayBatch& b, ReplayBatch& out) {
 }  // namespace
 
 void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_cfg,
-                           const PolicyStageConfig& cfg, SacAgent& agent, Env& reset_env,
+                           const PolicyStageConfig& cfg, SacLearner& learner, Env& reset_env,
                            std::uint64_t seed, const TransitionTable* real,
                            const std::function<void(const EpochStats&)>& on_epoch) {
   const bool needs_real = cfg.real_ratio > 0.0 || cfg.start_from_data;
@@ -100,7 +100,7 @@ void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_
         start_states(cfg, reset_env, model_rb, real, seed, rollouts++, roll_rng, s);
         double sr = 0, sraw = 0, su = 0;
         for (int h = 0; h < cfg.horizon; ++h) {
-          agent.act(s, a);
+          learner.act(s, a);
           menv.step(s, a, roll_rng, next, r, raw, u);
           for (Eigen::Index i = 0; i < s.cols(); ++i) {
             model_rb.add({s.col(i).data(), static_cast<std::size_t>(D)},
@@ -121,16 +121,16 @@ void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_
         real_rb->sample(n_real, batch_rng, br);
         model_rb.sample(cfg.batch_size - n_real, batch_rng, bm);
         concat(bm, br, b);
-        agent.update(b);
+        learner.update(b);
       } else {
         model_rb.sample(cfg.batch_size, batch_rng, b);
-        agent.update(b);
+        learner.update(b);
       }
     }
     st.epoch = epoch;
     st.updates = updates;
-    st.q_loss = agent.last_q_loss();
-    st.alpha = agent.alpha();
+    st.q_loss = learner.last_q_loss();
+    st.alpha = learner.alpha();
     if (on_epoch) on_epoch(st);
   }
 }

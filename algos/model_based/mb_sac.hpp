@@ -36,7 +36,7 @@
 
 #include "algos/model_based/model_data.hpp"
 #include "algos/model_based/model_env.hpp"
-#include "algos/model_based/sac_agent.hpp"
+#include "algos/model_based/sac_learner.hpp"
 #include "engine/env.hpp"
 
 namespace dprl::algos::model_based {
@@ -68,7 +68,7 @@ struct EpochStats {
 // real transition table for the MOPO baseline and must be null when real_ratio is 0 and
 // start_from_data is false (PriMORL): then nothing here can read the dataset.
 void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_cfg,
-                           const PolicyStageConfig& cfg, SacAgent& agent, Env& reset_env,
+                           const PolicyStageConfig& cfg, SacLearner& learner, Env& reset_env,
                            std::uint64_t seed, const TransitionTable* real,
                            const std::function<void(const EpochStats&)>& on_epoch);
 

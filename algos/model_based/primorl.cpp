@@ -13,7 +13,7 @@
 #include "algos/model_based/collect.hpp"
 #include "algos/model_based/model_env.hpp"
 #include "algos/model_based/prob_ensemble.hpp"
-#include "algos/model_based/sac_agent.hpp"
+#include "algos/model_based/sac_learner.hpp"
 #include "algos/nn_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
@@ -133,8 +133,8 @@ Dataset Primorl::obtain_data(const std::function<std::unique_ptr<Env>()>& make_e
 }
 
 std::unique_ptr<Policy> Primorl::policy() const {
-  DPRL_CHECK(agent_);
-  return agent_->policy(env_id_);
+  DPRL_CHECK(learner_);
+  return learner_->policy(env_id_);
 }
 
 void Primorl::save_policy(const std::filesystem::path& file) const {

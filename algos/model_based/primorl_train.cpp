@@ -109,6 +109,113 @@ std::string data_returns_csv(const Dataset& d, std::vector<std::pair<std::string
   return out;
 }
 
+// the ensemble with its normaliser: the public split's moments, replaced by the spaces'
+// mid-points and half-ranges where finite (normalizer: space)
+mb::ProbEnsemble build_model(const PrimorlParams& p, const EnvSpec& spec,
+                             const mb::TransitionTable& test, std::uint64_t seed) {
+  const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
+  mb::ProbEnsemble model(model_config(p, D, A));
+  model.init(seed);
+  if (p.normalizer == "none") return model;
+  std::vector<float> mean, sd;
+  mb::input_moments(test, mean, sd);
+  if (p.normalizer == "space")
+    for (int j = 0; j < D + A; ++j) {
+      const Space& sp = j < D ? spec.observation : spec.action;
+      const double lo = sp.low[j < D ? j : j - D], hi = sp.high[j < D ? j : j - D];
+      if (std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
+        mean[j] = static_cast<float>(0.5 * (lo + hi));
+        sd[j] = static_cast<float>(0.5 * (hi - lo));
+      }
+    }
+  model.set_normalizer(mean, sd);
+  return model;
+}
+
+// TDP (with its ledgers) or pooled training; writes model_training.csv and the ledger
+mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
+                              const mb::TransitionTable& train, const mb::TransitionTable& test,
+                              TrainContext& ctx, mb::TrainResult& mres) {
+  const bool dp = p.variant == "tdp";
+  const bool seeded = p.noise == "seeded" || !dp;
+  if (dp && seeded)
+    std::fprintf(stderr,
+                 "warning: primorl noise: seeded makes the noise reproducible; the guarantee "
+                 "is not formal\n");
+  auto source =
+      seeded ? privacy::make_seeded_noise(ctx.seed(), 0x7d9, 0) : privacy::make_os_entropy_noise();
+  privacy::Ledger rdp(p.budget_epsilon > 0 ? p.budget_epsilon : 1e12, p.delta, "rdp");
+  privacy::Ledger pld(1e12, p.delta, "pld");
+  rdp.set_noise_source(source->name());
+  ThreadPool pool(p.threads);
+  auto on_model = [&](const mb::TdpProgress& pr) {
+    ctx.progress().update(pr.round, p.variant != "mopo" ? p.rounds : p.pooled_max_epochs, 0,
+                          pr.test_mse);
+  };
+  if (p.variant == "mopo") {
+    mb::PooledConfig pc{p.pooled_batch_size, p.pooled_lr, p.pooled_max_epochs, p.pooled_patience};
+    mres = mb::train_ensemble_pooled(model, train, test, pc,
+                                     derive_seed(ctx.seed(), Domain::kAlgo, 30), on_model);
+  } else {
+    mres = mb::train_ensemble_tdp(model, train, test, tdp_config(p),
+                                  derive_seed(ctx.seed(), Domain::kAlgo, 31), *source,
+                                  dp ? &rdp : nullptr, dp ? &pld : nullptr, pool, on_model);
+  }
+  ctx.write_file("model_training.csv", mb::model_curve_csv(mres, !dp));
+  mb::PipelineFacts facts;
+  facts.train_units = train.units();
+  facts.test_units = test.units();
+  facts.train_transitions = train.transitions();
+  facts.rounds = mres.rounds;
+  facts.stopped_by_budget = mres.stopped_by_budget;
+  facts.noise_source = source->name();
+  if (dp) {
+    facts.epsilon_rdp = rdp.spent_epsilon();
+    facts.epsilon_pld = pld.spent_epsilon();
+    privacy::RdpAccountant acc;
+    acc.compose(privacy::dpsgd_event(p.z, p.q, std::max<std::int64_t>(mres.rounds, 1)));
+    facts.epsilon_rdp_classical =
+        privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p.delta);
+    facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(train.units()));
+    ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
+    ctx.set_epsilon(facts.epsilon_rdp);
+  }
+  return facts;
+}
+
+mb::SacLearnerConfig sac_config(const PrimorlParams& p) {
+  mb::SacLearnerConfig sc;
+  sc.hidden = parse_hidden_sizes(p.sac_hidden, "primorl.sac_hidden");
+  sc.gamma = p.gamma;
+  sc.tau = p.tau;
+  sc.actor_lr = p.actor_lr;
+  sc.critic_lr = p.critic_lr;
+  sc.alpha_lr = p.alpha_lr;
+  sc.target_entropy = p.target_entropy;
+  return sc;
+}
+
+// summary.json extras: the score over the last final_window epochs and the model figures
+void record_extras(const PrimorlParams& p, const std::vector<double>& evals,
+                   const mb::PipelineFacts& facts, const mb::TrainResult& mres,
+                   std::vector<std::pair<std::string, double>>& extra) {
+  const std::size_t w = std::min<std::size_t>(p.final_window, evals.size());
+  double last = 0;
+  for (std::size_t i = evals.size() - w; i < evals.size(); ++i) last += evals[i];
+  extra.push_back({"return_last_window", w ? last / static_cast<double>(w) : NAN});
+  extra.push_back({"final_window", static_cast<double>(w)});
+  extra.push_back({"train_trajectories", static_cast<double>(facts.train_units)});
+  extra.push_back({"test_trajectories", static_cast<double>(facts.test_units)});
+  extra.push_back({"model_rounds", static_cast<double>(mres.rounds)});
+  extra.push_back({"model_best_round", static_cast<double>(mres.best_round)});
+  extra.push_back({"model_best_test_mse", mres.best_test_mse});
+  extra.push_back({"model_final_test_mse", mres.final_test_mse});
+  if (p.variant == "tdp") {
+    extra.push_back({"epsilon_rdp", facts.epsilon_rdp});
+    extra.push_back({"epsilon_pld", facts.epsilon_pld});
+  }
+}
+
 }  // namespace
 
 std::int64_t Primorl::train(TrainContext& ctx) {
@@ -138,69 +245,10 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   // (2) model
   t0 = Clock::now();
   c0 = cpu_now();
-  mb::ProbEnsemble model(model_config(p_, D, A));
-  model.init(derive_seed(ctx.seed(), Domain::kInit, 1000));
-  if (p_.normalizer != "none") {
-    // public split moments, replaced by the spaces' mid-points and half-ranges where finite
-    std::vector<float> mean, sd;
-    mb::input_moments(test_tab, mean, sd);
-    if (p_.normalizer == "space")
-      for (int j = 0; j < D + A; ++j) {
-        const Space& sp = j < D ? spec.observation : spec.action;
-        const double lo = sp.low[j < D ? j : j - D], hi = sp.high[j < D ? j : j - D];
-        if (std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
-          mean[j] = static_cast<float>(0.5 * (lo + hi));
-          sd[j] = static_cast<float>(0.5 * (hi - lo));
-        }
-      }
-    model.set_normalizer(mean, sd);
-  }
-  const bool dp = p_.variant == "tdp";
-  const bool seeded = p_.noise == "seeded" || !dp;
-  if (dp && seeded)
-    std::fprintf(stderr,
-                 "warning: primorl noise: seeded makes the noise reproducible; the guarantee "
-                 "is not formal\n");
-  auto source =
-      seeded ? privacy::make_seeded_noise(ctx.seed(), 0x7d9, 0) : privacy::make_os_entropy_noise();
-  privacy::Ledger rdp(p_.budget_epsilon > 0 ? p_.budget_epsilon : 1e12, p_.delta, "rdp");
-  privacy::Ledger pld(1e12, p_.delta, "pld");
-  rdp.set_noise_source(source->name());
-  ThreadPool pool(p_.threads);
+  mb::ProbEnsemble model =
+      build_model(p_, spec, test_tab, derive_seed(ctx.seed(), Domain::kInit, 1000));
   mb::TrainResult mres;
-  auto on_model = [&](const mb::TdpProgress& pr) {
-    ctx.progress().update(pr.round, dp || p_.variant != "mopo" ? p_.rounds : p_.pooled_max_epochs,
-                          0, pr.test_mse);
-  };
-  if (p_.variant == "mopo") {
-    mb::PooledConfig pc{p_.pooled_batch_size, p_.pooled_lr, p_.pooled_max_epochs,
-                        p_.pooled_patience};
-    mres = mb::train_ensemble_pooled(model, train_tab, test_tab, pc,
-                                     derive_seed(ctx.seed(), Domain::kAlgo, 30), on_model);
-  } else {
-    mres = mb::train_ensemble_tdp(model, train_tab, test_tab, tdp_config(p_),
-                                  derive_seed(ctx.seed(), Domain::kAlgo, 31), *source,
-                                  dp ? &rdp : nullptr, dp ? &pld : nullptr, pool, on_model);
-  }
-  ctx.write_file("model_training.csv", mb::model_curve_csv(mres, !dp));
-  mb::PipelineFacts facts;
-  facts.train_units = train_tab.units();
-  facts.test_units = test_tab.units();
-  facts.train_transitions = train_tab.transitions();
-  facts.rounds = mres.rounds;
-  facts.stopped_by_budget = mres.stopped_by_budget;
-  facts.noise_source = source->name();
-  if (dp) {
-    facts.epsilon_rdp = rdp.spent_epsilon();
-    facts.epsilon_pld = pld.spent_epsilon();
-    privacy::RdpAccountant acc;
-    acc.compose(privacy::dpsgd_event(p_.z, p_.q, std::max<std::int64_t>(mres.rounds, 1)));
-    facts.epsilon_rdp_classical =
-        privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p_.delta);
-    facts.noise_std = p_.z * p_.clip_norm / (p_.q * static_cast<double>(train_tab.units()));
-    ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
-    ctx.set_epsilon(facts.epsilon_rdp);
-  }
+  const mb::PipelineFacts facts = train_model(p_, model, train_tab, test_tab, ctx, mres);
   // PriMORL variants (and MOPO without real data) release the private table here: nothing below
   // may read it
   const bool needs_real = p_.real_ratio > 0.0 || p_.start_from_data;
@@ -214,25 +262,17 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   // (3) policy in the penalised model, evaluated in the real env after every epoch
   t0 = Clock::now();
   c0 = cpu_now();
-  mb::SacAgentConfig sc;
-  sc.hidden = parse_hidden_sizes(p_.sac_hidden, "primorl.sac_hidden");
-  sc.gamma = p_.gamma;
-  sc.tau = p_.tau;
-  sc.actor_lr = p_.actor_lr;
-  sc.critic_lr = p_.critic_lr;
-  sc.alpha_lr = p_.alpha_lr;
-  sc.target_entropy = p_.target_entropy;
-  std::vector<float> low(spec.action.low.begin(), spec.action.low.end());
-  std::vector<float> high(spec.action.high.begin(), spec.action.high.end());
-  agent_ = std::make_unique<mb::SacAgent>(D, A, low, high, sc,
-                                          derive_seed(ctx.seed(), Domain::kAlgo, 40));
+  learner_ = std::make_unique<mb::SacLearner>(
+      D, A, std::vector<float>(spec.action.low.begin(), spec.action.low.end()),
+      std::vector<float>(spec.action.high.begin(), spec.action.high.end()), sac_config(p_),
+      derive_seed(ctx.seed(), Domain::kAlgo, 40));
   const std::int64_t total = ctx.train().steps;
   std::vector<double> evals;
-  mb::train_policy_in_model(model, model_env_config(p_, spec), policy_config(p_, total), *agent_,
+  mb::train_policy_in_model(model, model_env_config(p_, spec), policy_config(p_, total), *learner_,
                             *env, derive_seed(ctx.seed(), Domain::kAlgo, 41),
                             needs_real ? &train_tab : nullptr, [&](const mb::EpochStats& st) {
                               const auto te = Clock::now();
-                              auto pol = agent_->policy(env_id_);
+                              auto pol = learner_->policy(env_id_);
                               const EvalStats ev =
                                   ctx.evaluate(*pol, st.updates, 0,
                                                {{"epoch", st.epoch},
@@ -249,21 +289,7 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   times.policy_cpu_s = cpu_now() - c0;
 
   // (4) the record
-  const std::size_t w = std::min<std::size_t>(p_.final_window, evals.size());
-  double last = 0;
-  for (std::size_t i = evals.size() - w; i < evals.size(); ++i) last += evals[i];
-  extra_.push_back({"return_last_window", w ? last / static_cast<double>(w) : NAN});
-  extra_.push_back({"final_window", static_cast<double>(w)});
-  extra_.push_back({"train_trajectories", static_cast<double>(facts.train_units)});
-  extra_.push_back({"test_trajectories", static_cast<double>(facts.test_units)});
-  extra_.push_back({"model_rounds", static_cast<double>(mres.rounds)});
-  extra_.push_back({"model_best_round", static_cast<double>(mres.best_round)});
-  extra_.push_back({"model_best_test_mse", mres.best_test_mse});
-  extra_.push_back({"model_final_test_mse", mres.final_test_mse});
-  if (dp) {
-    extra_.push_back({"epsilon_rdp", facts.epsilon_rdp});
-    extra_.push_back({"epsilon_pld", facts.epsilon_pld});
-  }
+  record_extras(p_, evals, facts, mres, extra_);
   privacy_ = mb::primorl_privacy_report(p_, facts);
   ctx.write_file("timing.json", mb::timing_json(times));
   return total;

@@ -1,4 +1,4 @@
-#include "algos/model_based/sac_agent.hpp"
+#include "algos/model_based/sac_learner.hpp"
 
 #include <cmath>
 
@@ -14,8 +14,8 @@ namespace {
 constexpr double kLogStdMin = -5.0, kLogStdMax = 2.0;
 }  // namespace
 
-SacAgent::SacAgent(int obs_dim, int act_dim, std::vector<float> low, std::vector<float> high,
-                   SacAgentConfig cfg, std::uint64_t seed)
+SacLearner::SacLearner(int obs_dim, int act_dim, std::vector<float> low, std::vector<float> high,
+                       SacLearnerConfig cfg, std::uint64_t seed)
     : D_(obs_dim),
       A_(act_dim),
       cfg_(std::move(cfg)),
@@ -46,7 +46,7 @@ SacAgent::SacAgent(int obs_dim, int act_dim, std::vector<float> low, std::vector
   g_q2_.resize(q2_.size());
 }
 
-void SacAgent::sample_actor(const Eigen::Ref<const Mat>& x, nn::MlpCache& c) {
+void SacLearner::sample_actor(const Eigen::Ref<const Mat>& x, nn::MlpCache& c) {
   const Mat& o = actor_.forward(x, c);
   nn::bounded_log_std(o.bottomRows(A_), kLogStdMin, kLogStdMax, ls_);
   out1_ = o.topRows(A_);
@@ -54,18 +54,18 @@ void SacAgent::sample_actor(const Eigen::Ref<const Mat>& x, nn::MlpCache& c) {
   ts_.logp.array() -= static_cast<float>(log_scale_sum_);
 }
 
-void SacAgent::critic_input(const Mat& x, const Mat& a_tanh) {
+void SacLearner::critic_input(const Mat& x, const Mat& a_tanh) {
   xin_.resize(D_ + A_, x.cols());
   xin_.topRows(D_) = x;
   xin_.bottomRows(A_) = (a_tanh.array().colwise() * scale_.array()).colwise() + bias_.array();
 }
 
-void SacAgent::act(const Mat& obs, Mat& actions) {
+void SacLearner::act(const Mat& obs, Mat& actions) {
   sample_actor(obs, ca_);
   actions = (ts_.a.array().colwise() * scale_.array()).colwise() + bias_.array();
 }
 
-void SacAgent::update(const ReplayBatch& b) {
+void SacLearner::update(const ReplayBatch& b) {
   const int B = static_cast<int>(b.obs.cols());
   const float alpha = static_cast<float>(alpha_);
   // critic targets: r + gamma (1 - d) (min Q'(s', a') - alpha log pi(a'|s'))
@@ -125,7 +125,7 @@ void SacAgent::update(const ReplayBatch& b) {
   nn::polyak_update(q2t_.span(), q2_.span(), cfg_.tau);
 }
 
-std::unique_ptr<Policy> SacAgent::policy(const std::string& env_id) const {
+std::unique_ptr<Policy> SacLearner::policy(const std::string& env_id) const {
   auto pol = std::make_unique<NnPolicy>(env_id, NnPolicy::Mode::kTanhScaled, actor_, A_);
   pol->set_action_bounds(low_, high_);
   return pol;

@@ -34,7 +34,7 @@
 
 namespace dprl::algos::model_based {
 
-struct SacAgentConfig {
+struct SacLearnerConfig {
   std::vector<int> hidden{256, 256};
   double gamma = 0.99;
   double tau = 0.005;
@@ -46,11 +46,11 @@ struct SacAgentConfig {
   double alpha = 0.2;
 };
 
-class SacAgent {
+class SacLearner {
  public:
   // Actions live in [low, high] (env scale); networks initialised from derive_seed(seed, kInit).
-  SacAgent(int obs_dim, int act_dim, std::vector<float> low, std::vector<float> high,
-           SacAgentConfig cfg, std::uint64_t seed);
+  SacLearner(int obs_dim, int act_dim, std::vector<float> low, std::vector<float> high,
+             SacLearnerConfig cfg, std::uint64_t seed);
 
   // Stochastic env-scale actions for the columns of obs (rollouts).
   void act(const nn::Mat& obs, nn::Mat& actions);
@@ -68,7 +68,7 @@ class SacAgent {
   void critic_input(const nn::Mat& x, const nn::Mat& a_tanh);
 
   int D_, A_;
-  SacAgentConfig cfg_;
+  SacLearnerConfig cfg_;
   std::vector<float> low_, high_;
   Eigen::VectorXf scale_, bias_;
   double log_scale_sum_ = 0;
