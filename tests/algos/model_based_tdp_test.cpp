@@ -251,7 +251,7 @@ TEST_SUITE("statistical") {
 }
 
 TEST_SUITE("unit") {
-  TEST_CASE("tdp: one round with q = 1 moves the ensemble by at most C; no_clip does not") {
+  TEST_CASE("tdp: one round with q = 1 moves the ensemble by at most C, and no_clip does not") {
     const auto data = toy_dataset(20, 30, 1);
     std::vector<std::int64_t> users;
     for (int k = 0; k < 20; ++k) users.push_back(k);
