@@ -7,6 +7,8 @@
 // context owns evaluation: eval_due(step) says when, evaluate(policy, step, episodes) runs the
 // seeded evaluation episodes and appends a metrics.csv row
 // (step, episodes, return_mean, return_std, return_min, return_max, length_mean[, epsilon]).
+// Offline learners read the experiment's dataset (the `data:` section) from the context, and
+// count `steps` in gradient steps (their metrics' step column is named gradient_step).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/dataset.hpp"
 #include "engine/env.hpp"
 #include "engine/params.hpp"
 #include "engine/policy.hpp"
@@ -29,10 +32,11 @@ namespace dprl::algos {
 
 // Settings every run shares (the `train` section of an experiment file).
 struct TrainParams {
-  std::int64_t steps = 100000;      // env steps of training
+  std::int64_t steps = 100000;      // env steps of training (offline learners: gradient steps)
   std::int64_t eval_every = 10000;  // env steps between evaluations (0: only at the end)
   int eval_episodes = 20;           // episodes per evaluation
   bool checkpoint = true;           // write the final policy into the run directory
+  bool until_budget = false;        // private learners: train until the budget is spent
 
   template <class V>
   void visit(V& v) {
@@ -41,6 +45,9 @@ struct TrainParams {
       "env steps between evaluations (0: only at the end)");
     v("eval_episodes", eval_episodes, Range::closed(1, 1e7), "episodes per evaluation");
     v("checkpoint", checkpoint, "write the final policy into the run directory");
+    v("until_budget", until_budget,
+      "private learners: train for the largest step count the privacy budget affords (steps "
+      "ignored)");
   }
 };
 
@@ -50,6 +57,7 @@ struct RunPlan {
   const TrainParams& train;
   std::uint64_t seed;
   std::optional<std::filesystem::path> run_dir;  // where the run will write; none: no run dir
+  const Dataset* dataset = nullptr;               // the experiment's `data:` (offline learners)
 };
 
 class TrainContext {
@@ -73,8 +81,19 @@ class TrainContext {
   // Learners that log per episode write their own metrics rows; once they do, evaluate() records
   // its figures (last_eval) without adding rows of another shape.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
+  // The experiment's offline dataset (the `data:` section; null when it has none) and where it
+  // came from (for messages).
+  void set_dataset(std::shared_ptr<const Dataset> ds, std::string source);
+  const Dataset* dataset() const { return dataset_.get(); }
+  const std::string& dataset_source() const { return dataset_source_; }
+  // Name of the step column of evaluate()'s metrics rows ("step"; offline: "gradient_step").
+  void set_step_column(std::string name) { step_column_ = std::move(name); }
+  // Declares up front that the learner writes its own rows (before any evaluation can).
+  void use_custom_rows() { custom_rows_ = true; }
   // Another file in the run directory (ignored when the run writes no directory).
   void write_file(const std::string& name, std::string_view content) const;
+  // The run directory, if the run writes one.
+  std::optional<std::filesystem::path> run_dir() const;
 
   const EvalStats& last_eval() const { return last_eval_; }
   std::int64_t last_eval_step() const { return last_eval_step_; }
@@ -94,6 +113,9 @@ class TrainContext {
   int rounds_ = 0;
   double epsilon_;
   bool custom_rows_ = false;
+  std::shared_ptr<const Dataset> dataset_;
+  std::string dataset_source_;
+  std::string step_column_ = "step";
 };
 
 class Algorithm {
@@ -114,10 +136,15 @@ class Algorithm {
   virtual std::string policy_file() const { return "policy.json"; }
   // The resolved parameters.
   virtual ParamMap params() const = 0;
+  // Checks the parameters that depend on the env (spaces, action counts) before anything is
+  // written; throws ParamError naming the parameter. Most learners have none.
+  virtual void check_env(const EnvSpec& /*spec*/) const {}
   // The privacy guarantee of the run, for private learners.
   virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
   // Episodes completed in training.
   virtual std::int64_t train_episodes() const { return 0; }
+  // Whether the learner reads the experiment's dataset (the `data:` section, then required).
+  virtual bool needs_dataset() const { return false; }
   // Learner-specific final figures for summary.json's "extra".
   virtual std::vector<std::pair<std::string, double>> summary_extra() const { return {}; }
 };

@@ -2,8 +2,12 @@
 #include "algos/algorithm.hpp"
 #include "algos/ddpg.hpp"
 #include "algos/dqn.hpp"
+#include "algos/kickstart_ppo.hpp"
 #include "algos/lsvi_ucb.hpp"
 #include "algos/model_based/primorl.hpp"
+#include "algos/offline/bc.hpp"
+#include "algos/offline/discrete_bcq.hpp"
+#include "algos/offline/discrete_cql.hpp"
 #include "algos/ppo.hpp"
 #include "algos/q_learning.hpp"
 #include "algos/sac.hpp"
@@ -26,6 +30,14 @@ void register_builtin_algos(AlgoRegistry& r) {
   r.add(make_entry<Algorithm, PpoContinuous>(
       "ppo_continuous", "PPO with GAE, CleanRL ppo_continuous_action.py defaults",
       "Schulman et al. 2017; Huang et al. 2022"));
+  r.add(make_entry<Algorithm, PpoKickstart>(
+      "ppo_kickstart",
+      "PPO kickstarted by a teacher answering through the Dirichlet mechanism; privacy-aware "
+      "threshold",
+      "paper 003 (Gohari et al.) secs. 3-5; Schmitt et al. 2018"));
+  r.add_alias(
+      {"ppo_kickstart_spinup", "ppo_kickstart", kickstart_spinning_up_preset(),
+       "ppo_kickstart with Spinning Up's ppo() defaults and 1000 steps per epoch (paper 003)"});
   r.add(make_entry<Algorithm, ActorCritic>(
       "actor_critic",
       "off-policy actor-critic with GTD(lambda) critic and traces; DP-Actor/Critic/Both",
@@ -35,6 +47,16 @@ void register_builtin_algos(AlgoRegistry& r) {
       "LSVI-UCB / LSVI-UCB+ in linear MDPs; joint-DP releases with static or adaptive batching",
       "paper 002; Jin et al. 2020; Hu et al. 2022; He et al. 2023; Luyo et al. 2021; Ngo et al. "
       "2022"));
+  // offline learners (algos/offline/): learn from the experiment's dataset; user-level DP-SGD
+  r.add(make_entry<Algorithm, Bc>("bc",
+                                  "discrete behaviour cloning from a dataset (d3rlpy defaults)",
+                                  "d3rlpy 2.8.1 DiscreteBC"));
+  r.add(make_entry<Algorithm, DiscreteCql>(
+      "discrete_cql", "discrete conservative Q-learning from a dataset (d3rlpy defaults)",
+      "Kumar et al. 2020; d3rlpy 2.8.1 DiscreteCQL"));
+  r.add(make_entry<Algorithm, DiscreteBcq>(
+      "discrete_bcq", "discrete batch-constrained Q-learning from a dataset (d3rlpy defaults)",
+      "Fujimoto et al. 2019; d3rlpy 2.8.1 DiscreteBCQ"));
   r.add(make_entry<Algorithm, Primorl>(
       "primorl",
       "trajectory-level DP model-based offline RL: DDPG data, DP-FedAvg ensemble, SAC in the "

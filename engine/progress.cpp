@@ -38,4 +38,64 @@ void Progress::finish() {
   }
 }
 
+SweepProgress::SweepProgress(Progress::Mode mode, std::size_t total, std::size_t skipped)
+    : enabled_(mode == Progress::Mode::kOn ||
+               (mode == Progress::Mode::kAuto && ::isatty(STDERR_FILENO))),
+      total_(total),
+      skipped_(skipped),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {
+  if (enabled_) draw();
+}
+
+SweepProgress::~SweepProgress() { finish(); }
+
+void SweepProgress::run_finished(bool failed, std::string_view line) {
+  ++executed_;
+  if (failed) ++failed_;
+  if (!line.empty()) {
+    if (enabled_ && printed_) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "{}\n", line);
+  }
+  if (enabled_) draw();
+  std::fflush(stderr);
+}
+
+void SweepProgress::tick() {
+  if (enabled_ && std::chrono::steady_clock::now() - last_ >= std::chrono::seconds(1)) draw();
+}
+
+void SweepProgress::log(std::string_view line) {
+  // clear the progress line, print, draw it again below
+  if (enabled_ && printed_) fmt::print(stderr, "\r\033[K");
+  fmt::print(stderr, "{}\n", line);
+  if (enabled_ && printed_) draw();
+  std::fflush(stderr);
+}
+
+void SweepProgress::draw() {
+  last_ = std::chrono::steady_clock::now();
+  const double hours = std::chrono::duration<double>(last_ - start_).count() / 3600.0;
+  const std::size_t done = skipped_ + executed_;
+  std::string rate = "-", eta = "-";
+  if (executed_ > 0 && hours > 0) {
+    const double per_hour = static_cast<double>(executed_) / hours;
+    rate = fmt::format("{:.1f}", per_hour);
+    const auto secs =
+        static_cast<long long>(static_cast<double>(total_ - done) / per_hour * 3600.0);
+    eta = fmt::format("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+  }
+  fmt::print(stderr, "\r\033[Ksweep: {}/{} runs done ({} skipped), {} failed, {} runs/h, ETA {}",
+             done, total_, skipped_, failed_, rate, eta);
+  std::fflush(stderr);
+  printed_ = true;
+}
+
+void SweepProgress::finish() {
+  if (enabled_ && printed_) {
+    fmt::print(stderr, "\n");
+    printed_ = false;
+  }
+}
+
 }  // namespace dprl

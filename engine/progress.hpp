@@ -1,12 +1,18 @@
-// A live progress line on a terminal: steps, episodes, recent return, steps/s.
+// Live progress lines on a terminal.
 //
-// Prints to stderr with a carriage return, at most five times a second, and only when stderr is
-// a TTY (or when forced); finish() ends the line. Silent otherwise, so logs and pipes stay clean.
+// Progress: one run's steps, episodes, recent return, steps/s. SweepProgress: a sweep's runs done
+// / total (skipped ones counted as done), failures, runs per hour and ETA (both from the runs
+// executed so far).
+//
+// Both print to stderr with a carriage return, redrawing in place, only when stderr is a TTY (or
+// when forced); finish() ends the line. Silent otherwise, so logs and pipes stay clean.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace dprl {
 
@@ -26,6 +32,30 @@ class Progress {
   bool enabled_;
   bool printed_ = false;
   std::string label_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Not thread-safe: callers serialise (the sweep dispatcher calls it under its lock).
+class SweepProgress {
+ public:
+  SweepProgress(Progress::Mode mode, std::size_t total, std::size_t skipped);
+  ~SweepProgress();
+
+  // Counts a run, prints `line` (if any) above the progress line, redraws it.
+  void run_finished(bool failed, std::string_view line = {});
+  void tick();  // redraws at most once a second, so the ETA moves
+  // Prints a whole line on stderr (always, TTY or not), above the progress line.
+  void log(std::string_view line);
+  void finish();
+  bool enabled() const { return enabled_; }
+
+ private:
+  void draw();
+
+  bool enabled_;
+  bool printed_ = false;
+  std::size_t total_, skipped_, executed_ = 0, failed_ = 0;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
 };

@@ -91,7 +91,6 @@ std::string summary_json(const RunSummary& s) {
   j["seed"] = s.seed;
   j["env_steps"] = s.env_steps;
   j["episodes"] = s.episodes;
-  j["wall_time_s"] = s.wall_time_s;
   j["final_eval"] = {{"return_mean", number_or_null(s.final_eval.return_mean)},
                      {"return_std", number_or_null(s.final_eval.return_std)},
                      {"return_min", number_or_null(s.final_eval.return_min)},
@@ -114,9 +113,16 @@ std::string summary_json(const RunSummary& s) {
   return j.dump(2) + "\n";
 }
 
+std::string timing_json(const RunSummary& s) {
+  nlohmann::ordered_json j;
+  j["wall_time_s"] = s.wall_time_s;
+  return j.dump(2) + "\n";
+}
+
 void RunDir::write_summary(const RunSummary& s) {
   flush_metrics();
   write_file_atomic(dir_ / "summary.json", summary_json(s));
+  write_file_atomic(dir_ / "timing.json", timing_json(s));
 }
 
 }  // namespace dprl

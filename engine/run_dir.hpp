@@ -3,10 +3,12 @@
 //   <out>/config.yaml    the resolved experiment (defaults filled in, overrides applied)
 //   <out>/metrics.csv    one row per evaluation; columns fixed by the first row
 //   <out>/summary.json   final figures, privacy guarantee, versions, seed
+//   <out>/timing.json    wall-clock figures: {"wall_time_s": ...}, the only bytes that vary
 //
-// summary.json keys (read by our checks): seed, env_steps, wall_time_s,
+// summary.json keys (read by our checks): seed, env_steps,
 // final_eval {return_mean, return_std, episodes}, privacy (null or the guarantee record below),
-// versions {dprl, git_commit, compiler}, git_commit, plus env, algo and name.
+// versions {dprl, git_commit, compiler}, git_commit, plus env, algo and name. It holds no
+// wall-clock figure, so it is byte-identical across thread counts, MPI ranks and reruns.
 #pragma once
 
 #include <chrono>
@@ -38,17 +40,17 @@ struct EvalStats {
 // releases under the stated relation, with noise nobody else can regenerate; otherwise covers and
 // details say exactly what the figures do and do not cover.
 struct PrivacyReport {
-  double epsilon = 0;             // +inf is written as the string "inf"
+  double epsilon = 0;  // +inf is written as the string "inf"
   double delta = 0;
-  std::string accountant;         // "rdp", "pld", "best", "basic", ...
-  std::string neighbouring;       // "add-remove" or "replace"
-  std::string unit;               // one individual: sample, transition, trajectory, episode, expert, query
-  std::string sensitivity;        // e.g. "L2 2C per released vector"
+  std::string accountant;    // "rdp", "pld", "best", "basic", ...
+  std::string neighbouring;  // "add-remove" or "replace"
+  std::string unit;  // one individual: sample, transition, trajectory, episode, expert, query
+  std::string sensitivity;          // e.g. "L2 2C per released vector"
   std::vector<std::string> covers;  // files and figures the guarantee covers
   bool formal = false;
-  std::string noise_source;       // "seeded", "os-entropy(secure)", ...
+  std::string noise_source;         // "seeded", "os-entropy(secure)", ...
   bool reproducible_noise = false;  // seeded noise: anyone holding the seed can subtract it
-  std::string details_json;       // optional extra JSON object text (events...), "" for none
+  std::string details_json;         // optional extra JSON object text (events...), "" for none
 };
 
 struct RunSummary {
@@ -58,7 +60,7 @@ struct RunSummary {
   std::uint64_t seed = 0;
   std::int64_t env_steps = 0;
   std::int64_t episodes = 0;
-  double wall_time_s = 0;
+  double wall_time_s = 0;  // written to timing.json, never to summary.json
   EvalStats final_eval;
   std::optional<PrivacyReport> privacy;
   std::vector<std::pair<std::string, double>> extra;  // algorithm-specific final figures
@@ -79,6 +81,7 @@ class RunDir {
   // flush_metrics(), before the summary is written, and on destruction.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
   void flush_metrics();
+  // summary.json, then timing.json.
   void write_summary(const RunSummary& s);
   // Any other file, atomically.
   void write_file(const std::string& name, std::string_view content) const;
@@ -93,7 +96,9 @@ class RunDir {
 
 // The guarantee record as a JSON object (what summary.json holds under "privacy").
 std::string privacy_json(const PrivacyReport& r);
-// The summary as JSON text (what write_summary writes).
+// The summary as JSON text (what write_summary writes to summary.json).
 std::string summary_json(const RunSummary& s);
+// The wall-clock figures as JSON text (what write_summary writes to timing.json).
+std::string timing_json(const RunSummary& s);
 
 }  // namespace dprl

@@ -4,20 +4,52 @@
 
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "engine/error.hpp"
+#include "tools/mpi_sweep.hpp"
 
 namespace dprl::cli {
 
+namespace {
+
+// A parallel launch (mpirun, srun) is for `dprl sweep` in a build with MPI only; rank 0 says why.
+bool refuse_parallel_launch(int argc, char** argv) {
+  const int n = launch_size();
+  if (n <= 1) return false;
+#ifdef DPRL_MPI
+  if (argc > 1 && std::string_view(argv[1]) == "sweep") return false;
+  if (launch_rank() == 0)
+    fmt::print(stderr,
+               "dprl: launched as one of {} processes (mpirun or srun), but only 'dprl sweep' "
+               "runs over MPI\n",
+               n);
+#else
+  if (launch_rank() == 0)
+    fmt::print(stderr,
+               "dprl: launched as one of {} processes (mpirun or srun), but this dprl was built "
+               "without MPI (install Open MPI and rebuild, see scripts/setup.sh, or run it without "
+               "mpirun)\n",
+               n);
+#endif
+  return true;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (refuse_parallel_launch(argc, argv)) return 2;
   CLI::App app{"dprl: differentially private reinforcement learning engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dprl 0.1.0");
   add_env_commands(app);
+  add_bench_offline_command(app);
   add_run_commands(app);
   add_plot_command(app);
   add_privacy_commands(app);
   add_primorl_bench(app);
+  add_dataset_commands(app);
+  add_audit_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -26,6 +58,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const ExitStatus& e) {
+    std::fflush(stdout);
+    return e.code;
   } catch (const CLI::ParseError& e) {
     // one line, like every other error
     std::string msg = e.what();

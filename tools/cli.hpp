@@ -1,7 +1,8 @@
 // The `dprl` command-line tool: one file per command group, wired together in cli.cpp.
 //
 // Every command throws dprl::Error on bad input; cli::main prints one line "dprl: <message>" on
-// stderr and exits 2 (1 for usage errors reported by CLI11).
+// stderr and exits 2 (usage errors reported by CLI11 too). A command that has reported its own
+// outcome and wants another exit status (a sweep with failed runs: 1) throws cli::ExitStatus.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,10 +11,17 @@ namespace dprl::cli {
 
 int main(int argc, char** argv);
 
+struct ExitStatus {
+  int code;
+};
+
 void add_env_commands(CLI::App& app);      // envs, env replay, bench env, eval
 void add_run_commands(CLI::App& app);      // run, sweep
 void add_plot_command(CLI::App& app);      // plot
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
 void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
+void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_commands)
+void add_dataset_commands(CLI::App& app);  // collect, dataset info|validate, bench dataset
+void add_audit_commands(CLI::App& app);    // audit mechanism|dpsgd
 
 }  // namespace dprl::cli

@@ -2,13 +2,16 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "algos/experiment.hpp"
 #include "algos/sweep.hpp"
 #include "engine/error.hpp"
 #include "engine/thread_pool.hpp"
 #include "tools/cli.hpp"
+#include "tools/mpi_sweep.hpp"
 
 namespace dprl::cli {
 namespace {
@@ -28,8 +31,12 @@ void cmd_run(const RunOpts& o) {
   opts.overrides = o.sets;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
   const RunSummary s = algos::run_experiment_file(o.config, opts);
-  fmt::print("{}: {} on {}, seed {}, {} env steps in {:.2f} s\n", s.name, s.algo, s.env, s.seed,
-             s.env_steps, s.wall_time_s);
+  std::string steps = fmt::format("{} env steps", s.env_steps);
+  for (const auto& [k, v] : s.extra)
+    if (k == "gradient_steps")
+      steps = fmt::format("{} gradient steps", static_cast<std::int64_t>(v));
+  fmt::print("{}: {} on {}, seed {}, {} in {:.2f} s\n", s.name, s.algo, s.env, s.seed, steps,
+             s.wall_time_s);
   fmt::print("final evaluation: return {:.4f} +- {:.4f} over {} episodes\n",
              s.final_eval.return_mean, s.final_eval.return_std, s.final_eval.episodes);
   for (const auto& [k, v] : s.extra)
@@ -44,16 +51,68 @@ void cmd_run(const RunOpts& o) {
 struct SweepOpts {
   std::string file;
   int jobs = 1;
+  bool force = false;
+  bool quiet = false;
 };
 
-void cmd_sweep(const SweepOpts& o) {
-  const auto plan = algos::plan_sweep(o.file);
-  fmt::print(stderr, "sweep: {} runs on {} jobs into {}\n", plan.runs.size(), o.jobs,
-             plan.out.string());
-  const auto result = algos::run_sweep(plan, o.jobs, true);
+// rank 0 (or the only process): the tables, then failures as one exit status
+void report_sweep(const algos::SweepPlan& plan, const algos::SweepResult& result) {
   fmt::print("{}", result.summary_md);
   fmt::print("tables: {} and {}\n", (plan.out / "sweep.csv").string(),
              (plan.out / "summary.md").string());
+  if (result.failed == 0) return;
+  std::fflush(stdout);
+  fmt::print(stderr, "dprl: {} of {} runs failed (listed in {}); rerun the sweep to retry them\n",
+             result.failed, plan.runs.size(), (plan.out / "failures.csv").string());
+  throw ExitStatus{1};
+}
+
+#ifdef DPRL_MPI
+void cmd_sweep_mpi(const SweepOpts& o, const algos::SweepOptions& opts) {
+  MpiWorld world;
+  std::optional<algos::SweepPlan> plan;
+  std::string error;
+  try {
+    plan = algos::plan_sweep(o.file);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  bool root_ready = false, same_plan = false;
+  const bool ready = world.agree(plan.has_value(), plan ? plan_digest(*plan) : std::string(),
+                                 root_ready, same_plan);
+  if (!ready) {
+    // when rank 0 failed, every rank failed alike (shared files): its line is enough
+    if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", error);
+    if (world.rank() > 0 && root_ready && !plan)
+      fmt::print(stderr, "dprl: rank {}: {}\n", world.rank(), error);
+    if (world.rank() > 0 && root_ready && plan && !same_plan)
+      fmt::print(stderr,
+                 "dprl: rank {}: the sweep plan differs from rank 0's (run directories need a "
+                 "filesystem shared by all ranks)\n",
+                 world.rank());
+    throw ExitStatus{2};
+  }
+  // Open MPI binds each rank to one core when there are at most two ranks, to a socket otherwise
+  if (world.rank() == 0 && hardware_threads() < opts.jobs)
+    fmt::print(stderr,
+               "dprl: note: rank 0 may run on {} CPU{} for --jobs {}; give each rank its CPUs with "
+               "mpirun --map-by slot:PE={} (or --bind-to none)\n",
+               hardware_threads(), hardware_threads() == 1 ? "" : "s", opts.jobs, opts.jobs);
+  const auto result = run_sweep_mpi(world, *plan, opts);
+  if (result) report_sweep(*plan, *result);
+}
+#endif
+
+void cmd_sweep(const SweepOpts& o) {
+  algos::SweepOptions opts;
+  opts.jobs = o.jobs;
+  opts.force = o.force;
+  opts.quiet = o.quiet;
+#ifdef DPRL_MPI
+  if (launch_size() > 1) return cmd_sweep_mpi(o, opts);
+#endif
+  const auto plan = algos::plan_sweep(o.file);
+  report_sweep(plan, algos::run_sweep(plan, opts));
 }
 
 }  // namespace
@@ -70,9 +129,13 @@ void add_run_commands(CLI::App& app) {
   run->callback([ro] { cmd_run(*ro); });
 
   auto so = std::make_shared<SweepOpts>();
-  auto* sweep = app.add_subcommand("sweep", "run a grid of experiments on local cores");
+  auto* sweep = app.add_subcommand(
+      "sweep", "run a grid of experiments on local cores, or over MPI ranks under mpirun/srun");
   sweep->add_option("sweep", so->file, "sweep YAML")->required();
-  sweep->add_option("--jobs", so->jobs, "parallel runs (default 1)")->check(CLI::Range(1, 4096));
+  sweep->add_option("--jobs", so->jobs, "parallel runs per process (default 1)")
+      ->check(CLI::Range(1, 4096));
+  sweep->add_flag("--force", so->force, "rerun runs whose directory already holds them complete");
+  sweep->add_flag("--quiet", so->quiet, "no progress line and no per-run lines");
   sweep->callback([so] { cmd_sweep(*so); });
 }
 

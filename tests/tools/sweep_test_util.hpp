@@ -1,0 +1,81 @@
+// Shared code for the sweep tests: run `dprl` in a directory, compare run trees byte for byte.
+//
+// Sweeps that are compared run in separate working directories with the same relative `out`, so
+// their config.yaml files, config digests and sweep.csv `dir` columns are the same text.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/io.hpp"
+
+namespace sweep_test {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+inline fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("dprl_sweep_test_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// `prefix DPRL_EXE args` run in cwd (prefix: e.g. an mpirun command line, or "").
+inline Result run_in(const fs::path& cwd, const std::string& args, const std::string& prefix = "") {
+  const auto out = cwd / "cmd.stdout";
+  const auto err = cwd / "cmd.stderr";
+  const std::string cmd = "cd " + cwd.string() + " && " + prefix + std::string(DPRL_EXE) + " " +
+                          args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out),
+           dprl::read_file(err)};
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+// Every regular file under dir, relative and sorted.
+inline std::vector<fs::path> files_under(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), dir));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Checks that trees a and b hold the same files with the same bytes, timing.json aside (the only
+// files with wall-clock figures); returns how many files were compared.
+inline int check_same_tree(const fs::path& a, const fs::path& b) {
+  const auto fa = files_under(a);
+  const auto fb = files_under(b);
+  CHECK(fa == fb);
+  int compared = 0;
+  for (const auto& f : fa) {
+    if (f.filename() == "timing.json" || !fs::exists(b / f)) continue;
+    INFO("file: " << f.string());
+    CHECK(dprl::read_file(a / f) == dprl::read_file(b / f));
+    ++compared;
+  }
+  return compared;
+}
+
+inline int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace sweep_test
