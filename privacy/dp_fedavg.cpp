@@ -6,6 +6,7 @@
 
 #include "engine/error.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
 
@@ -119,26 +120,53 @@ void DpFedAvgRound::add(std::span<const float> delta) {
   ++clients_;
 }
 
+std::size_t DpFedAvgRound::noised_values() const {
+  std::size_t n = 0;
+  for (const auto& b : layout_.blocks) n += b.size;
+  return n * static_cast<std::size_t>(layout_.members);
+}
+
+double DpFedAvgRound::released_noise_std(bool secure) const {
+  const double sd = noise_std();
+  if (!secure || sd <= 0.0) return sd;
+  return secure_release_plan(SecureNoise::kGaussian, sd, cfg_.clip_norm / denominator(),
+                             noised_values())
+      .scale;
+}
+
 void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
   DPRL_CHECK(theta.size() == sum_.size());
   const float inv = static_cast<float>(1.0 / denominator());
   for (std::size_t k = 0; k < sum_.size(); ++k) avg_[k] = sum_[k] * inv;
   const double sd = noise_std();
-  if (sd > 0.0 && noise == nullptr)
-    throw ParamError("dp_fedavg: noise_multiplier > 0 needs a noise source");
+  if (sd <= 0.0) {
+    for (int i = 0; i < layout_.members; ++i) {
+      const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;
+      for (const auto& b : layout_.blocks)
+        for (std::size_t k = 0; k < b.size; ++k)
+          theta[base + b.offset + k] += avg_[base + b.offset + k];
+    }
+    return;
+  }
+  if (noise == nullptr) throw ParamError("dp_fedavg: noise_multiplier > 0 needs a noise source");
+  // the noised average of every block of every member, in order, as one vector
+  scratch_.clear();
   for (int i = 0; i < layout_.members; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;
-    for (const auto& b : layout_.blocks) {
-      float* t = theta.data() + base + b.offset;
-      const float* a = avg_.data() + base + b.offset;
-      if (sd > 0.0) {
-        scratch_.assign(b.size, 0.0);
-        noise->add_gaussian(scratch_, sd);
-        for (std::size_t k = 0; k < b.size; ++k) t[k] += a[k] + static_cast<float>(scratch_[k]);
-      } else {
-        for (std::size_t k = 0; k < b.size; ++k) t[k] += a[k];
-      }
-    }
+    for (const auto& b : layout_.blocks)
+      scratch_.insert(scratch_.end(), avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset),
+                      avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset + b.size));
+  }
+  if (noise->secure())
+    secure_release(scratch_, SecureNoise::kGaussian, sd, cfg_.clip_norm / denominator(), *noise);
+  else
+    noise->add_gaussian(scratch_, sd);
+  std::size_t j = 0;
+  for (int i = 0; i < layout_.members; ++i) {
+    const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;
+    for (const auto& b : layout_.blocks)
+      for (std::size_t k = 0; k < b.size; ++k)
+        theta[base + b.offset + k] += static_cast<float>(scratch_[j++]);
   }
 }
 

@@ -17,6 +17,10 @@
 // of every block (padding untouched); the denominator is the fixed expected sample size qK,
 // never |U_t|, so adding or removing one unit changes the sum by at most C.
 //
+// With a secure NoiseSource (os-entropy) the average is snapped to a power-of-two grid and gets
+// exact discrete Gaussian noise on that grid, the scale inflated to cover the snapping
+// (privacy/secure_release.hpp), so the released values are grid points and the floating-point
+// attack of Mironov (2012) does not apply; with a seeded source (experiments) plain N(0, sd^2).
 // Guarantee: one round is the Poisson-subsampled Gaussian mechanism with sampling rate q and
 // noise multiplier z for L2 sensitivity C/(qK) of the average; T rounds compose as
 // self_composed(poisson_sampled(q, gaussian(z)), T) (privacy/dp_event.hpp), which the caller
@@ -100,7 +104,14 @@ class DpFedAvgRound {
   // Adds one client's (already clipped) update; clients are added in a fixed order.
   void add(std::span<const float> delta);
   int clients() const { return clients_; }
+  // The number of noised parameters: every block of every member.
+  std::size_t noised_values() const;
+  // The standard deviation actually drawn: noise_std(), or with a secure source the scale
+  // inflated to cover the snapping of noised_values() coordinates (secure_release.hpp).
+  double released_noise_std(bool secure) const;
   // theta += sum / (q K) + noise (noise skipped when z = 0; noise must be non-null when z > 0).
+  // A secure source gets the snapped release of secure_release.hpp on the average (all blocks of
+  // all members as one vector of L2 sensitivity C / (q K)); another source adds N(0, sd^2).
   void release(std::span<float> theta, NoiseSource* noise);
   // The last released average before noise (for tests and diagnostics).
   const std::vector<float>& last_average() const { return avg_; }

@@ -122,6 +122,14 @@ void check_tdp(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& mode
   privacy::check_dp_fedavg(layout_of(model), fedavg_config(cfg, units));
 }
 
+double tdp_released_noise_std(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model,
+                              bool secure) {
+  check_tdp(cfg, units, model);
+  if (cfg.variant != "dp") return 0.0;
+  return privacy::DpFedAvgRound(layout_of(model), fedavg_config(cfg, units))
+      .released_noise_std(secure);
+}
+
 TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train,
                                const TransitionTable& test, const TdpConfig& cfg,
                                std::uint64_t seed, privacy::NoiseSource& source,
@@ -139,6 +147,7 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
   nn::Buffer& theta = model.buffer();
   nn::Buffer start, best = theta;
   TrainResult res;
+  res.released_noise_std = dp ? server.released_noise_std(source.secure()) : 0.0;
   res.best_test_mse = test_mse(model, theta.data(), test);
   double norm_sum = 0, norm_window = 0, clients_window = 0;
   std::int64_t clipped = 0, clipped_window = 0, rounds_window = 0;

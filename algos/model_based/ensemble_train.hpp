@@ -78,11 +78,16 @@ struct TrainResult {
   double mean_norm = 0;         // mean unclipped client update norm
   double clipped_fraction = 0;  // clients projected at least once
   bool stopped_by_budget = false;
+  double released_noise_std = 0;  // sd drawn per parameter (inflated for a secure source)
   std::vector<TdpProgress> curve;
 };
 
 // Throws ParamError naming tdp.* keys (q K < 1, clip_norm <= 0, ...).
 void check_tdp(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model);
+// check_tdp, then the per-parameter noise sd a round draws (0 without noise; with a secure source
+// inflated to cover the snapping; ParamError when the snapping cannot be covered).
+double tdp_released_noise_std(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model,
+                              bool secure);
 
 // rdp_ledger / pld_ledger may be null (no accounting: the no_noise and no_clip variants).
 TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train,

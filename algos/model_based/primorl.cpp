@@ -13,8 +13,8 @@
 #include "algos/model_based/collect.hpp"
 #include "algos/model_based/model_env.hpp"
 #include "algos/model_based/prob_ensemble.hpp"
-#include "algos/model_based/sac_learner.hpp"
 #include "algos/nn_policy.hpp"
+#include "algos/model_based/sac_learner.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 
@@ -105,6 +105,7 @@ void Primorl::check(const RunPlan& plan) {
         "primorl.q = {} times K = {} training trajectories must be >= 1 (q K is the fixed "
         "denominator)",
         p_.q, K));
+  if (p_.variant != "mopo") check_model_training(s, K);
 }
 
 Dataset Primorl::obtain_data(const std::function<std::unique_ptr<Env>()>& make_env,

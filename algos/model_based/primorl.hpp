@@ -190,6 +190,9 @@ class Primorl final : public Algorithm {
   }
 
  private:
+  // The model training's own checks for K training trajectories (q K, clip set, the secure
+  // release's range, one round within budget_epsilon), before anything is written.
+  void check_model_training(const EnvSpec& spec, std::size_t K) const;
   Dataset obtain_data(const std::function<std::unique_ptr<Env>()>& make_env, const Env& env);
 
   Params p_;

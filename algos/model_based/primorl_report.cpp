@@ -56,6 +56,13 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
     r.formal = !seeded && !p.report_data;
     d["z"] = p.z;
     d["noise_std"] = f.noise_std;
+    d["released_noise_std"] = f.released_noise_std;
+    if (!seeded)
+      d["release"] =
+          "each round's average snapped to a power-of-two grid with exact discrete Gaussian noise "
+          "on the grid, scale inflated to cover the snapping; RDP accounting of the "
+          "Poisson-subsampled event is that of the continuous Gaussian, which the discrete one "
+          "matches closely (Canonne, Kamath, Steinke 2020) but without a proof relied on here";
     d["event"] =
         fmt::format("self_composed(poisson_sampled({}, gaussian({})), {})", p.q, p.z, f.rounds);
     d["epsilon_rdp_cks"] = num(f.epsilon_rdp);

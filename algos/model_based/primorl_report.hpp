@@ -20,7 +20,8 @@ struct PipelineFacts {
   double epsilon_rdp = 0;
   double epsilon_pld = 0;  // charged ahead in blocks: at the planned rounds of each block
   double epsilon_rdp_classical = 0;
-  double noise_std = 0;
+  double noise_std = 0;           // z C / (q K)
+  double released_noise_std = 0;  // drawn (inflated to cover snapping with a secure source)
   std::string noise_source;
   bool stopped_by_budget = false;
 };

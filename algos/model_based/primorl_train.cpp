@@ -12,6 +12,7 @@
 #include "algos/model_based/mb_sac.hpp"
 #include "algos/model_based/primorl.hpp"
 #include "algos/model_based/primorl_report.hpp"
+#include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/accountant.hpp"
@@ -25,6 +26,9 @@ namespace dprl::algos {
 namespace mb = model_based;
 
 namespace {
+
+// the Domain::kDpNoise stream of the model training's sampling and noise
+constexpr std::uint64_t kNoiseStream = 0x7d9;
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
@@ -137,13 +141,12 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
                               const mb::TransitionTable& train, const mb::TransitionTable& test,
                               TrainContext& ctx, mb::TrainResult& mres) {
   const bool dp = p.variant == "tdp";
-  const bool seeded = p.noise == "seeded" || !dp;
-  if (dp && seeded)
-    std::fprintf(stderr,
-                 "warning: primorl noise: seeded makes the noise reproducible; the guarantee "
-                 "is not formal\n");
-  auto source =
-      seeded ? privacy::make_seeded_noise(ctx.seed(), 0x7d9, 0) : privacy::make_os_entropy_noise();
+  // the private variant draws its sampling and noise from the learners' shared source
+  // (private_noise.hpp: os-entropy by default, seeded reproducible and warned); the non-private
+  // variants draw only the Poisson samples, from a seeded stream
+  auto source = dp ? make_private_noise(p.noise, ctx.seed(), kNoiseStream,
+                                        {p.z, p.q, p.clip_norm, p.delta}, "primorl")
+                   : privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 0);
   privacy::Ledger rdp(p.budget_epsilon > 0 ? p.budget_epsilon : 1e12, p.delta, "rdp");
   privacy::Ledger pld(1e12, p.delta, "pld");
   rdp.set_noise_source(source->name());
@@ -177,6 +180,7 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
     facts.epsilon_rdp_classical =
         privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p.delta);
     facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(train.units()));
+    facts.released_noise_std = mres.released_noise_std;
     ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
     ctx.set_epsilon(facts.epsilon_rdp);
   }
@@ -217,6 +221,20 @@ void record_extras(const PrimorlParams& p, const std::vector<double>& evals,
 }
 
 }  // namespace
+
+void Primorl::check_model_training(const EnvSpec& spec, std::size_t K) const {
+  const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
+  const mb::ProbEnsemble model(model_config(p_, D, A));
+  mb::tdp_released_noise_std(tdp_config(p_), K, model, p_.noise == "os-entropy");
+  if (p_.variant == "tdp" && p_.budget_epsilon > 0.0) {
+    const double one = privacy::rdp_dpsgd_epsilon(p_.z, p_.q, 1, p_.delta);
+    if (one > p_.budget_epsilon)
+      throw BudgetExceeded(fmt::format(
+          "primorl.budget_epsilon = {} cannot afford one round (epsilon {:.6g} at z = {}, q = {}, "
+          "delta = {})",
+          p_.budget_epsilon, one, p_.z, p_.q, p_.delta));
+  }
+}
 
 std::int64_t Primorl::train(TrainContext& ctx) {
   auto env = ctx.make_env();

@@ -36,7 +36,7 @@ dprl::algos::RunOptions quiet(const fs::path& out) {
 
 // a tiny pipeline: 2 DDPG runs of 2000 steps (20 trajectories), 20 rounds, 2 SAC epochs
 std::string tiny_config(const std::string& extra_params, const std::string& env = "pendulum",
-                        const std::string& q = "0.2") {
+                        const std::string& q = "0.2", const std::string& noise = "seeded") {
   return "seed: 3\nenv: {id: " + env +
          "}\nalgo:\n  id: primorl\n  params:\n"
          "    data_runs: 2\n    data_steps_per_run: 2000\n    data_learning_starts: 500\n"
@@ -45,7 +45,8 @@ std::string tiny_config(const std::string& extra_params, const std::string& env 
          "\n    rounds: 20\n    model_eval_every: 10\n"
          "    model_hidden: '16,16'\n    sac_hidden: '16,16'\n    sac_batch_size: 32\n"
          "    steps_per_epoch: 50\n    rollout_freq: 50\n    rollout_batch: 64\n"
-         "    horizon: 5\n    noise: seeded\n" +
+         "    horizon: 5\n    noise: " +
+         noise + "\n" +
          extra_params + "train: {steps: 100, eval_episodes: 2}\n";
 }
 
@@ -138,6 +139,36 @@ TEST_SUITE("unit") {
     CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
                              dprl::parse_yaml(tiny_config("", "cartpole"), "t"), "t", quiet(out)),
                          doctest::Contains("continuous"), dprl::ParamError);
+    CHECK(!fs::exists(out));
+  }
+
+  TEST_CASE("an OS-entropy run releases snapped noise and its record is formal") {
+    const auto out = temp_dir("os_entropy");
+    dprl::algos::run_experiment(
+        dprl::parse_yaml(tiny_config("", "pendulum", "0.2", "os-entropy"), "t"), "t", quiet(out));
+    const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
+    const auto& pr = s["privacy"];
+    CHECK(pr["formal"] == true);
+    CHECK(pr["reproducible_noise"] == false);
+    CHECK(pr["neighbouring"] == "add-remove");
+    CHECK(pr["unit"] == "trajectory");
+    CHECK(pr["noise_source"].get<std::string>().find("os_entropy(secure") == 0);
+    const auto& d = pr["details"];
+    const double sd = d["noise_std"].get<double>();
+    // z C / (q K) with K = 18 training trajectories (20, 2 public), then inflated by the snapping
+    // grid: at most sd (1 + sqrt(n) 2^-12) for n noised values (n < 10^4 here)
+    CHECK(sd == doctest::Approx(0.52 * 1.0 / (0.2 * 18)).epsilon(1e-12));
+    CHECK(d["released_noise_std"].get<double>() > sd);
+    CHECK(d["released_noise_std"].get<double>() < sd * (1 + 100.0 / 4096));
+    CHECK(d.contains("release"));
+  }
+
+  TEST_CASE("a budget below one round fails before the run directory exists") {
+    const auto out = temp_dir("budget");
+    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
+                             dprl::parse_yaml(tiny_config("    budget_epsilon: 0.01\n"), "t"), "t",
+                             quiet(out)),
+                         doctest::Contains("primorl.budget_epsilon"), dprl::BudgetExceeded);
     CHECK(!fs::exists(out));
   }
 

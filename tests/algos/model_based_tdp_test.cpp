@@ -14,6 +14,7 @@
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/rdp_accountant.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace mb = dprl::algos::model_based;
 namespace pv = dprl::privacy;
@@ -166,6 +167,44 @@ TEST_SUITE("unit") {
       const float s = (ds[0][k] + ds[1][k]) + ds[2][k];
       CHECK(theta[k] == theta0[k] + s * inv);
     }
+  }
+
+  TEST_CASE("a secure source releases grid points with the scale inflated to cover snapping") {
+    const auto l = toy_layout(2);  // 2 x 28 noised values
+    pv::DpFedAvgConfig cfg;
+    cfg.clip_norm = 1.0;
+    cfg.noise_multiplier = 0.7;
+    cfg.sampling_rate = 0.1;
+    cfg.units = 50;  // sd = 0.7 * 1 / 5 = 0.14 for sensitivity 1 / 5 = 0.2
+    pv::DpFedAvgRound round(l, cfg);
+    REQUIRE(round.noised_values() == 56);
+    const auto plan = pv::secure_release_plan(pv::SecureNoise::kGaussian, 0.14, 0.2, 56);
+    CHECK(round.released_noise_std(false) == doctest::Approx(0.14).epsilon(1e-15));
+    CHECK(round.released_noise_std(true) == plan.scale);
+    CHECK(plan.scale == doctest::Approx(0.14 * (1 + std::sqrt(56.0) * plan.grid / 0.2)));
+    CHECK(plan.grid <= 0.14 / 4096);
+    dprl::Rng rng(4);
+    const auto d = random_delta(l, rng, 0.9);
+    auto noise = pv::make_seeded_noise(9, 0, 0, /*secure=*/true);
+    std::vector<float> theta(l.stride * 2, 0.0f);
+    round.begin();
+    round.add(d);
+    round.release(theta, noise.get());
+    int off_grid = 0, nonzero = 0;
+    for (int i = 0; i < 2; ++i)
+      for (std::size_t k = 0; k < l.stride; ++k) {
+        const double v = theta[i * l.stride + k];
+        bool in_block = false;
+        for (const auto& b : l.blocks) in_block |= k >= b.offset && k < b.offset + b.size;
+        if (!in_block) {
+          CHECK(v == 0.0);  // padding untouched
+          continue;
+        }
+        nonzero += v != 0.0;
+        off_grid += v / plan.grid != std::nearbyint(v / plan.grid);
+      }
+    CHECK(off_grid == 0);
+    CHECK(nonzero > 50);
   }
 
   TEST_CASE("dp_fedavg rejects bad parameters naming them") {
