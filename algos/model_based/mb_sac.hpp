@@ -36,7 +36,7 @@
 
 #include "algos/model_based/model_data.hpp"
 #include "algos/model_based/model_env.hpp"
-#include "algos/model_based/sac_learner.hpp"
+#include "algos/sac_learner.hpp"
 #include "engine/env.hpp"
 
 namespace dprl::algos::model_based {

@@ -14,7 +14,7 @@
 #include "algos/model_based/model_env.hpp"
 #include "algos/model_based/prob_ensemble.hpp"
 #include "algos/nn_policy.hpp"
-#include "algos/model_based/sac_learner.hpp"
+#include "algos/sac_learner.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 

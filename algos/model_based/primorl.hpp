@@ -36,9 +36,7 @@
 
 namespace dprl::algos {
 
-namespace model_based {
 class SacLearner;
-}
 
 struct PrimorlParams {
   // data
@@ -198,7 +196,7 @@ class Primorl final : public Algorithm {
   Params p_;
   std::optional<Dataset> data_;  // loaded by check() from the cache
   std::string env_id_;
-  std::unique_ptr<model_based::SacLearner> learner_;
+  std::unique_ptr<SacLearner> learner_;
   std::optional<PrivacyReport> privacy_;
   std::vector<std::pair<std::string, double>> extra_;
   std::function<void(model_based::TransitionTable&)> after_model_;

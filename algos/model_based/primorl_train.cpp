@@ -187,8 +187,8 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
   return facts;
 }
 
-mb::SacLearnerConfig sac_config(const PrimorlParams& p) {
-  mb::SacLearnerConfig sc;
+SacLearnerConfig sac_config(const PrimorlParams& p) {
+  SacLearnerConfig sc;
   sc.hidden = parse_hidden_sizes(p.sac_hidden, "primorl.sac_hidden");
   sc.gamma = p.gamma;
   sc.tau = p.tau;
@@ -280,7 +280,7 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   // (3) policy in the penalised model, evaluated in the real env after every epoch
   t0 = Clock::now();
   c0 = cpu_now();
-  learner_ = std::make_unique<mb::SacLearner>(
+  learner_ = std::make_unique<SacLearner>(
       D, A, std::vector<float>(spec.action.low.begin(), spec.action.low.end()),
       std::vector<float>(spec.action.high.begin(), spec.action.high.end()), sac_config(p_),
       derive_seed(ctx.seed(), Domain::kAlgo, 40));

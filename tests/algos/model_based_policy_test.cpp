@@ -98,11 +98,11 @@ TEST_SUITE("unit") {
     pc.rollout_freq = 10;
     pc.rollout_batch = 50;
     pc.horizon = 5;
-    mb::SacLearnerConfig sc;
+    dprl::algos::SacLearnerConfig sc;
     sc.hidden = {16, 16};
     std::vector<std::vector<float>> actors;
     for (int rep = 0; rep < 2; ++rep) {
-      mb::SacLearner learner(3, 1, {-2}, {2}, sc, 4);
+      dprl::algos::SacLearner learner(3, 1, {-2}, {2}, sc, 4);
       int epochs = 0;
       mb::train_policy_in_model(model, ecfg, pc, learner, *env, 6, nullptr,
                                 [&](const mb::EpochStats& st) {
@@ -114,7 +114,7 @@ TEST_SUITE("unit") {
       actors.emplace_back(learner.actor().buffer().begin(), learner.actor().buffer().end());
     }
     CHECK(actors[0] == actors[1]);
-    mb::SacLearner learner(3, 1, {-2}, {2}, sc, 4);
+    dprl::algos::SacLearner learner(3, 1, {-2}, {2}, sc, 4);
     pc.real_ratio = 0.05;
     CHECK_THROWS_AS(mb::train_policy_in_model(model, ecfg, pc, learner, *env, 6, nullptr, {}),
                     dprl::ParamError);
