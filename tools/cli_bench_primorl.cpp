@@ -35,6 +35,9 @@ void add_primorl_bench(CLI::App& app) {
   cmd->add_option("--rollout-batch", o->cfg.rollout_batch, "rollout states (default 50000)")
       ->check(CLI::Range(1, 10000000));
   cmd->add_option("--penalty", o->cfg.penalty, "mpd, ma_std, ma_variance or none");
+  cmd->add_option("--noise", o->cfg.noise,
+                  "seeded (default) or os-entropy (the secure snapped release)")
+      ->check(CLI::IsMember({"seeded", "os-entropy"}));
   cmd->add_option("--reps", o->cfg.reps, "repetitions (default 5)")->check(CLI::Range(1, 10000));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] {
@@ -49,6 +52,7 @@ void add_primorl_bench(CLI::App& app) {
       j["batch"] = c.batch_size;
       j["params"] = r.params;
       j["local_steps"] = r.local_steps;
+      j["noise"] = c.noise;
       j["round_ms"] = r.round_ms;
       j["rollout_batch"] = c.rollout_batch;
       j["rollout_step_ms"] = r.rollout_step_ms;
@@ -56,9 +60,10 @@ void add_primorl_bench(CLI::App& app) {
     } else {
       fmt::print(
           "ensemble {} x {}-{}-{} ({} floats): DP-FedAvg round of {} trajectories x {} steps "
-          "({} local steps, batch {}, {}): {:.2f} ms; rollout step of {} states ({}): {:.2f} ms\n",
+          "({} local steps, batch {}, {}, {} noise): {:.2f} ms; rollout step of {} states ({}): "
+          "{:.2f} ms\n",
           c.members, c.obs_dim + c.act_dim, fmt::join(c.hidden, "-"), 2 * (c.obs_dim + 1), r.params,
-          c.clients, c.traj_len, r.local_steps, c.batch_size, c.clipping, r.round_ms,
+          c.clients, c.traj_len, r.local_steps, c.batch_size, c.clipping, c.noise, r.round_ms,
           c.rollout_batch, c.penalty, r.rollout_step_ms);
     }
   });

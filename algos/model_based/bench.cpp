@@ -1,10 +1,13 @@
 #include "algos/model_based/bench.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <ctime>
 
 #include "algos/model_based/ensemble_train.hpp"
 #include "algos/model_based/model_env.hpp"
+#include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
@@ -64,7 +67,10 @@ PrimorlBenchResult bench_primorl(const PrimorlBenchConfig& cfg) {
   tc.eval_every = 0;
   tc.select_best = false;
   ThreadPool pool(1);
-  auto noise = privacy::make_seeded_noise(3);
+  if (cfg.noise != "seeded" && cfg.noise != "os-entropy")
+    throw ParamError(fmt::format("--noise = '{}': must be seeded or os-entropy", cfg.noise));
+  auto noise =
+      cfg.noise == "seeded" ? privacy::make_seeded_noise(3) : privacy::make_os_entropy_noise(true);
   privacy::Ledger ledger(1e12, 1e-5, "rdp");
   PrimorlBenchResult r;
   r.params = model.num_params();

@@ -2,7 +2,9 @@
 // trajectory's local training with projection after each step, clipping, the sum and the server
 // noise, and the ledger charge) and one batched model rollout step (all members' prediction, the
 // penalty, member choice and Gaussian sampling). Synthetic data of the given shapes; one thread;
-// medians of `reps` repetitions of the calling thread's CPU time (the machine is shared).
+// the round's noise from a seeded source (continuous Gaussian) or OS entropy (the secure snapped
+// release a private run uses); medians of `reps` repetitions of the calling thread's CPU time (the
+// machine is shared).
 #pragma once
 
 #include <string>
@@ -21,6 +23,7 @@ struct PrimorlBenchConfig {
   std::string clipping = "per_layer";
   int rollout_batch = 50000;
   std::string penalty = "mpd";
+  std::string noise = "seeded";  // seeded, or os-entropy (the snapped discrete release)
   int reps = 5;
 };
 

@@ -178,7 +178,8 @@ TEST_SUITE("unit") {
     cfg.units = 50;  // sd = 0.7 * 1 / 5 = 0.14 for sensitivity 1 / 5 = 0.2
     pv::DpFedAvgRound round(l, cfg);
     REQUIRE(round.noised_values() == 56);
-    const auto plan = pv::secure_release_plan(pv::SecureNoise::kGaussian, 0.14, 0.2, 56);
+    const auto plan = pv::secure_release_plan(pv::SecureNoise::kGaussian, round.noise_std(),
+                                              1.0 / round.denominator(), 56);
     CHECK(round.released_noise_std(false) == doctest::Approx(0.14).epsilon(1e-15));
     CHECK(round.released_noise_std(true) == plan.scale);
     CHECK(plan.scale == doctest::Approx(0.14 * (1 + std::sqrt(56.0) * plan.grid / 0.2)));
