@@ -4,6 +4,7 @@
 #include "algos/dqn.hpp"
 #include "algos/kickstart_ppo.hpp"
 #include "algos/lsvi_ucb.hpp"
+#include "algos/model_based/primorl.hpp"
 #include "algos/offline/bc.hpp"
 #include "algos/offline/discrete_bcq.hpp"
 #include "algos/offline/discrete_cql.hpp"
@@ -56,6 +57,11 @@ void register_builtin_algos(AlgoRegistry& r) {
   r.add(make_entry<Algorithm, DiscreteBcq>(
       "discrete_bcq", "discrete batch-constrained Q-learning from a dataset (d3rlpy defaults)",
       "Fujimoto et al. 2019; d3rlpy 2.8.1 DiscreteBCQ"));
+  r.add(make_entry<Algorithm, Primorl>(
+      "primorl",
+      "trajectory-level DP model-based offline RL: DDPG data, DP-FedAvg ensemble, SAC in the "
+      "penalised model (variant mopo: the non-private MOPO baseline)",
+      "paper 004 (PriMORL) Algorithms 1-4; Yu et al. 2020 (MOPO)"));
 }
 
 AlgoRegistry& algo_registry() {

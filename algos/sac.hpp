@@ -29,6 +29,8 @@
 
 namespace dprl::algos {
 
+class SacLearner;
+
 struct SacParams {
   int buffer_size = 1000000;
   double gamma = 0.99;
@@ -66,6 +68,7 @@ class Sac final : public Algorithm {
  public:
   using Params = SacParams;
   explicit Sac(const Params& p);
+  ~Sac() override;
   void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
@@ -73,15 +76,13 @@ class Sac final : public Algorithm {
   std::string policy_file() const override { return "policy.bin"; }
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
-  double alpha() const { return alpha_; }
+  // The temperature (the configured alpha before training).
+  double alpha() const;
 
  private:
   Params p_;
   std::string env_id_;
-  int act_dim_ = 0;
-  nn::Mlp actor_;
-  std::vector<float> low_, high_;
-  double alpha_ = 0.2;
+  std::unique_ptr<SacLearner> learner_;  // networks and updates (algos/sac_learner.hpp)
   std::int64_t episodes_ = 0;
 };
 

@@ -1,0 +1,117 @@
+// Training the probabilistic ensemble: TDP MODEL ENSEMBLE TRAINING (PriMORL Algorithms 1-3) and
+// the non-private pooled training of the MOPO baseline.
+//
+// TDP (PriMORL, "Differentially Private Deep Model-Based Reinforcement Learning", Alg. 2): for
+// t = 0..T-1, Poisson-sample the training units (one trajectory each) at rate q from the
+// NoiseSource (secret sampling); for each sampled unit, start from the current ensemble theta(t),
+// run E local epochs over the unit's transitions (shuffled by a stream derived from (seed, t,
+// unit), batches of B, the last one smaller), each step theta <- theta - lr grad L(theta; b)
+// (plain SGD, Alg. 2 line 12; or Adam with fresh moments per client), then projected
+// theta <- theta_start + ENSEMBLECLIP(theta - theta_start; C) after EVERY step (Alg. 2 line 13);
+// the server adds sum_k Delta_k / (qK) + N(0, (zC/qK)^2) (privacy/dp_fedavg.hpp). Clients run in
+// parallel on a ThreadPool; each writes its own slot and the sum runs in sampled order, so the
+// result is identical at any thread count.
+//
+// Accounting: before each round's release the round's event poisson_sampled(q, gaussian(z)) is
+// charged to the RDP ledger (BudgetExceeded there stops training before the round). The PLD
+// ledger is charged ahead in blocks of pld_block rounds (a PLD charge costs up to ~0.3 s), so it
+// never lags a release and over-counts by less than a block if training stops early.
+// Variants: dp (clip and noise, z > 0), no_noise (clip only, z = 0: no finite epsilon),
+// no_clip (neither; PriMORL App. E: diverges on Cartpole and Pendulum).
+// Selection: every eval_every rounds the mean over members of the public test split's MSE is
+// measured; the best snapshot (public data: free) is returned when select_best is set. The
+// reported epsilon is at the rounds actually run.
+//
+// Pooled (MOPO, Yu et al. 2020, and its code's defaults): minibatches of all training
+// transitions, Adam (lr 1e-3, batch 256), one epoch = one pass; stop after `patience` epochs
+// without a 1% relative improvement of the test MSE, keeping the best snapshot.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algos/model_based/model_data.hpp"
+#include "algos/model_based/prob_ensemble.hpp"
+#include "engine/thread_pool.hpp"
+
+namespace dprl::privacy {
+class NoiseSource;
+class Ledger;
+}  // namespace dprl::privacy
+
+namespace dprl::algos::model_based {
+
+struct TdpConfig {
+  std::string variant = "dp";  // dp | no_noise | no_clip
+  double q = 1e-3;
+  double z = 0.52;
+  double clip_norm = 1.0;
+  std::string clipping = "per_layer";  // flat | per_layer
+  std::int64_t rounds = 7000;
+  int local_epochs = 1;
+  int batch_size = 16;
+  double lr = 1e-3;
+  std::string local_optimizer = "sgd";  // sgd | adam
+  std::int64_t eval_every = 100;
+  bool select_best = true;
+  std::int64_t pld_block = 500;
+};
+
+struct TdpProgress {
+  std::int64_t round = 0;   // rounds done
+  double test_mse = 0;      // mean over members
+  double test_std = 0;      // mean predicted standard deviation on the public split
+  double epsilon = 0;       // RDP ledger (inf when not private)
+  double mean_norm = 0;     // mean unclipped client update norm since the last report
+  double clipped = 0;       // fraction of clients whose update was projected
+  double mean_clients = 0;  // mean sampled clients per round since the last report
+};
+
+struct TrainResult {
+  std::int64_t rounds = 0;  // rounds (TDP) or epochs (pooled) run
+  std::int64_t best_round = 0;
+  double best_test_mse = 0;
+  double final_test_mse = 0;
+  std::int64_t clients = 0;     // sampled clients over all rounds
+  double mean_norm = 0;         // mean unclipped client update norm
+  double clipped_fraction = 0;  // clients projected at least once
+  bool stopped_by_budget = false;
+  double released_noise_std = 0;  // sd drawn per parameter (inflated for a secure source)
+  std::vector<TdpProgress> curve;
+};
+
+// Throws ParamError naming tdp.* keys (q K < 1, clip_norm <= 0, ...).
+void check_tdp(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model);
+// check_tdp, then the per-parameter noise sd a round draws (0 without noise; with a secure source
+// inflated to cover the snapping; ParamError when the snapping cannot be covered).
+double tdp_released_noise_std(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model,
+                              bool secure);
+
+// rdp_ledger / pld_ledger may be null (no accounting: the no_noise and no_clip variants).
+TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train,
+                               const TransitionTable& test, const TdpConfig& cfg,
+                               std::uint64_t seed, privacy::NoiseSource& source,
+                               privacy::Ledger* rdp_ledger, privacy::Ledger* pld_ledger,
+                               ThreadPool& pool,
+                               const std::function<void(const TdpProgress&)>& on_eval = {});
+
+struct PooledConfig {
+  int batch_size = 256;
+  double lr = 1e-3;
+  int max_epochs = 200;
+  int patience = 5;
+};
+
+TrainResult train_ensemble_pooled(ProbEnsemble& model, const TransitionTable& train,
+                                  const TransitionTable& test, const PooledConfig& cfg,
+                                  std::uint64_t seed,
+                                  const std::function<void(const TdpProgress&)>& on_eval = {});
+
+// Mean over members of the MSE of the means on a table (chunks of 8192 columns).
+double test_mse(const ProbEnsemble& model, const float* params, const TransitionTable& t);
+// Mean over members, outputs and samples of the predicted standard deviation exp(logvar / 2).
+double test_std(const ProbEnsemble& model, const float* params, const TransitionTable& t);
+
+}  // namespace dprl::algos::model_based

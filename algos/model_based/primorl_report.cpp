@@ -1,0 +1,120 @@
+#include "algos/model_based/primorl_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace dprl::algos::model_based {
+
+namespace {
+// JSON cannot hold inf: "inf" as a string, as summary.json does
+nlohmann::ordered_json num(double v) {
+  if (std::isinf(v)) return "inf";
+  return v;
+}
+}  // namespace
+
+PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f) {
+  PrivacyReport r;
+  const bool dp = p.variant == "tdp";
+  const bool seeded = p.noise == "seeded";
+  r.delta = p.delta;
+  r.neighbouring = "add-remove";
+  r.unit = "trajectory";
+  r.covers = {"the model ensemble (every DP-FedAvg round's release)",
+              "policy.bin (SAC trained only on model rollouts and rho_0 resets)", "metrics.csv",
+              "model_training.csv (public test split curve)", "summary.json"};
+  nlohmann::ordered_json d;
+  d["variant"] = p.variant;
+  d["mechanism"] =
+      "DP-FedAvg over trajectories: Poisson sampling at rate q, per-trajectory local training "
+      "projected onto the ensemble clip set after every step, sum / (q K), Gaussian noise "
+      "z C / (q K) on every parameter";
+  d["K_train_trajectories"] = f.train_units;
+  d["K_public"] = "K follows from the public collection settings and is treated as public";
+  d["test_trajectories_public"] = f.test_units;
+  d["train_transitions"] = f.train_transitions;
+  d["q"] = p.q;
+  d["qK"] = p.q * static_cast<double>(f.train_units);
+  d["clip_norm"] = p.clip_norm;
+  d["clipping"] = p.clipping;
+  d["members"] = p.members;
+  d["rounds_run"] = f.rounds;
+  d["rounds_planned"] = p.rounds;
+  d["stopped_by_budget"] = f.stopped_by_budget;
+  if (dp) {
+    r.epsilon = f.epsilon_rdp;
+    r.accountant = "rdp";
+    r.sensitivity = fmt::format(
+        "L2 C = {} on the sum of clipped trajectory updates per round (C / (q K) = {:.6g} on "
+        "the average)",
+        p.clip_norm, p.clip_norm / (p.q * static_cast<double>(f.train_units)));
+    r.noise_source = f.noise_source;
+    r.reproducible_noise = seeded;
+    r.formal = !seeded && !p.report_data;
+    d["z"] = p.z;
+    d["noise_std"] = f.noise_std;
+    d["released_noise_std"] = f.released_noise_std;
+    if (!seeded)
+      d["release"] =
+          "each round's average snapped to a power-of-two grid with exact discrete Gaussian noise "
+          "on the grid, scale inflated to cover the snapping; RDP accounting of the "
+          "Poisson-subsampled event is that of the continuous Gaussian, which the discrete one "
+          "matches closely (Canonne, Kamath, Steinke 2020) but without a proof relied on here";
+    d["event"] =
+        fmt::format("self_composed(poisson_sampled({}, gaussian({})), {})", p.q, p.z, f.rounds);
+    d["epsilon_rdp_cks"] = num(f.epsilon_rdp);
+    d["epsilon_rdp_classical"] = num(f.epsilon_rdp_classical);
+    d["epsilon_pld"] = num(f.epsilon_pld);
+    d["rdp_orders"] = "dp_accounting's 156 default orders";
+    d["budget_epsilon"] = p.budget_epsilon;
+  } else {
+    r.epsilon = std::numeric_limits<double>::infinity();
+    r.accountant = "none";
+    r.sensitivity = p.variant == "no_noise" ? fmt::format("L2 C = {}, no noise", p.clip_norm)
+                                            : "unbounded (no clipping)";
+    r.noise_source = "none";
+    r.formal = false;
+    d["note"] = "no noise is added: there is no finite epsilon";
+  }
+  if (seeded && dp)
+    d["note"] = "seeded noise: anyone holding the seed can regenerate it; not a formal guarantee";
+  if (p.report_data)
+    d["report_data"] =
+        "data return statistics (data_returns.csv, data_* extras) are computed from the private "
+        "data without noise: not covered";
+  if (f.stopped_by_budget) d["budget_note"] = "the budget stopped model training early";
+  d["not_accounted"] = "hyper-parameter tuning (as in PriMORL)";
+  r.details_json = d.dump();
+  return r;
+}
+
+std::string model_curve_csv(const TrainResult& r, bool with_private_stats) {
+  std::string out = "round,test_mse,test_std,epsilon,mean_clients";
+  out += with_private_stats ? ",mean_update_norm,clipped_fraction\n" : "\n";
+  for (const auto& p : r.curve) {
+    const std::string eps = std::isinf(p.epsilon) ? "inf" : fmt::format("{:.9g}", p.epsilon);
+    out += fmt::format("{},{:.9g},{:.6g},{},{:.6g}", p.round, p.test_mse, p.test_std, eps,
+                       p.mean_clients);
+    out += with_private_stats ? fmt::format(",{:.6g},{:.4f}\n", p.mean_norm, p.clipped) : "\n";
+  }
+  return out;
+}
+
+std::string timing_json(const StageTimes& t) {
+  nlohmann::ordered_json j;
+  j["data_s"] = t.data_s;
+  j["model_s"] = t.model_s;
+  j["policy_s"] = t.policy_s;
+  j["eval_s"] = t.eval_s;
+  j["total_s"] = t.data_s + t.model_s + t.policy_s;
+  j["data_cpu_s"] = t.data_cpu_s;
+  j["model_cpu_s"] = t.model_cpu_s;
+  j["policy_cpu_s"] = t.policy_cpu_s;
+  j["total_cpu_s"] = t.data_cpu_s + t.model_cpu_s + t.policy_cpu_s;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace dprl::algos::model_based

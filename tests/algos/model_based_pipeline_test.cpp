@@ -1,0 +1,213 @@
+// The PriMORL pipeline: the smoke config end to end with its guarantee record, nothing read after
+// model training, the data cache, and bad input rejected before the run directory exists.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "algos/experiment.hpp"
+#include "algos/model_based/collect.hpp"
+#include "algos/model_based/primorl.hpp"
+#include "engine/config.hpp"
+#include "engine/io.hpp"
+#include "envs/register_envs.hpp"
+#include "privacy/rdp_accountant.hpp"
+
+namespace fs = std::filesystem;
+namespace mb = dprl::algos::model_based;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("dprl_primorl_test_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+dprl::algos::RunOptions quiet(const fs::path& out) {
+  dprl::algos::RunOptions o;
+  o.out = out;
+  o.progress = dprl::Progress::Mode::kOff;
+  return o;
+}
+
+// a tiny pipeline: 2 DDPG runs of 2000 steps (20 trajectories), 20 rounds, 2 SAC epochs
+std::string tiny_config(const std::string& extra_params, const std::string& env = "pendulum",
+                        const std::string& q = "0.2", const std::string& noise = "seeded") {
+  return "seed: 3\nenv: {id: " + env +
+         "}\nalgo:\n  id: primorl\n  params:\n"
+         "    data_runs: 2\n    data_steps_per_run: 2000\n    data_learning_starts: 500\n"
+         "    test_fraction: 0.1\n    q: " +
+         q +
+         "\n    rounds: 20\n    model_eval_every: 10\n"
+         "    model_hidden: '16,16'\n    sac_hidden: '16,16'\n    sac_batch_size: 32\n"
+         "    steps_per_epoch: 50\n    rollout_freq: 50\n    rollout_batch: 64\n"
+         "    horizon: 5\n    noise: " +
+         noise + "\n" +
+         extra_params + "train: {steps: 100, eval_episodes: 2}\n";
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("smoke config runs end to end with the full guarantee record, reproducibly") {
+    std::vector<std::string> metrics, policies;
+    for (int rep = 0; rep < 2; ++rep) {
+      const auto out = temp_dir("smoke" + std::to_string(rep));
+      dprl::algos::run_experiment_file(fs::path(DPRL_SOURCE_DIR) / "configs/paper004/smoke.yaml",
+                                       quiet(out));
+      const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
+      const auto& pr = s["privacy"];
+      CHECK(pr["epsilon"].get<double>() ==
+            doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(0.8, 0.1, 100, 1e-5)).epsilon(1e-9));
+      CHECK(pr["delta"].get<double>() == 1e-5);
+      CHECK(pr["accountant"] == "rdp");
+      CHECK(pr["neighbouring"] == "add-remove");
+      CHECK(pr["unit"] == "trajectory");
+      CHECK(pr["formal"] == false);  // seeded noise
+      CHECK(pr["reproducible_noise"] == true);
+      CHECK(pr["covers"].size() >= 3);
+      CHECK(s["final_eval"]["episodes"] == 3);
+      for (const char* f : {"metrics.csv", "model_training.csv", "privacy_ledger.json",
+                            "timing.json", "policy.bin", "config.yaml"})
+        CHECK(fs::exists(out / f));
+      metrics.push_back(dprl::read_file(out / "metrics.csv"));
+      policies.push_back(dprl::read_file(out / "policy.bin"));
+    }
+    CHECK(metrics[0] == metrics[1]);
+    CHECK(policies[0] == policies[1]);
+  }
+}
+
+TEST_SUITE("unit") {
+  TEST_CASE("nothing after model training reads the private data") {
+    std::vector<std::string> policies;
+    for (bool poison : {false, true}) {
+      const auto out = temp_dir(poison ? "poison" : "clean");
+      auto algo = dprl::algos::algo_registry().make(
+          "primorl",
+          dprl::parse_yaml(tiny_config(""), "t").find("algo")->find("params")->to_param_map("p"));
+      auto& p = static_cast<dprl::algos::Primorl&>(*algo);
+      bool called = false;
+      if (poison)
+        p.set_after_model_hook([&](mb::TransitionTable& t) {
+          called = true;
+          t.x.setConstant(std::numeric_limits<float>::quiet_NaN());
+          t.y.setConstant(std::numeric_limits<float>::quiet_NaN());
+        });
+      dprl::algos::TrainParams tp;
+      tp.steps = 100;
+      tp.eval_episodes = 2;
+      dprl::algos::TrainContext ctx([] { return dprl::envs::env_registry().make("pendulum", {}); },
+                                    3, tp, nullptr, nullptr);
+      algo->train(ctx);
+      CHECK(called == poison);
+      fs::create_directories(out);
+      algo->save_policy(out / "policy.bin");
+      policies.push_back(dprl::read_file(out / "policy.bin"));
+    }
+    CHECK(policies[0] == policies[1]);
+  }
+
+  TEST_CASE("bad input names the key and leaves no run directory") {
+    const std::pair<std::string, std::string> cases[] = {
+        {"    clip_norm: 0\n", "clip_norm"},
+        {"    penalty_lambda: -1\n", "penalty_lambda"},
+        {"    members: 1\n    penalty: mpd\n", "members"},
+        {"    real_ratio: 0.05\n", "real_ratio"},
+        {"    z: 0\n", "primorl.z"},
+    };
+    for (const auto& [extra, key] : cases) {
+      const auto out = temp_dir("bad");
+      CAPTURE(key);
+      CHECK_THROWS_WITH_AS(
+          dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out)),
+          doctest::Contains(key.c_str()), dprl::ParamError);
+      CHECK(!fs::exists(out));
+    }
+    // q K = 0.01 * 18 < 1
+    auto out = temp_dir("small_qk");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("", "pendulum", "0.01"), "t"), "t",
+                                    quiet(out)),
+        doctest::Contains("primorl.q"), dprl::ParamError);
+    CHECK(!fs::exists(out));
+    out = temp_dir("discrete");
+    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
+                             dprl::parse_yaml(tiny_config("", "cartpole"), "t"), "t", quiet(out)),
+                         doctest::Contains("continuous"), dprl::ParamError);
+    CHECK(!fs::exists(out));
+  }
+
+  TEST_CASE("an OS-entropy run releases snapped noise and its record is formal") {
+    const auto out = temp_dir("os_entropy");
+    dprl::algos::run_experiment(
+        dprl::parse_yaml(tiny_config("", "pendulum", "0.2", "os-entropy"), "t"), "t", quiet(out));
+    const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
+    const auto& pr = s["privacy"];
+    CHECK(pr["formal"] == true);
+    CHECK(pr["reproducible_noise"] == false);
+    CHECK(pr["neighbouring"] == "add-remove");
+    CHECK(pr["unit"] == "trajectory");
+    CHECK(pr["noise_source"].get<std::string>().find("os_entropy(secure") == 0);
+    const auto& d = pr["details"];
+    const double sd = d["noise_std"].get<double>();
+    // z C / (q K) with K = 18 training trajectories (20, 2 public), then inflated by the snapping
+    // grid: at most sd (1 + sqrt(n) 2^-12) for n noised values (n < 10^4 here)
+    CHECK(sd == doctest::Approx(0.52 * 1.0 / (0.2 * 18)).epsilon(1e-12));
+    CHECK(d["released_noise_std"].get<double>() > sd);
+    CHECK(d["released_noise_std"].get<double>() < sd * (1 + 100.0 / 4096));
+    CHECK(d.contains("release"));
+  }
+
+  TEST_CASE("a budget below one round fails before the run directory exists") {
+    const auto out = temp_dir("budget");
+    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
+                             dprl::parse_yaml(tiny_config("    budget_epsilon: 0.01\n"), "t"), "t",
+                             quiet(out)),
+                         doctest::Contains("primorl.budget_epsilon"), dprl::BudgetExceeded);
+    CHECK(!fs::exists(out));
+  }
+
+  TEST_CASE("data cache: round trip, and a cache of other spaces is refused before the run") {
+    const auto cache = temp_dir("cache");
+    const auto out = temp_dir("cache_run");
+    const std::string extra = "    data_cache: " + cache.string() + "\n";
+    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out));
+    REQUIRE(fs::exists(cache));
+    const auto file = fs::directory_iterator(cache)->path();
+    // the cached dataset reloads bit for bit
+    auto env = dprl::envs::env_registry().make("pendulum", {});
+    dprl::DatasetInfo info;
+    info.env_id = "pendulum";
+    info.observation_space = env->spec().observation;
+    info.action_space = env->spec().action;
+    mb::CollectConfig cc;
+    cc.runs = 2;
+    cc.steps_per_run = 2000;
+    cc.learning_starts = 500;
+    const auto key = mb::collect_key(*env, cc, 1);
+    const auto d = mb::load_dataset_cache(file, key, info);
+    CHECK(d.num_episodes() == 20);
+    const auto again = temp_dir("cache_again");
+    mb::save_dataset_cache(d, again / "x.bin", key);
+    CHECK(dprl::read_file(again / "x.bin") == dprl::read_file(file));
+    // a dataset of another env written under this key
+    dprl::DatasetInfo other;
+    other.env_id = "pendulum";
+    other.observation_space = dprl::Space::box(2, -1, 1);
+    other.action_space = dprl::Space::box(1, -1, 1);
+    dprl::Dataset bad(other);
+    bad.add_episode(std::vector<float>{0, 0, 0, 0}, std::vector<float>{0}, std::vector<float>{0},
+                    std::vector<std::uint8_t>{0}, std::vector<std::uint8_t>{1}, 0);
+    mb::save_dataset_cache(bad, file, key);
+    const auto out2 = temp_dir("cache_bad");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out2)),
+        doctest::Contains("data_cache"), dprl::DataError);
+    CHECK(!fs::exists(out2));
+  }
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""Paper 004 (PriMORL) report: reads runs/paper004/<config>/seed<k>/ and rewrites the generated
+part of docs/paper004.md (between the BEGIN/END GENERATED markers): Table 1 (returns normalised by
+our MOPO, beside the paper's percentages), Table 10 (clipping x uncertainty), the (z, q, T) -> eps
+table from `dprl privacy epsilon` beside the printed values, per-stage times, and one SVG learning
+curve per Table 1 row (docs/paper004/).
+
+Usage: /usr/bin/python3 tools/report_paper004.py [--runs runs/paper004] [--dprl build/dprl]
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+
+PAPER_T1 = {  # Table 1, Pendulum: return, percentage of MOPO, epsilon
+    "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
+    "pendulum_no_priv": ("810.4 ± 27.45", "101.8%", "inf"),
+    "pendulum_low": ("817.4 ± 21.57", "102.7%", "22.3"),
+    "pendulum_high": ("778.9 ± 53.5", "97.9%", "5.1"),
+}
+PAPER_T10 = {  # Table 10, Pendulum
+    ("035", "ma", "lc"): "734.5 ± 28.9", ("035", "mpd", "lc"): "817.4 ± 21.7",
+    ("035", "ma", "fc"): "638.9 ± 91.7", ("035", "mpd", "fc"): "757.9 ± 76.5",
+    ("052", "ma", "lc"): "750.1 ± 75.97", ("052", "mpd", "lc"): "778.9 ± 53.5",
+    ("052", "ma", "fc"): "612.4 ± 76.8", ("052", "mpd", "fc"): "723.0 ± 47.0",
+}
+EPS_ROWS = [  # task, variant, z, T, printed epsilon (q = 1e-3, delta = 1e-5)
+    ("Pendulum", "Low", 0.35, 7000, 22.3), ("Pendulum", "High", 0.52, 7000, 5.1),
+    ("Balance", "Low", 0.25, 7000, 85.0), ("Balance", "High", 0.45, 7000, 8.2),
+    ("Swingup", "Low", 0.25, 10000, 94.2), ("Swingup", "High", 0.38, 10000, 17.0),
+]
+BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
+
+
+def seeds_of(runs, name):
+    d = os.path.join(runs, name)
+    if not os.path.isdir(d):
+        return []
+    out = []
+    for s in sorted(os.listdir(d)):
+        p = os.path.join(d, s)
+        if os.path.exists(os.path.join(p, "summary.json")):
+            out.append(p)
+    return out
+
+
+def score(run_dir):
+    with open(os.path.join(run_dir, "summary.json")) as f:
+        s = json.load(f)
+    extra = s.get("extra", {})
+    eps = s.get("privacy", {}) or {}
+    return extra.get("return_last_window"), eps.get("epsilon"), s
+
+
+def mean_ci(xs):
+    if not xs:
+        return None, None
+    m = statistics.mean(xs)
+    if len(xs) < 2:
+        return m, None
+    return m, 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def fmt(m, ci):
+    if m is None:
+        return "not run"
+    return f"{m:.1f}" + (f" ± {ci:.1f}" if ci is not None else " (1 seed)")
+
+
+def epsilon(dprl, z, q, T, acc):
+    out = subprocess.run([dprl, "privacy", "epsilon", "-z", str(z), "-q", str(q), "-T", str(T),
+                          "--delta", "1e-5", "--accountant", acc, "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["epsilon"]
+
+
+def svg_curve(run_dirs, path, title):
+    pts = []
+    for d in run_dirs:
+        with open(os.path.join(d, "metrics.csv")) as f:
+            pts.append([(float(r["step"]), float(r["return_mean"])) for r in csv.DictReader(f)])
+    if not pts:
+        return False
+    xs = [x for p in pts for x, _ in p]
+    ys = [y for p in pts for _, y in p]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(max(ys), min(ys) + 1)
+    W, H = 480, 260
+
+    def sx(x):
+        return 50 + (x - x0) / max(x1 - x0, 1) * (W - 70)
+
+    def sy(y):
+        return H - 30 - (y - y0) / (y1 - y0) * (H - 60)
+
+    lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}">',
+             f'<text x="{W / 2}" y="16" text-anchor="middle" font-size="12">{title}</text>',
+             f'<text x="5" y="{sy(y1) + 4:.0f}" font-size="10">{y1:.0f}</text>',
+             f'<text x="5" y="{sy(y0):.0f}" font-size="10">{y0:.0f}</text>',
+             f'<text x="{W - 60}" y="{H - 8}" font-size="10">SAC updates</text>']
+    for p in pts:
+        d = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in p)
+        lines.append(f'<polyline fill="none" stroke="black" points="{d}"/>')
+    lines.append("</svg>")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return True
+
+
+def generate(runs, dprl):
+    out = []
+    mopo = [score(d)[0] for d in seeds_of(runs, "pendulum_mopo")]
+    mopo_m = statistics.mean(mopo) if mopo else None
+    out += ["### Table 1 (Pendulum, our reduced scale)", "",
+            "Return = mean over the last `final_window` epochs of the 10-episode evaluation "
+            "means (Pendulum-v1 native reward, 200 steps: higher is better, 0 is the maximum); "
+            "± is a 95% interval over seeds when there are several. Percentages are of our MOPO "
+            "(ours) and of the paper's MOPO (paper); the paper's Pendulum returns use an "
+            "unstated reward transform, so only the percentages compare.", "",
+            "| method | seeds | our epsilon (RDP; PLD) | our return | % of our MOPO | paper epsilon "
+            "| paper return | paper % |", "|---|---|---|---|---|---|---|---|"]
+    for name, label in (("pendulum_mopo", "MOPO"), ("pendulum_no_priv", "PriMORL no privacy"),
+                        ("pendulum_low", "PriMORL low (z 0.35)"),
+                        ("pendulum_high", "PriMORL high (z 0.52)")):
+        dirs = seeds_of(runs, name)
+        vals = [score(d)[0] for d in dirs]
+        m, ci = mean_ci(vals)
+        eps = "inf"
+        if dirs:
+            s = score(dirs[0])[2]
+            pr = s.get("privacy") or {}
+            det = json.loads(pr["details_json"]) if isinstance(pr.get("details_json"), str) else {}
+            e = pr.get("epsilon")
+            if e not in (None, "inf"):
+                pld = (pr.get("details") or det).get("epsilon_pld")
+                eps = f"{e:.1f}" + (f"; {pld:.1f}" if isinstance(pld, (int, float)) else "")
+        # percentages of a negative-return MOPO: ratio of returns (both negative) is inverted
+        pct = "" if m is None or not mopo_m else f"{100 * mopo_m / m:.1f}%" if m < 0 else \
+            f"{100 * m / mopo_m:.1f}%"
+        pe, pr_ret, pp = PAPER_T1[name][2], PAPER_T1[name][0], PAPER_T1[name][1]
+        out.append(f"| {label} | {len(dirs)} | {eps} | {fmt(m, ci)} | {pct} | {pe} | {pr_ret} "
+                   f"| {pp} |")
+        svg_curve(dirs, os.path.join("docs", "paper004", name + ".svg"), label)
+    out += ["", "For negative returns the percentage is MOPO / method (so 100% means equal and "
+            "below 100% worse), the reading that keeps 'higher is better'.", ""]
+    out += ["### Table 10 (Pendulum, clipping x uncertainty)", "",
+            "| z | MA + LC | MPD + LC | MA + FC | MPD + FC |", "|---|---|---|---|---|"]
+    for zn, z in (("035", "0.35"), ("052", "0.52")):
+        cells = []
+        for pn, cn in (("ma", "lc"), ("mpd", "lc"), ("ma", "fc"), ("mpd", "fc")):
+            vals = [score(d)[0] for d in seeds_of(runs, f"pendulum_t10_{pn}_{cn}_z{zn}")]
+            m, ci = mean_ci(vals)
+            cells.append(f"{fmt(m, ci)} (paper {PAPER_T10[(zn, pn, cn)]})")
+        out.append(f"| {z} | " + " | ".join(cells) + " |")
+    out += ["", "### (z, q, T) -> epsilon (delta = 1e-5)", "",
+            "| task | variant | z | q | T | printed | ours RDP (CKS) | ours PLD |",
+            "|---|---|---|---|---|---|---|---|"]
+    for task, var, z, T, printed in EPS_ROWS:
+        r, p = epsilon(dprl, z, 1e-3, T, "rdp"), epsilon(dprl, z, 1e-3, T, "pld")
+        out.append(f"| {task} | {var} | {z} | 0.001 | {T} | {printed} | {r:.2f} | {p:.2f} |")
+    for z in (0.35, 0.52):
+        r, p = epsilon(dprl, z, 0.05, 3000, "rdp"), epsilon(dprl, z, 0.05, 3000, "pld")
+        out.append(f"| Pendulum, our scale | {'Low' if z < 0.5 else 'High'} | {z} | 0.05 | 3000 "
+                   f"| - | {r:.2f} | {p:.2f} |")
+    out += ["", "### Time per stage (seed 1 runs; CPU seconds of the process, wall in brackets)",
+            "", "| config | data | model | policy | total |", "|---|---|---|---|---|"]
+    for name in ("pendulum_mopo", "pendulum_no_priv", "pendulum_low", "pendulum_high"):
+        for d in seeds_of(runs, name)[:1]:
+            with open(os.path.join(d, "timing.json")) as f:
+                t = json.load(f)
+            out.append(f"| {name} | {t['data_cpu_s']:.0f} ({t['data_s']:.0f}) | "
+                       f"{t['model_cpu_s']:.0f} ({t['model_s']:.0f}) | "
+                       f"{t['policy_cpu_s']:.0f} ({t['policy_s']:.0f}) | "
+                       f"{t['total_cpu_s']:.0f} ({t['total_s']:.0f}) |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", default="runs/paper004")
+    ap.add_argument("--dprl", default="build/dprl")
+    ap.add_argument("--doc", default="docs/paper004.md")
+    a = ap.parse_args()
+    body = generate(a.runs, a.dprl)
+    with open(a.doc) as f:
+        doc = f.read()
+    i, j = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    with open(a.doc, "w") as f:
+        f.write(doc[:i] + "\n" + body + "\n" + doc[j:])
+
+
+if __name__ == "__main__":
+    main()
