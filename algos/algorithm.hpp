@@ -5,6 +5,8 @@
 // context owns evaluation: eval_due(step) says when, evaluate(policy, step, episodes) runs the
 // seeded evaluation episodes and appends a metrics.csv row
 // (step, episodes, return_mean, return_std, return_min, return_max, length_mean[, epsilon]).
+// Offline learners read the experiment's dataset (the `data:` section) from the context, and
+// count `steps` in gradient steps (their metrics' step column is named gradient_step).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/dataset.hpp"
 #include "engine/env.hpp"
 #include "engine/params.hpp"
 #include "engine/policy.hpp"
@@ -27,10 +30,11 @@ namespace dprl::algos {
 
 // Settings every run shares (the `train` section of an experiment file).
 struct TrainParams {
-  std::int64_t steps = 100000;      // env steps of training
+  std::int64_t steps = 100000;      // env steps of training (offline learners: gradient steps)
   std::int64_t eval_every = 10000;  // env steps between evaluations (0: only at the end)
   int eval_episodes = 20;           // episodes per evaluation
   bool checkpoint = true;           // write the final policy into the run directory
+  bool until_budget = false;        // private learners: train until the budget is spent
 
   template <class V>
   void visit(V& v) {
@@ -39,6 +43,9 @@ struct TrainParams {
       "env steps between evaluations (0: only at the end)");
     v("eval_episodes", eval_episodes, Range::closed(1, 1e7), "episodes per evaluation");
     v("checkpoint", checkpoint, "write the final policy into the run directory");
+    v("until_budget", until_budget,
+      "private learners: train for the largest step count the privacy budget affords (steps "
+      "ignored)");
   }
 };
 
@@ -63,6 +70,13 @@ class TrainContext {
   // Learners that log per episode write their own metrics rows; once they do, evaluate() records
   // its figures (last_eval) without adding rows of another shape.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
+  // The experiment's offline dataset (the `data:` section; null when it has none) and where it
+  // came from (for messages).
+  void set_dataset(std::shared_ptr<const Dataset> ds, std::string source);
+  const Dataset* dataset() const { return dataset_.get(); }
+  const std::string& dataset_source() const { return dataset_source_; }
+  // Name of the step column of evaluate()'s metrics rows ("step"; offline: "gradient_step").
+  void set_step_column(std::string name) { step_column_ = std::move(name); }
   // Another file in the run directory (ignored when the run writes no directory).
   void write_file(const std::string& name, std::string_view content) const;
 
@@ -84,6 +98,9 @@ class TrainContext {
   int rounds_ = 0;
   double epsilon_;
   bool custom_rows_ = false;
+  std::shared_ptr<const Dataset> dataset_;
+  std::string dataset_source_;
+  std::string step_column_ = "step";
 };
 
 class Algorithm {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "algos/nn_policy.hpp"
+#include "algos/offline/bcq_policy.hpp"
 #include "algos/tabular_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/nn_io.hpp"
@@ -37,6 +38,18 @@ std::unique_ptr<Policy> make_policy(std::string_view name_or_path, const Env& en
   }
   // network policies (algos/nn_policy.hpp): checked against the env's dimensions
   if (nn::is_nn_file(file)) {
+    if (nn::load_nn_file(file).kind == "bcq_policy") {
+      auto bp = BcqPolicy::load(file);
+      const EnvSpec& sp = env.spec();
+      if (!sp.action.is_discrete() || static_cast<std::size_t>(bp->obs_dim()) != sp.observation.dim() ||
+          bp->actions() != sp.action.n)
+        throw DataError(fmt::format(
+            "{}: bcq policy for '{}' ({} observations, {} actions) does not fit env '{}' "
+            "(observation {}, action {})",
+            file.string(), bp->env_id(), bp->obs_dim(), bp->actions(), sp.id,
+            sp.observation.describe(), sp.action.describe()));
+      return bp;
+    }
     auto np = NnPolicy::load(file);
     const EnvSpec& sp = env.spec();
     const bool disc = np->mode() == NnPolicy::Mode::kArgmax;

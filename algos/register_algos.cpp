@@ -3,6 +3,9 @@
 #include "algos/ddpg.hpp"
 #include "algos/dqn.hpp"
 #include "algos/lsvi_ucb.hpp"
+#include "algos/offline/bc.hpp"
+#include "algos/offline/discrete_bcq.hpp"
+#include "algos/offline/discrete_cql.hpp"
 #include "algos/ppo.hpp"
 #include "algos/q_learning.hpp"
 #include "algos/sac.hpp"
@@ -34,6 +37,15 @@ void register_builtin_algos(AlgoRegistry& r) {
       "LSVI-UCB / LSVI-UCB+ in linear MDPs; joint-DP releases with static or adaptive batching",
       "paper 002; Jin et al. 2020; Hu et al. 2022; He et al. 2023; Luyo et al. 2021; Ngo et al. "
       "2022"));
+  // offline learners (algos/offline/): learn from the experiment's dataset; user-level DP-SGD
+  r.add(make_entry<Algorithm, Bc>("bc", "discrete behaviour cloning from a dataset (d3rlpy defaults)",
+                                  "d3rlpy 2.8.1 DiscreteBC"));
+  r.add(make_entry<Algorithm, DiscreteCql>(
+      "discrete_cql", "discrete conservative Q-learning from a dataset (d3rlpy defaults)",
+      "Kumar et al. 2020; d3rlpy 2.8.1 DiscreteCQL"));
+  r.add(make_entry<Algorithm, DiscreteBcq>(
+      "discrete_bcq", "discrete batch-constrained Q-learning from a dataset (d3rlpy defaults)",
+      "Fujimoto et al. 2019; d3rlpy 2.8.1 DiscreteBCQ"));
 }
 
 AlgoRegistry& algo_registry() {

@@ -15,6 +15,61 @@ Dataset::Dataset(DatasetInfo info) : info_(std::move(info)) {
   if (info_.action_space.dim() == 0) throw DataError("dataset: the action space has no components");
 }
 
+namespace {
+
+bool same_space(const Space& a, const Space& b) {
+  if (a.kind != b.kind) return false;
+  if (a.is_discrete()) return a.n == b.n;
+  if (a.low.size() != b.low.size()) return false;
+  for (std::size_t i = 0; i < a.low.size(); ++i)
+    if (static_cast<float>(a.low[i]) != static_cast<float>(b.low[i]) ||
+        static_cast<float>(a.high[i]) != static_cast<float>(b.high[i]))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void check_spaces(const DatasetInfo& info, const EnvSpec& spec, const std::string& where) {
+  if (!same_space(info.observation_space, spec.observation))
+    throw DataError(fmt::format("{}: observation_space: the dataset has {} but env '{}' has {}",
+                                where, info.observation_space.describe(), spec.id,
+                                spec.observation.describe()));
+  if (!same_space(info.action_space, spec.action))
+    throw DataError(fmt::format("{}: action_space: the dataset has {} but env '{}' has {}", where,
+                                info.action_space.describe(), spec.id, spec.action.describe()));
+}
+
+Dataset Dataset::from_arrays(DatasetInfo info, DatasetArrays a, const std::string& where) {
+  Dataset d(std::move(info));
+  const auto bad = [&](const char* field, std::size_t got, std::size_t want) {
+    return DataError(fmt::format("{}: {}: {} values, expected {}", where, field, got, want));
+  };
+  const std::size_t e = a.user_ids.size();
+  if (a.episode_starts.size() != e + 1 || a.episode_starts.front() != 0)
+    throw bad("episode offsets", a.episode_starts.size(), e + 1);
+  for (std::size_t i = 0; i < e; ++i)
+    if (a.episode_starts[i + 1] <= a.episode_starts[i])
+      throw DataError(fmt::format("{}: episode {} has no steps", where, i));
+  const std::size_t n = a.episode_starts.back();
+  if (a.seeds.size() != e) throw bad("seeds", a.seeds.size(), e);
+  if (a.observations.size() != (n + e) * d.obs_dim())
+    throw bad("observations", a.observations.size(), (n + e) * d.obs_dim());
+  if (a.actions.size() != n * d.act_dim()) throw bad("actions", a.actions.size(), n * d.act_dim());
+  if (a.rewards.size() != n) throw bad("rewards", a.rewards.size(), n);
+  if (a.terminations.size() != n) throw bad("terminations", a.terminations.size(), n);
+  if (a.truncations.size() != n) throw bad("truncations", a.truncations.size(), n);
+  d.observations_ = std::move(a.observations);
+  d.actions_ = std::move(a.actions);
+  d.rewards_ = std::move(a.rewards);
+  d.terminations_ = std::move(a.terminations);
+  d.truncations_ = std::move(a.truncations);
+  d.start_ = std::move(a.episode_starts);
+  d.user_id_ = std::move(a.user_ids);
+  d.seed_ = std::move(a.seeds);
+  return d;
+}
+
 void Dataset::reserve(std::size_t episodes, std::size_t transitions) {
   observations_.reserve((transitions + episodes) * obs_dim());
   actions_.reserve(transitions * act_dim());
@@ -92,11 +147,11 @@ void Dataset::validate(const std::string& where) const {
       const std::span<const float> o(observations_.data() + row * obs_dim(), obs_dim());
       for (float v : o)
         if (!std::isfinite(v))
-          throw DataError(fmt::format("{}: observations: episode {} row {} is not finite", where,
-                                      e, row - t0 - e));
+          throw DataError(fmt::format("{}: observations: episode {} row {} is not finite", where, e,
+                                      row - t0 - e));
       if (!os.contains(o))
-        throw DataError(fmt::format("{}: observations: episode {} row {} lies outside {}", where,
-                                    e, row - t0 - e, os.describe()));
+        throw DataError(fmt::format("{}: observations: episode {} row {} lies outside {}", where, e,
+                                    row - t0 - e, os.describe()));
     }
     for (std::size_t t = t0; t < t1; ++t) {
       const auto a = action(t);
@@ -112,9 +167,9 @@ void Dataset::validate(const std::string& where) const {
         throw DataError(fmt::format("{}: terminations/truncations: episode {} step {} is not 0/1",
                                     where, e, t - t0));
       if (t + 1 < t1 && (terminations_[t] || truncations_[t]))
-        throw DataError(fmt::format(
-            "{}: terminations/truncations: episode {} ends at step {} but has {} steps", where, e,
-            t - t0, t1 - t0));
+        throw DataError(
+            fmt::format("{}: terminations/truncations: episode {} ends at step {} but has {} steps",
+                        where, e, t - t0, t1 - t0));
     }
   }
 }
@@ -140,6 +195,13 @@ std::size_t Dataset::payload_bytes() const {
          rewards_.size() * sizeof(float) + terminations_.size() + truncations_.size() +
          start_.size() * sizeof(std::size_t) + user_id_.size() * sizeof(std::int64_t) +
          seed_.size() * sizeof(std::int64_t);
+}
+
+std::size_t Dataset::memory_bytes() const {
+  return observations_.capacity() * sizeof(float) + actions_.capacity() * sizeof(float) +
+         rewards_.capacity() * sizeof(float) + terminations_.capacity() + truncations_.capacity() +
+         start_.capacity() * sizeof(std::size_t) + user_id_.capacity() * sizeof(std::int64_t) +
+         seed_.capacity() * sizeof(std::int64_t);
 }
 
 }  // namespace dprl

@@ -29,18 +29,37 @@
 namespace dprl {
 
 struct DatasetInfo {
-  std::string dataset_id;       // e.g. "dprl/cartpole/ppo-expert-v0"
-  std::string env_id;           // registry id the data was collected on ("" if unknown)
-  ParamMap env_params;          // the env's resolved parameters
-  Space observation_space;      // Box or Discrete
-  Space action_space;           // Box or Discrete
-  std::string metadata_json;    // free JSON object text ("" for none)
+  std::string dataset_id;     // e.g. "dprl/cartpole/ppo-expert-v0"
+  std::string env_id;         // registry id the data was collected on ("" if unknown)
+  ParamMap env_params;        // the env's resolved parameters
+  Space observation_space;    // Box or Discrete
+  Space action_space;         // Box or Discrete
+  std::string metadata_json;  // free JSON object text ("" for none)
 };
+
+// Whole arrays in the layout above, for readers that fill them in place.
+struct DatasetArrays {
+  std::vector<float> observations;
+  std::vector<float> actions;
+  std::vector<float> rewards;
+  std::vector<std::uint8_t> terminations;
+  std::vector<std::uint8_t> truncations;
+  std::vector<std::size_t> episode_starts{0};  // num_episodes + 1 offsets, from 0
+  std::vector<std::int64_t> user_ids;
+  std::vector<std::int64_t> seeds;
+};
+
+// Throws DataError "<where>: observation_space: ..." (or action_space) unless info's spaces equal
+// the env's: the same Discrete n, or Box bounds equal in float32 component by component.
+void check_spaces(const DatasetInfo& info, const EnvSpec& spec, const std::string& where);
 
 class Dataset {
  public:
   Dataset() = default;
   explicit Dataset(DatasetInfo info);
+  // Takes the arrays over (no copy) after checking that their sizes agree with the offsets and
+  // the spaces; DataError naming `where` and the field otherwise.
+  static Dataset from_arrays(DatasetInfo info, DatasetArrays arrays, const std::string& where);
 
   const DatasetInfo& info() const { return info_; }
   DatasetInfo& mutable_info() { return info_; }
@@ -97,7 +116,8 @@ class Dataset {
 
   // The distinct user ids in ascending order, and for each the episodes it owns.
   std::vector<std::int64_t> users() const;
-  std::vector<std::vector<std::size_t>> episodes_by_user(const std::vector<std::int64_t>& users) const;
+  std::vector<std::vector<std::size_t>> episodes_by_user(
+      const std::vector<std::int64_t>& users) const;
 
   // Checks every value against the spaces and the flags' rules (finite observations inside the
   // observation space's bounds, actions inside the action space, a flag only 0/1, no flag before an
@@ -108,8 +128,9 @@ class Dataset {
   // A dataset of the given episodes (in the given order), with the same info.
   Dataset subset(std::span<const std::size_t> episodes) const;
 
-  // Bytes held by the arrays.
+  // Bytes held by the arrays (sizes), and allocated for them (capacities).
   std::size_t payload_bytes() const;
+  std::size_t memory_bytes() const;
 
  private:
   DatasetInfo info_;

@@ -51,6 +51,36 @@ void fill_standard_normal(Rng& rng, std::span<float> out) {
   }
 }
 
+void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size,
+                        std::span<double> sq) {
+  DPRL_CHECK(group_size >= 1);
+  DPRL_CHECK(static_cast<int>(sq.size()) * group_size == c.batch);
+  const int groups = static_cast<int>(sq.size());
+  thread_local Eigen::RowVectorXf dn, an;
+  for (int l = 0; l < s.num_layers(); ++l) {
+    const Mat& d = c.delta[l];
+    const Mat& a = c.a[l];
+    if (group_size == 1) {
+      dn = d.colwise().squaredNorm();
+      an = a.colwise().squaredNorm();
+      for (int g = 0; g < groups; ++g)
+        sq[g] += static_cast<double>(dn[g]) * (static_cast<double>(an[g]) + 1.0);
+      continue;
+    }
+    for (int g = 0; g < groups; ++g) {
+      const int c0 = g * group_size;
+      double total = 0.0;
+      for (int j = 0; j < group_size; ++j)
+        for (int jj = 0; jj < group_size; ++jj) {
+          const double dd = d.col(c0 + j).cast<double>().dot(d.col(c0 + jj).cast<double>());
+          const double aa = a.col(c0 + j).cast<double>().dot(a.col(c0 + jj).cast<double>());
+          total += dd * (aa + 1.0);
+        }
+      sq[g] += total;
+    }
+  }
+}
+
 DpSgdStats clip_factors(std::span<const float> sq_norms, double clip_norm,
                         std::span<float> factors) {
   DPRL_CHECK(sq_norms.size() == factors.size());

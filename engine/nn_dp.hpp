@@ -43,6 +43,16 @@ struct DpSgdStats {
 // factors[i] = min(1, clip_norm / (sqrt(sq_norms[i]) + 1e-6)); a NaN norm is a DataError.
 DpSgdStats clip_factors(std::span<const float> sq_norms, double clip_norm,
                         std::span<float> factors);
+// Adds to sq[g] the squared L2 norm of the gradient summed over group g = columns [g k, (g + 1) k)
+// of the batch (k = group_size), accumulated in double, from cache after backward_errors; no
+// gradient is materialised. For a dense layer with errors delta_j and inputs a_j the group's
+// gradient is sum_j delta_j a_j^T (+ bias sum_j delta_j), whose squared norm is
+// sum_{j,j'} (delta_j . delta_j') (a_j . a_j' + 1); for k = 1 this is |delta|^2 (|a|^2 + 1).
+// Call it once per network to get the joint norm over several networks (their parameters are
+// disjoint, so squared norms add). sq.size() * group_size must equal the cache's batch.
+void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size,
+                        std::span<double> sq);
+
 // grad += std * N(0, I) from fill (scratch is resized to grad's size).
 void add_gaussian_noise(std::span<float> grad, double std, const NormalFill& fill, Buffer& scratch);
 

@@ -24,10 +24,21 @@ void Adam::step(std::span<float> params, std::span<const float> grad) {
   const float step = static_cast<float>(cfg_.lr / bc1);
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   const float eps = static_cast<float>(cfg_.eps);
-  if (cfg_.weight_decay != 0.0) p *= static_cast<float>(1.0 - cfg_.lr * cfg_.weight_decay);
-  m = b1 * m + (1.0f - b1) * g;
-  v = b2 * v + (1.0f - b2) * g.square();
-  p -= step * m / (v.sqrt() * inv_sqrt_bc2 + eps);
+  const float decay = static_cast<float>(1.0 - cfg_.lr * cfg_.weight_decay);
+  // blocks of 512 floats: the three updates of a block run while it sits in L1 (one pass over
+  // memory instead of three; every element's arithmetic is unchanged)
+  constexpr Eigen::Index kBlock = 512;
+  for (Eigen::Index i = 0; i < n; i += kBlock) {
+    const Eigen::Index len = std::min(kBlock, n - i);
+    auto pb = p.segment(i, len);
+    auto mb = m.segment(i, len);
+    auto vb = v.segment(i, len);
+    const auto gb = g.segment(i, len);
+    if (cfg_.weight_decay != 0.0) pb *= decay;
+    mb = b1 * mb + (1.0f - b1) * gb;
+    vb = b2 * vb + (1.0f - b2) * gb.square();
+    pb -= step * mb / (vb.sqrt() * inv_sqrt_bc2 + eps);
+  }
 }
 
 void Sgd::step(std::span<float> params, std::span<const float> grad) {

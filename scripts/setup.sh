@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build git pkg-config
           libeigen3-dev libbox2d-dev libmujoco-dev libyaml-cpp-dev doctest-dev libcli11-dev
-          libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev
+          libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev libhdf5-dev
           libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do

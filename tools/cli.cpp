@@ -43,9 +43,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "dprl 0.1.0");
   add_env_commands(app);
+  add_bench_offline_command(app);
   add_run_commands(app);
   add_plot_command(app);
   add_privacy_commands(app);
+  add_dataset_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

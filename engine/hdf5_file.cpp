@@ -1,0 +1,508 @@
+#include "engine/hdf5_file.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "engine/error.hpp"
+
+namespace dprl::h5 {
+namespace {
+
+static_assert(sizeof(hid_t) == sizeof(std::int64_t), "HDF5 >= 1.10 has 64-bit handles");
+
+// HDF5 prints its error stack to stderr by default; errors become DataError instead.
+void silence_hdf5() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+// The innermost message of HDF5's error stack ("" when empty), then clears the stack.
+std::string hdf5_message() {
+  std::string msg;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned n, const H5E_error2_t* e, void* data) -> herr_t {
+        if (n == 0 && e->desc != nullptr) *static_cast<std::string*>(data) = e->desc;
+        return 0;
+      },
+      &msg);
+  H5Eclear2(H5E_DEFAULT);
+  for (char& c : msg)
+    if (c == '\n' || c == '\r') c = ' ';
+  return msg;
+}
+
+// An HDF5 handle closed on scope exit.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (id_ >= 0) close_(id_);
+  }
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  Closer close_;
+};
+
+[[noreturn]] void fail(const std::string& file, const std::string& key, const std::string& what) {
+  const std::string h5 = hdf5_message();
+  throw DataError(h5.empty() ? fmt::format("{}: {}: {}", file, key, what)
+                             : fmt::format("{}: {}: {} ({})", file, key, what, h5));
+}
+
+TypeClass classify(hid_t type) {
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER:
+      return TypeClass::kInteger;
+    case H5T_FLOAT:
+      return TypeClass::kFloat;
+    case H5T_ENUM:
+      return TypeClass::kEnum;
+    case H5T_STRING:
+      return TypeClass::kString;
+    default:
+      return TypeClass::kOther;
+  }
+}
+
+const char* describe(TypeClass c) {
+  switch (c) {
+    case TypeClass::kInteger:
+      return "integers";
+    case TypeClass::kFloat:
+      return "floats";
+    case TypeClass::kEnum:
+      return "an enum";
+    case TypeClass::kString:
+      return "strings";
+    default:
+      return "an unsupported type";
+  }
+}
+
+bool is_number(TypeClass c) { return c == TypeClass::kInteger || c == TypeClass::kFloat; }
+
+}  // namespace
+
+std::uint64_t ArrayInfo::elements() const {
+  std::uint64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::uint64_t ArrayInfo::row_elements() const {
+  std::uint64_t n = 1;
+  for (std::size_t i = 1; i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+File File::open(const std::filesystem::path& path) {
+  silence_hdf5();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw DataError(fmt::format("{}: no such file", path.string()));
+  // evict each object's metadata when it is closed: a Minari file has five datasets per episode,
+  // each opened once
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_evict_on_close(fapl.get(), true);
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
+  return File(id, path.string());
+}
+
+File File::create(const std::filesystem::path& path) {
+  silence_hdf5();
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  H5Pset_obj_track_times(fcpl.get(), false);  // the root group carries no timestamps either
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
+  if (id < 0) fail(path.string(), "/", "cannot create");
+  return File(id, path.string());
+}
+
+File::File(std::int64_t id, std::string name) : id_(id), name_(std::move(name)) {
+  hsize_t n = 0;
+  if (H5Fget_filesize(id_, &n) >= 0) size_ = n;
+}
+
+File::File(File&& other) noexcept
+    : id_(other.id_), name_(std::move(other.name_)), size_(other.size_) {
+  other.id_ = -1;
+}
+
+File& File::operator=(File&& other) noexcept {
+  if (this != &other) {
+    if (id_ >= 0) H5Fclose(id_);
+    id_ = other.id_;
+    name_ = std::move(other.name_);
+    size_ = other.size_;
+    other.id_ = -1;
+  }
+  return *this;
+}
+
+File::~File() {
+  if (id_ >= 0) H5Fclose(id_);
+}
+
+void File::close() {
+  if (id_ < 0) return;
+  const herr_t f = H5Fflush(id_, H5F_SCOPE_LOCAL);
+  const herr_t c = H5Fclose(id_);
+  id_ = -1;
+  if (f < 0 || c < 0) fail(name_, "/", "cannot write");
+}
+
+bool File::exists(const std::string& path) const {
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t slash = path.find('/', pos);
+    const std::string part = path.substr(0, slash);
+    if (!part.empty() && H5Lexists(id_, part.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return false;
+    }
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  const htri_t ok = H5Oexists_by_name(id_, path.c_str(), H5P_DEFAULT);
+  H5Eclear2(H5E_DEFAULT);
+  return ok > 0;
+}
+
+bool File::is_group(const std::string& path) const {
+  if (!exists(path)) return false;
+  H5O_info_t oi;
+  if (H5Oget_info_by_name2(id_, path.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  return oi.type == H5O_TYPE_GROUP;
+}
+
+std::vector<std::string> File::children(const std::string& group) const {
+  std::vector<std::string> names;
+  if (!is_group(group)) return names;
+  Handle g(H5Gopen2(id_, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.ok()) fail(name_, group, "cannot open group");
+  hsize_t idx = 0;
+  const herr_t r = H5Literate(
+      g.get(), H5_INDEX_NAME, H5_ITER_INC, &idx,
+      [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+        return 0;
+      },
+      &names);
+  if (r < 0) fail(name_, group, "cannot list members");
+  return names;
+}
+
+Array File::array(const std::string& key) const {
+  const hid_t d = H5Dopen2(id_, key.c_str(), H5P_DEFAULT);
+  if (d < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    if (!exists(key)) fail(name_, key, "missing");
+    fail(name_, key, "not a readable dataset");
+  }
+  return Array(*this, d, key);
+}
+
+std::uint64_t File::file_size() const { return size_; }
+
+Group File::group(const std::string& path) const {
+  const hid_t g = H5Gopen2(id_, path.c_str(), H5P_DEFAULT);
+  if (g < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    if (!exists(path)) fail(name_, path, "missing");
+    fail(name_, path, "not a readable group");
+  }
+  return Group(*this, g, path);
+}
+
+Group::Group(const File& file, std::int64_t id, std::string path)
+    : file_(&file), id_(id), path_(std::move(path)) {}
+
+Group::Group(Group&& other) noexcept
+    : file_(other.file_), id_(other.id_), path_(std::move(other.path_)) {
+  other.id_ = -1;
+}
+
+Group::~Group() {
+  if (id_ >= 0) H5Gclose(id_);
+}
+
+Array Group::array(const std::string& name) const {
+  const std::string key = path_ + "/" + name;
+  const hid_t d = H5Dopen2(id_, name.c_str(), H5P_DEFAULT);
+  if (d < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      fail(file_->name(), key, "missing");
+    }
+    fail(file_->name(), key, "not a readable dataset");
+  }
+  return Array(*file_, d, key);
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Group::int_attrs() const {
+  struct Ctx {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    bool failed = false;
+  } ctx;
+  hsize_t idx = 0;
+  const herr_t r = H5Aiterate2(
+      id_, H5_INDEX_NAME, H5_ITER_INC, &idx,
+      [](hid_t loc, const char* name, const H5A_info_t*, void* data) -> herr_t {
+        auto* c = static_cast<Ctx*>(data);
+        Handle a(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+        Handle t(a.ok() ? H5Aget_type(a.get()) : -1, H5Tclose);
+        Handle s(a.ok() ? H5Aget_space(a.get()) : -1, H5Sclose);
+        if (!t.ok() || !s.ok()) return (c->failed = true), -1;
+        if (!is_number(classify(t.get())) || H5Sget_simple_extent_npoints(s.get()) != 1)
+          return 0;  // strings, arrays: not ours
+        std::int64_t v = 0;
+        if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) return (c->failed = true), -1;
+        c->out.emplace_back(name, v);
+        return 0;
+      },
+      &ctx);
+  if (r < 0 || ctx.failed) fail(file_->name(), path_, "unreadable attributes");
+  return ctx.out;
+}
+
+Array::Array(const File& file, std::int64_t id, std::string key)
+    : file_(&file), id_(id), key_(std::move(key)) {
+  const auto bad = [&](const char* what) {
+    H5Dclose(id_);
+    id_ = -1;
+    fail(file_->name(), key_, what);
+  };
+  Handle space(H5Dget_space(id_), H5Sclose);
+  Handle type(H5Dget_type(id_), H5Tclose);
+  if (!space.ok() || !type.ok()) bad("unreadable header");
+  const int nd = H5Sget_simple_extent_ndims(space.get());
+  if (nd < 0 || nd > 32) bad("unreadable dataspace");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(nd));
+  if (nd > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+    bad("unreadable dataspace");
+  info_.shape.assign(dims.begin(), dims.end());
+  info_.type = classify(type.get());
+  info_.elem_size = H5Tget_size(type.get());
+  info_.storage_bytes = H5Dget_storage_size(id_);
+  // whether a filter (compression) is set: asked only when the stored bytes are fewer than the
+  // extent, since the property list copy costs as much as the rest of the header
+  if (info_.storage_bytes < info_.elements() * info_.elem_size) {
+    Handle dcpl(H5Dget_create_plist(id_), H5Pclose);
+    if (!dcpl.ok()) bad("unreadable header");
+    info_.filtered = H5Pget_nfilters(dcpl.get()) > 0;
+  }
+  H5Eclear2(H5E_DEFAULT);
+}
+
+Array::Array(Array&& other) noexcept
+    : file_(other.file_),
+      id_(other.id_),
+      key_(std::move(other.key_)),
+      info_(std::move(other.info_)) {
+  other.id_ = -1;
+}
+
+Array::~Array() {
+  if (id_ >= 0) H5Dclose(id_);
+}
+
+void Array::check_plausible() const {
+  const std::string& name = file_->name();
+  const std::uint64_t n = info_.elements();
+  if (info_.elem_size > 0 && n > ~std::uint64_t{0} / info_.elem_size)
+    fail(name, key_, "absurd extent");
+  const std::uint64_t logical = n * info_.elem_size;
+  const std::uint64_t file_size = file_->file_size();
+  if (info_.storage_bytes > file_size)
+    fail(name, key_,
+         fmt::format("claims {} stored bytes in a file of {} (corrupt)", info_.storage_bytes,
+                     file_size));
+  const bool ok = info_.filtered ? logical / 1100 <= info_.storage_bytes + 1024
+                                 : logical <= info_.storage_bytes;
+  if (!ok)
+    fail(name, key_,
+         fmt::format("shape claims {} bytes but the file stores {} (truncated or corrupt)", logical,
+                     info_.storage_bytes));
+}
+
+template <class T>
+void Array::read_numbers(std::span<T> out, std::int64_t mem_type) const {
+  if (!is_number(info_.type))
+    fail(file_->name(), key_, fmt::format("holds {}, expected numbers", describe(info_.type)));
+  if (info_.elements() != out.size())
+    fail(file_->name(), key_,
+         fmt::format("holds {} values, expected {}", info_.elements(), out.size()));
+  check_plausible();
+  if (H5Dread(id_, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    fail(file_->name(), key_, "read failed");
+}
+
+void Array::read(std::span<float> out) const { read_numbers(out, H5T_NATIVE_FLOAT); }
+void Array::read(std::span<double> out) const { read_numbers(out, H5T_NATIVE_DOUBLE); }
+void Array::read(std::span<std::int64_t> out) const { read_numbers(out, H5T_NATIVE_INT64); }
+
+void Array::read_flags(std::span<std::uint8_t> out) const {
+  const std::string& name = file_->name();
+  if (info_.elements() != out.size())
+    fail(name, key_, fmt::format("holds {} values, expected {}", info_.elements(), out.size()));
+  if (info_.type == TypeClass::kEnum) {
+    if (info_.elem_size != 1) fail(name, key_, "enum flags over integers wider than 1 byte");
+    check_plausible();
+    Handle ft(H5Dget_type(id_), H5Tclose);
+    Handle mt(ft.ok() ? H5Tget_native_type(ft.get(), H5T_DIR_ASCEND) : -1, H5Tclose);
+    if (!mt.ok() || H5Dread(id_, mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+      fail(name, key_, "read failed");
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (out[i] > 1)
+        fail(name, key_, fmt::format("row {} holds {}, not 0/1", i, static_cast<int>(out[i])));
+    return;
+  }
+  if (!is_number(info_.type))
+    fail(name, key_, fmt::format("holds {}, expected 0/1 flags", describe(info_.type)));
+  std::vector<double> tmp(out.size());
+  read(std::span<double>(tmp));
+  for (std::size_t i = 0; i < tmp.size(); ++i) {
+    if (tmp[i] != 0.0 && tmp[i] != 1.0)
+      fail(name, key_, fmt::format("row {} holds {}, not 0/1", i, tmp[i]));
+    out[i] = tmp[i] != 0.0 ? 1 : 0;
+  }
+}
+
+std::optional<double> File::read_scalar(const std::string& key) const {
+  if (!exists(key)) return std::nullopt;
+  const Array a = array(key);
+  if (!is_number(a.info().type) || a.info().elements() != 1) return std::nullopt;
+  double v = 0;
+  a.read(std::span<double>(&v, 1));
+  return v;
+}
+
+std::optional<std::string> File::read_string(const std::string& key) const {
+  if (!exists(key)) return std::nullopt;
+  const ArrayInfo info = this->info(key);
+  if (info.type != TypeClass::kString || info.elements() != 1) return std::nullopt;
+  Handle d(H5Dopen2(id_, key.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle ft(d.ok() ? H5Dget_type(d.get()) : -1, H5Tclose);
+  Handle space(d.ok() ? H5Dget_space(d.get()) : -1, H5Sclose);
+  if (!ft.ok() || !space.ok()) fail(name_, key, "unreadable string");
+  if (H5Tis_variable_str(ft.get()) > 0) {
+    Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mt.get(), H5T_VARIABLE);
+    H5Tset_cset(mt.get(), H5Tget_cset(ft.get()));
+    char* s = nullptr;
+    if (H5Dread(d.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0)
+      fail(name_, key, "read failed");
+    std::string out = s != nullptr ? s : "";
+    H5Dvlen_reclaim(mt.get(), space.get(), H5P_DEFAULT, &s);
+    return out;
+  }
+  if (info.elem_size > (1u << 20)) fail(name_, key, "absurd string length");
+  std::string buf(info.elem_size, '\0');
+  Handle mt(H5Tcopy(ft.get()), H5Tclose);
+  if (H5Dread(d.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+    fail(name_, key, "read failed");
+  buf.resize(std::strlen(buf.c_str()));
+  return buf;
+}
+
+std::optional<std::int64_t> File::attr_int64(const std::string& path,
+                                             const std::string& name) const {
+  const std::string key = path + "@" + name;
+  if (H5Aexists_by_name(id_, path.c_str(), name.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  Handle a(H5Aopen_by_name(id_, path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Handle t(a.ok() ? H5Aget_type(a.get()) : -1, H5Tclose);
+  Handle s(a.ok() ? H5Aget_space(a.get()) : -1, H5Sclose);
+  if (!t.ok() || !s.ok()) fail(name_, key, "unreadable attribute");
+  if (!is_number(classify(t.get()))) fail(name_, key, "attribute is not a number");
+  if (H5Sget_simple_extent_npoints(s.get()) != 1) fail(name_, key, "attribute is not a scalar");
+  std::int64_t v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) fail(name_, key, "read failed");
+  return v;
+}
+
+void File::create_group(const std::string& path) {
+  // no timestamps: the same data gives the same bytes
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+  H5Pset_obj_track_times(gcpl.get(), false);
+  Handle g(H5Gcreate2(id_, path.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose);
+  if (!g.ok()) fail(name_, path, "cannot create group");
+}
+
+namespace {
+
+void write_array(const std::string& file, hid_t file_id, const std::string& key, const void* data,
+                 std::span<const std::uint64_t> shape, hid_t file_type, hid_t mem_type) {
+  const std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(dcpl.get(), false);  // the same data gives the same bytes
+  Handle d(space.ok() ? H5Dcreate2(file_id, key.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                   dcpl.get(), H5P_DEFAULT)
+                      : -1,
+           H5Dclose);
+  if (!d.ok()) fail(file, key, "cannot create dataset");
+  if (H5Dwrite(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    fail(file, key, "cannot write");
+}
+
+std::uint64_t product(std::span<const std::uint64_t> shape) {
+  std::uint64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+void File::write(const std::string& key, std::span<const float> data,
+                 std::span<const std::uint64_t> shape) {
+  DPRL_CHECK(product(shape) == data.size());
+  write_array(name_, id_, key, data.data(), shape, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
+}
+
+void File::write(const std::string& key, std::span<const std::int64_t> data,
+                 std::span<const std::uint64_t> shape) {
+  DPRL_CHECK(product(shape) == data.size());
+  write_array(name_, id_, key, data.data(), shape, H5T_STD_I64LE, H5T_NATIVE_INT64);
+}
+
+void File::write_flags(const std::string& key, std::span<const std::uint8_t> data) {
+  Handle ft(H5Tenum_create(H5T_STD_I8LE), H5Tclose);
+  Handle mt(H5Tenum_create(H5T_NATIVE_SCHAR), H5Tclose);
+  const signed char f = 0, t = 1;
+  for (hid_t type : {ft.get(), mt.get()}) {
+    if (H5Tenum_insert(type, "FALSE", &f) < 0 || H5Tenum_insert(type, "TRUE", &t) < 0)
+      fail(name_, key, "cannot build the bool enum");
+  }
+  const std::uint64_t shape[1] = {data.size()};
+  write_array(name_, id_, key, data.data(), shape, ft.get(), mt.get());
+}
+
+void File::set_attr(const std::string& path, const std::string& name, std::int64_t value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate_by_name(id_, path.c_str(), name.c_str(), H5T_STD_I64LE, space.get(),
+                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  if (!a.ok() || H5Awrite(a.get(), H5T_NATIVE_INT64, &value) < 0)
+    fail(name_, path + "@" + name, "cannot write attribute");
+}
+
+}  // namespace dprl::h5

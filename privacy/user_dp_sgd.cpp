@@ -1,0 +1,132 @@
+#include "privacy/user_dp_sgd.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+#include "engine/nn_dp.hpp"
+
+namespace dprl::privacy {
+
+void UserDpSgdConfig::validate() const {
+  if (!(noise_multiplier > 0.0 && noise_multiplier <= 1e6))
+    throw ParamError(fmt::format("noise_multiplier = {} must be in (0, 1e6]", noise_multiplier));
+  if (!(clip_norm > 0.0) || !std::isfinite(clip_norm))
+    throw ParamError(fmt::format("clip_norm = {} must be finite and > 0", clip_norm));
+  if (num_users < 1) throw ParamError(fmt::format("num_users = {} must be >= 1", num_users));
+  if (!(expected_batch > 0.0) || !std::isfinite(expected_batch))
+    throw ParamError(fmt::format("expected batch b = {} must be finite and > 0", expected_batch));
+  const double q = sampling_rate();
+  if (!(q > 0.0 && q <= 1.0))
+    throw ParamError(fmt::format(
+        "sampling rate q = b / m = {} / {} = {} must be in (0, 1] (batch larger than the users)",
+        expected_batch, num_users, q));
+  if (contribution < 1 || contribution > 1000000)
+    throw ParamError(fmt::format("contribution = {} must be in [1, 1000000]", contribution));
+}
+
+DpEvent UserDpSgdConfig::step_event() const {
+  return DpEvent::poisson_sampled(sampling_rate(), DpEvent::gaussian(noise_multiplier));
+}
+
+std::size_t noised_values(std::span<const DpNetGrad> nets) {
+  std::size_t n = 0;
+  for (const auto& g : nets)
+    for (int l = 0; l < g.shape->num_layers(); ++l)
+      n += static_cast<std::size_t>(g.shape->out(l)) * (g.shape->in(l) + 1);
+  return n;
+}
+
+UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
+                                 int users, NoiseSource& noise) {
+  const int k = cfg.contribution;
+  const double b = cfg.expected_batch, C = cfg.clip_norm;
+  UserDpStepStats st;
+  st.users = users;
+  thread_local std::vector<double> sq;
+  thread_local std::vector<float> weights;
+  thread_local std::vector<double> z;
+  // joint per-user squared norms over every trained network
+  sq.assign(users, 0.0);
+  if (users > 0)
+    for (const auto& g : nets) {
+      DPRL_CHECK(g.cache->batch == users * k);
+      nn::add_group_sq_norms(*g.shape, *g.cache, k, sq);
+    }
+  weights.resize(static_cast<std::size_t>(users) * k);
+  double total = 0.0;
+  for (int u = 0; u < users; ++u) {
+    const double norm = std::sqrt(sq[u]);
+    if (!std::isfinite(norm))
+      throw DataError("user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
+    total += norm;
+    if (norm > C) ++st.clipped;
+    const double c = std::min(1.0, C / (norm + 1e-6));
+    // the user's mean over its k transitions, clipped, divided by the expected batch
+    const float w = static_cast<float>(c / (k * b));
+    for (int j = 0; j < k; ++j) weights[static_cast<std::size_t>(u) * k + j] = w;
+  }
+  st.mean_norm = users > 0 ? total / users : 0.0;
+  for (const auto& g : nets) {
+    std::fill(g.grad, g.grad + g.shape->num_params(), 0.0f);
+    if (users > 0) nn::accumulate_grad(*g.shape, *g.cache, weights, g.grad);
+  }
+  // noise on the real parameters only (padding stays zero), one bulk draw
+  z.assign(noised_values(nets), 0.0);
+  noise.add_gaussian(z, cfg.noise_multiplier * C);
+  std::size_t pos = 0;
+  const double inv_b = 1.0 / b;
+  auto add = [&](float* dst, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) dst[i] += static_cast<float>(z[pos + i] * inv_b);
+    pos += n;
+  };
+  for (const auto& g : nets)
+    for (int l = 0; l < g.shape->num_layers(); ++l) {
+      add(g.grad + g.shape->weight_offset(l),
+          static_cast<std::size_t>(g.shape->out(l)) * g.shape->in(l));
+      add(g.grad + g.shape->bias_offset(l), static_cast<std::size_t>(g.shape->out(l)));
+    }
+  return st;
+}
+
+PrivacyReport user_dp_report(const UserDpReportInput& in) {
+  PrivacyReport r;
+  r.epsilon = in.epsilon;
+  r.delta = in.delta;
+  r.accountant = in.accountant;
+  r.neighbouring = "add-remove";
+  r.unit = in.unit;
+  r.sensitivity = fmt::format("L2 C = {} per sampled user (joint norm over all trained networks)",
+                              in.cfg.clip_norm);
+  r.covers = in.covers;
+  r.formal = !in.seeded;
+  r.noise_source = in.noise_source;
+  r.reproducible_noise = in.seeded;
+  nlohmann::ordered_json d;
+  d["mechanism"] = "user-level DP-SGD: Poisson-sampled users, per-user clipping, Gaussian noise";
+  d["relation"] = fmt::format("add or remove one {} together with all of their data", in.unit);
+  d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
+                                                 std::max<std::int64_t>(in.steps, 1))
+                                         .to_json());
+  d["noise_multiplier"] = in.cfg.noise_multiplier;
+  d["clip_norm"] = in.cfg.clip_norm;
+  d["expected_batch"] = in.cfg.expected_batch;
+  d["num_users"] = in.cfg.num_users;
+  d["sampling_rate"] = in.cfg.sampling_rate();
+  d["contribution"] = in.cfg.contribution;
+  d["steps"] = in.steps;
+  if (in.seeded)
+    d["note"] =
+        "seeded noise: the run is reproducible and anyone holding the seed can regenerate the "
+        "noise and the user sampling, so the figures are not a formal guarantee";
+  if (!in.extra_json.empty()) {
+    const auto extra = nlohmann::ordered_json::parse(in.extra_json);
+    for (const auto& [key, value] : extra.items()) d[key] = value;
+  }
+  r.details_json = d.dump();
+  return r;
+}
+
+}  // namespace dprl::privacy

@@ -1,0 +1,108 @@
+// User-level DP-SGD: DP-SGD whose privacy unit is a user of a dataset (an expert, a person, a
+// trajectory: whatever the dataset's user_id stands for), not a single record.
+//
+// Source: Abadi et al. 2016, "Deep Learning with Differential Privacy" (CCS), Algorithm 1, with
+// the user as the sampled unit as in Sharma et al., "Preserving Expert-Level Privacy in Offline
+// Reinforcement Learning" (TMLR), Algorithm 4 (expert-level DP-SGD), and McMahan et al. 2018,
+// "Learning Differentially Private Recurrent Language Models" (ICLR) for user-level sampling.
+//
+// One step, with m distinct users, expected batch b, q = b / m, clip norm C, noise multiplier z:
+//   1. each user is sampled independently with probability q (Poisson sampling);
+//   2. each sampled user u contributes k transitions (k = contribution; k = 1 as paper 000);
+//   3. its gradient g_u = (1/k) sum_j grad loss(x_j) over ALL trained parameters of the learner
+//      (several networks: one joint L2 norm, one clip factor);
+//   4. g_u is clipped: c_u = min(1, C / (|g_u|_2 + 1e-6)) (Opacus' factor; |c_u g_u| <= C);
+//   5. release G = (sum_u c_u g_u + N(0, (z C)^2 I)) / b (divide by the expected, not the realised,
+//      batch size, so the normaliser carries no information).
+// Values computed from other released quantities (target networks, Adam moments, the policy) are
+// post-processing.
+//
+// Guarantee: each step is the Poisson-subsampled Gaussian mechanism with sampling rate q and noise
+// multiplier z on a sum whose L2 sensitivity is C: adding or removing ONE USER together with ALL
+// of their data changes the sum of clipped per-user gradients by at most C (the user is absent or
+// present in the sample; their k transitions enter through one clipped vector). N steps compose
+// as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the Ledger;
+// the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's user.
+// Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded noise
+// gives a reproducible run that is NOT formally private (anyone with the seed can subtract the
+// noise). The accounting treats the noise as the continuous Gaussian (see noise_source.hpp for the
+// secure sampler's caveat).
+//
+// | field            | range          | meaning                                              |
+// |------------------|----------------|------------------------------------------------------|
+// | noise_multiplier | (0, 1e6]       | z: noise std on the sum is z * C                     |
+// | clip_norm        | (0, inf)       | C: bound on each sampled user's gradient             |
+// | expected_batch   | (0, m]         | b: expected number of sampled users per step         |
+// | num_users        | >= 1           | m: distinct users in the dataset                     |
+// | contribution     | [1, 1e6]       | k: transitions per sampled user                      |
+// ParamError names the field and rule on any violation (q = b / m must be in (0, 1]).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/nn_mlp.hpp"
+#include "engine/run_dir.hpp"
+#include "privacy/dp_event.hpp"
+#include "privacy/noise_source.hpp"
+
+namespace dprl::privacy {
+
+struct UserDpSgdConfig {
+  double noise_multiplier = 1.0;
+  double clip_norm = 1.0;
+  double expected_batch = 1.0;
+  std::int64_t num_users = 1;
+  int contribution = 1;
+
+  // Throws ParamError naming the field and rule.
+  void validate() const;
+  double sampling_rate() const { return expected_batch / static_cast<double>(num_users); }
+  // The event of one step: poisson_sampled(q, gaussian(z)).
+  DpEvent step_event() const;
+};
+
+// One trained network of the learner: its shape, the cache holding per-example errors of the
+// batch (after backward_errors with per-example, not averaged, loss gradients), and its gradient
+// buffer (num_params floats, overwritten).
+struct DpNetGrad {
+  const nn::MlpShape* shape;
+  const nn::MlpCache* cache;
+  float* grad;
+};
+
+struct UserDpStepStats {
+  int users = 0;           // sampled users
+  double mean_norm = 0;    // mean per-user gradient norm before clipping
+  int clipped = 0;         // users whose norm exceeded C
+};
+
+// Steps 3-5 above for `users` sampled users whose k = cfg.contribution transitions are columns
+// [u k, (u + 1) k) of every cache: joint per-user norms over all nets (double), clip factors,
+// the weighted sums into each grad, then the noise N(0, (z C)^2) on every real parameter (the
+// layer blocks, in net, layer, weight-then-bias order, from noise.add_gaussian), all divided by b.
+// users = 0 releases pure noise. A non-finite norm throws DataError (never a silent clamp).
+UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
+                                 int users, NoiseSource& noise);
+
+// The number of noised values per step (real parameters of the nets, padding excluded).
+std::size_t noised_values(std::span<const DpNetGrad> nets);
+
+// The guarantee record of a user-level DP-SGD run (summary.json "privacy").
+struct UserDpReportInput {
+  UserDpSgdConfig cfg;
+  std::int64_t steps = 0;
+  double epsilon = 0;
+  double delta = 0;
+  std::string accountant;
+  std::string unit;          // the dataset's unit (expert, trajectory, person, user)
+  std::string noise_source;  // NoiseSource::name()
+  bool seeded = false;       // seeded noise: reproducible, not formal
+  std::vector<std::string> covers;
+  std::string extra_json;    // more fields for details ({} text or "")
+};
+PrivacyReport user_dp_report(const UserDpReportInput& in);
+
+}  // namespace dprl::privacy

@@ -1,0 +1,149 @@
+// End-to-end: dprl collect, dataset info and dataset validate; one-line errors with exit 2.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/io.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() /
+           ("dprl_dataset_cli_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Result dprl_cmd(const std::string& args) {
+  static int counter = 0;
+  const auto dir = scratch("io_" + std::to_string(counter++));
+  const auto out = dir / "out", err = dir / "err";
+  const std::string cmd = std::string(DPRL_EXE) + " " + args + " >" + out.string() + " 2>" +
+                          err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
+}
+
+// "dprl: <message>\n" and exit 2.
+void check_error(const Result& r, const std::string& part) {
+  CAPTURE(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind("dprl: ", 0) == 0);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  CHECK(r.err.find(part) != std::string::npos);
+}
+
+const std::string kFixtures = std::string(DPRL_SOURCE_DIR) + "/tests/engine/fixtures/";
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("collect writes a Minari folder that info and validate read") {
+    const auto d = scratch("collect");
+    const std::string out = (d / "cp").string();
+    auto r = dprl_cmd(
+        "collect --env CartPole-v1 --policy random --episodes 8 --seed 5 --user-id 3"
+        " --action-floor 0.02 --json --out " +
+        out);
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["episodes"] == 8);
+    CHECK(j["users"] == 1);
+    CHECK(j["env_id"] == "cartpole");
+    CHECK(fs::exists(d / "cp" / "data" / "main_data.hdf5"));
+    CHECK(fs::exists(d / "cp" / "data" / "metadata.json"));
+    auto info = dprl_cmd("dataset info " + out + " --json");
+    REQUIRE(info.code == 0);
+    auto ij = nlohmann::json::parse(info.out);
+    CHECK(ij["transitions"] == j["transitions"]);
+    CHECK(ij["return_histogram"]["counts"].size() == 10);
+    auto text = dprl_cmd("dataset info " + out);
+    REQUIRE(text.code == 0);
+    CHECK(text.out.find("episodes     8") != std::string::npos);
+    CHECK(text.out.find('#') != std::string::npos);
+    auto v = dprl_cmd("dataset validate " + out + " --env cartpole");
+    CHECK(v.code == 0);
+    CHECK(v.out.find("valid (8 episodes") != std::string::npos);
+    // the same seed gives the same bytes
+    REQUIRE(dprl_cmd("collect --env CartPole-v1 --policy random --episodes 8 --seed 5 --user-id 3"
+                     " --action-floor 0.02 --out " +
+                     (d / "cp2").string())
+                .code == 0);
+    CHECK(dprl::read_file(d / "cp" / "data" / "main_data.hdf5") ==
+          dprl::read_file(d / "cp2" / "data" / "main_data.hdf5"));
+    // spaces that do not match the named env
+    check_error(dprl_cmd("dataset validate " + out + " --env pendulum"),
+                "observation_space: the dataset has");
+    // an existing folder is kept unless --overwrite
+    check_error(dprl_cmd("collect --env cartpole --policy random --out " + out),
+                "exists and is not empty");
+    CHECK(dprl_cmd("collect --env cartpole --policy random --overwrite --out " + out).code == 0);
+  }
+
+  TEST_CASE("collect: built-in heuristic on LunarLander; continuous env with action noise") {
+    const auto d = scratch("heuristic");
+    auto r = dprl_cmd(
+        "collect --env lunar_lander --policy lunar_lander_heuristic --episodes 2"
+        " --seed 1 --action-floor 0.1 --out " +
+        (d / "ll").string());
+    REQUIRE(r.code == 0);
+    CHECK(dprl_cmd("dataset validate " + (d / "ll").string() + " --env LunarLander-v3").code == 0);
+    r = dprl_cmd(
+        "collect --env Pendulum-v1 --policy random --episodes 1 --action-noise 0.3 --out " +
+        (d / "pd").string());
+    REQUIRE(r.code == 0);
+    CHECK(dprl_cmd("dataset validate " + (d / "pd").string() + " --env pendulum").code == 0);
+  }
+
+  TEST_CASE("collect and dataset errors are one line with exit 2") {
+    const auto d = scratch("errors");
+    const std::string out = (d / "x").string();
+    check_error(dprl_cmd("collect --env cartpole --policy random --action-floor 0.5 --out " + out),
+                "action_floor = 0.5: must lie in [0, 1/|A|)");
+    check_error(dprl_cmd("collect --env nope --policy random --out " + out), "nope");
+    check_error(dprl_cmd("collect --env cartpole --policy nope.json --out " + out), "nope.json");
+    CHECK_FALSE(fs::exists(d / "x"));
+    check_error(dprl_cmd("dataset info " + (d / "missing").string()), "no such file or folder");
+    dprl::write_file_atomic(d / "junk.hdf5", "junk");
+    check_error(dprl_cmd("dataset info " + (d / "junk.hdf5").string()),
+                "junk.hdf5: /: not a readable HDF5 file");
+    check_error(dprl_cmd("dataset info " + kFixtures + "d4rl_absurd.hdf5"),
+                "observations: shape claims");
+    check_error(dprl_cmd("dataset info " + kFixtures + "minari_box --format parquet"),
+                "format 'parquet'");
+    // a Minari folder whose actions lie outside its declared space
+    fs::copy(kFixtures + "minari_discrete", d / "md", fs::copy_options::recursive);
+    auto meta = nlohmann::json::parse(dprl::read_file(d / "md" / "data" / "metadata.json"));
+    meta["action_space"] = R"({"type": "Discrete", "dtype": "int64", "start": 0, "n": 1})";
+    dprl::write_file_atomic(d / "md" / "data" / "metadata.json", meta.dump());
+    check_error(dprl_cmd("dataset validate " + (d / "md").string()),
+                "actions: episode 0 step 1 lies outside Discrete(1)");
+  }
+
+  TEST_CASE("dataset info reads D4RL files, with per-row user ids") {
+    auto r = dprl_cmd("dataset info " + kFixtures +
+                      "d4rl_next_obs.hdf5 --json --user-key "
+                      "infos/user_id");
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["episodes"] == 2);
+    CHECK(j["users"] == 2);
+    CHECK(j["transitions"] == 6);
+    auto g = dprl_cmd("dataset validate " + kFixtures + "d4rl_gzip.hdf5 --format d4rl");
+    CHECK(g.code == 0);
+  }
+}

@@ -1,0 +1,183 @@
+// dprl bench offline: the time of one gradient step of an offline learner, private and not.
+//
+// The workload: the learner's networks for --obs inputs and --actions actions (hidden widths
+// --hidden, default 256,256), a fixed random batch (observations N(0, 1), uniform actions, rewards
+// N(0, 1), 10% terminals, from seed 0), and one full step: forward passes (Q(s), Q(s') and the
+// target at s' for the Q-learners), the loss's output gradients, backward, Adam and the target
+// update. dp_step_us is one user-level DP-SGD step on the same columns as --batch sampled users
+// (one transition each): the same forward and backward, joint per-user norms, clip factors, the
+// weighted sums, Gaussian noise on every parameter from a seeded NoiseSource (the fast bulk
+// sampler; OS-entropy noise costs more, see docs/offline.md) and Adam. Figures are medians of
+// --repeats timed blocks of --iters steps on one thread (the two kinds interleaved block by block);
+// step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
+// (also printed). tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "algos/algorithm.hpp"
+#include "algos/offline/offline_learner.hpp"
+#include "engine/error.hpp"
+#include "engine/rng.hpp"
+#include "privacy/noise_source.hpp"
+#include "tools/cli.hpp"
+
+namespace dprl::cli {
+namespace {
+
+struct BenchOfflineOpts {
+  std::string algo = "discrete_cql";
+  int obs = 8;
+  int actions = 4;
+  int batch = 256;
+  std::string hidden = "256,256";
+  int iters = 200;
+  int repeats = 7;
+  bool json = false;
+};
+
+algos::OfflineBatch random_batch(int obs, int actions, int n) {
+  algos::OfflineBatch b;
+  Rng rng(derive_seed(0, Domain::kAlgo, 7));
+  b.obs.resize(obs, n);
+  b.next_obs.resize(obs, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < obs; ++j) {
+      b.obs(j, i) = static_cast<float>(rng.normal());
+      b.next_obs(j, i) = static_cast<float>(rng.normal());
+    }
+  for (int i = 0; i < n; ++i) {
+    b.actions.push_back(static_cast<int>(rng.below(static_cast<std::uint64_t>(actions))));
+    b.rewards.push_back(static_cast<float>(rng.normal()));
+    b.not_done.push_back(rng.uniform() < 0.1 ? 0.0f : 1.0f);
+  }
+  b.n = n;
+  b.users = n;
+  return b;
+}
+
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
+
+struct Times {
+  std::vector<double> cpu, wall;  // per-step microseconds of each timed block
+};
+
+// One timed block of iters calls (after a warm-up on the first block).
+template <class F>
+void time_block(int iters, bool warm, Times& t, F&& f) {
+  if (warm)
+    for (int i = 0; i < std::max(10, iters / 4); ++i) f();
+  const double c0 = thread_cpu_us();
+  const auto w0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) f();
+  t.wall.push_back(
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - w0).count() /
+      iters);
+  t.cpu.push_back((thread_cpu_us() - c0) / iters);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, bool dp) {
+  ParamMap params = {{"hidden_sizes", {o.hidden, "--hidden"}},
+                     {"batch_size", {std::to_string(o.batch), "--batch"}}};
+  if (dp) {
+    params.push_back({"dp", {"true", ""}});
+    params.push_back({"epsilon", {"1", ""}});
+    params.push_back({"noise", {"seeded", ""}});
+  }
+  auto algo = algos::algo_registry().make(o.algo, params);
+  auto* learner = dynamic_cast<algos::OfflineLearner*>(algo.get());
+  if (!learner)
+    throw ParamError(fmt::format("--algo {}: not an offline learner (bc, discrete_cql, "
+                                 "discrete_bcq)",
+                                 o.algo));
+  algo.release();
+  std::unique_ptr<algos::OfflineLearner> out(learner);
+  out->setup(o.obs, o.actions, 1);
+  return out;
+}
+
+void cmd_bench_offline(const BenchOfflineOpts& o) {
+  if (o.obs < 1 || o.actions < 2)
+    throw ParamError("--obs must be >= 1 and --actions >= 2");
+  const algos::OfflineBatch b = random_batch(o.obs, o.actions, o.batch);
+  auto plain = make_learner(o, false);
+  auto priv = make_learner(o, true);
+  privacy::UserDpSgdConfig cfg;
+  cfg.noise_multiplier = 1.0;
+  cfg.clip_norm = 1.0;
+  cfg.expected_batch = o.batch;
+  cfg.num_users = 100 * static_cast<std::int64_t>(o.batch);
+  cfg.validate();
+  auto noise = privacy::make_seeded_noise(0, 0);
+  // interleave the two measurements so both see the same machine state
+  Times step, dp_step;
+  for (int r = 0; r < o.repeats; ++r) {
+    time_block(o.iters, r == 0, step, [&] { plain->step(b); });
+    time_block(o.iters, r == 0, dp_step, [&] { priv->dp_step(b, cfg, *noise); });
+  }
+  const double s = median(step.cpu), d = median(dp_step.cpu);
+  std::size_t params = 0;
+  for (const auto& t : plain->trained_nets()) params += t.net->size();
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["algo"] = o.algo;
+    j["obs"] = o.obs;
+    j["actions"] = o.actions;
+    j["hidden"] = o.hidden;
+    j["batch"] = o.batch;
+    j["step_us"] = s;
+    j["dp_step_us"] = d;
+    j["dp_over_step"] = d / s;
+    j["step_wall_us"] = median(step.wall);
+    j["dp_step_wall_us"] = median(dp_step.wall);
+    j["clock"] = "thread CPU time (step_us, dp_step_us); steady clock (*_wall_us)";
+    j["trained_floats"] = params;
+    j["repeats"] = o.repeats;
+    j["iters"] = o.iters;
+    j["threads"] = 1;
+    j["noise"] = noise->name();
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print(
+        "{} obs {} actions {} hidden {} batch {}: step {:.1f} us, DP step {:.1f} us ({:.2f}x) "
+        "(thread CPU time; wall {:.1f} and {:.1f} us)\n",
+        o.algo, o.obs, o.actions, o.hidden, o.batch, s, d, d / s, median(step.wall),
+        median(dp_step.wall));
+  }
+}
+
+}  // namespace
+
+void add_bench_offline_command(CLI::App& app) {
+  CLI::App* bench = app.get_subcommand("bench");
+  auto o = std::make_shared<BenchOfflineOpts>();
+  auto* cmd = bench->add_subcommand(
+      "offline", "offline learner gradient step and user-level DP-SGD step times (medians)");
+  cmd->add_option("--algo", o->algo, "bc, discrete_cql (default) or discrete_bcq");
+  cmd->add_option("--obs", o->obs, "observation size (default 8)")->check(CLI::Range(1, 65536));
+  cmd->add_option("--actions", o->actions, "actions (default 4)")->check(CLI::Range(2, 65536));
+  cmd->add_option("--batch", o->batch, "batch size (default 256)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--hidden", o->hidden, "hidden widths (default 256,256)");
+  cmd->add_option("--iters", o->iters, "steps per timed block (default 200)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--repeats", o->repeats, "timed blocks (default 7)")->check(CLI::Range(1, 1000));
+  cmd->add_flag("--json", o->json, "print JSON");
+  cmd->callback([o] { cmd_bench_offline(*o); });
+}
+
+}  // namespace dprl::cli
