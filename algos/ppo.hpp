@@ -129,10 +129,16 @@ class Ppo : public Algorithm {
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
 
+ protected:
+  // Hidden widths per layer for learners built on this class (algos/expert_level/ppo_layers.hpp);
+  // empty (the default): hidden_layers layers of hidden_size.
+  void set_hidden_widths(std::vector<int> widths) { widths_ = std::move(widths); }
+
  private:
   std::unique_ptr<NnPolicy> make_policy() const;
 
   PpoParams p_;
+  std::vector<int> widths_;
   std::string env_id_;
   bool discrete_ = true;
   int act_dim_ = 0;

@@ -18,11 +18,12 @@ bool refuse_parallel_launch(int argc, char** argv) {
   const int n = launch_size();
   if (n <= 1) return false;
 #ifdef DPRL_MPI
-  if (argc > 1 && std::string_view(argv[1]) == "sweep") return false;
+  if (argc > 1 && (std::string_view(argv[1]) == "sweep" || std::string_view(argv[1]) == "population"))
+    return false;
   if (launch_rank() == 0)
     fmt::print(stderr,
                "dprl: launched as one of {} processes (mpirun or srun), but only 'dprl sweep' "
-               "runs over MPI\n",
+               "and 'dprl population' run over MPI\n",
                n);
 #else
   if (launch_rank() == 0)
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   add_plot_command(app);
   add_privacy_commands(app);
   add_dataset_commands(app);
+  add_population_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

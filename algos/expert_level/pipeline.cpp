@@ -1,0 +1,234 @@
+// Running the pipeline's stages (see pipeline.hpp).
+#include "algos/expert_level/pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "algos/algorithm.hpp"
+#include "engine/dataset_io.hpp"
+#include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/policy.hpp"
+#include "engine/sha256.hpp"
+#include "envs/register_envs.hpp"
+#include "privacy/noise_source.hpp"
+
+namespace dprl::algos {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+// The demonstrations' user ids must be exactly the experts 0..m-1 of the manifest.
+void check_experts(const Dataset& data, const ExpertsFolder& f, const PipelineSpec& s) {
+  const auto m = static_cast<std::int64_t>(f.policies.size());
+  const auto users = data.users();
+  if (m != s.population.experts() || static_cast<std::int64_t>(users.size()) != m ||
+      users.front() != 0 || users.back() != m - 1)
+    throw DataError(fmt::format(
+        "{}: the experts folder holds {} experts but the dataset's user ids are {} distinct "
+        "values in [{}, {}] (expected 0..{})",
+        (s.population.out / "manifest.json").string(), m, users.size(),
+        users.empty() ? 0 : users.front(), users.empty() ? 0 : users.back(),
+        s.population.experts() - 1));
+  if (f.action_floor != s.population.action_floor)
+    throw DataError(fmt::format("{}: action_floor {} differs from the population's {}",
+                                (s.population.out / "manifest.json").string(), f.action_floor,
+                                s.population.action_floor));
+}
+
+struct Release {
+  std::optional<Dataset> stable, unstable;
+  json record;  // the release's guarantee record
+  std::int64_t prefixes = 0, transitions = 0;
+  bool reused = false;
+};
+
+std::optional<Dataset> load_part(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return std::nullopt;
+  return load_dataset(dir, "minari");
+}
+
+Release release_stage(const PipelineSpec& s, const Dataset& data, const PipelineOptions& o) {
+  const fs::path dir = s.out / "release";
+  const std::string pop_record = read_file(s.population.out / "population.json");
+  const std::string digest = sha256_hex(
+      fmt::format("{}\n{}\n{}\n{}\n{}\n", pop_record, to_yaml(param_map_to_node(dump_params(
+                                                          s.release))),
+                  s.seed, s.noise, s.population.digest));
+  Release r;
+  std::error_code ec;
+  if (fs::exists(dir / "release.json", ec)) {
+    const auto j = json::parse(read_file(dir / "release.json"), nullptr, false);
+    if (j.is_object() && j.value("digest", "") == digest) {
+      r.record = j.at("privacy");
+      r.prefixes = j.at("stable_prefixes").get<std::int64_t>();
+      r.transitions = j.at("stable_transitions").get<std::int64_t>();
+      r.stable = load_part(dir / "stable");
+      r.unstable = load_part(dir / "unstable");
+      r.reused = true;
+      return r;
+    }
+    fmt::print(stderr, "dprl: note: {} holds a release of another config; releasing anew\n",
+               dir.string());
+  }
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir);
+  const bool seeded = s.noise == "seeded";
+  auto noise = seeded ? privacy::make_seeded_noise(s.seed, 20) : privacy::make_os_entropy_noise(true);
+  if (seeded)
+    std::fprintf(stderr,
+                 "dprl: warning: privacy.noise: seeded makes the release reproducible but not "
+                 "formally private (the seed regenerates the noise)\n");
+  const ExpertsFolder f = read_experts(s.population.out);
+  auto experts = NetExperts::load(f.policies, o.jobs);
+  const DataReleaseResult res = data_release(data, *experts, s.release, *noise);
+  ReleasedData parts = split_release(data, res.stable_length);
+  SaveOptions so;
+  so.overwrite = true;
+  if (parts.stable.num_episodes() > 0) save_minari(parts.stable, dir / "stable", so);
+  if (parts.unstable.num_episodes() > 0) save_minari(parts.unstable, dir / "unstable", so);
+  r.record = json::parse(privacy_json(release_report(s.release, res, noise->name(), seeded)));
+  r.prefixes = res.stable_prefixes;
+  r.transitions = res.stable_transitions;
+  json j;
+  j["digest"] = digest;
+  j["stable_prefixes"] = r.prefixes;
+  j["stable_transitions"] = r.transitions;
+  j["examined"] = s.release.trajectories;
+  j["privacy"] = r.record;
+  write_file_atomic(dir / "release.json", j.dump(2) + "\n");  // last: marks the stage complete
+  if (parts.stable.num_episodes() > 0) r.stable = std::move(parts.stable);
+  if (parts.unstable.num_episodes() > 0) r.unstable = std::move(parts.unstable);
+  return r;
+}
+
+// The whole pipeline's record: basic composition of the two parts (Thm. 5.6).
+PrivacyReport combined_report(const PipelineSpec& s, const Release* rel,
+                              const SelectiveResult& r) {
+  PrivacyReport rep;
+  const double e1 = rel ? rel->record.at("epsilon").get<double>() : 0.0;
+  const double d1 = rel ? s.delta1 : 0.0;
+  const double e2 = r.report ? r.report->epsilon : 0.0;
+  const double d2 = r.report ? s.delta2 : 0.0;
+  rep.epsilon = e1 + e2;
+  rep.delta = d1 + d2;
+  rep.accountant = "basic composition of the release (advanced composition) and DP-SGD (" +
+                   s.selective.accountant + ")";
+  rep.neighbouring = "add-remove";
+  rep.unit = "expert";
+  rep.sensitivity = "release: count sensitivity 1; DP-SGD: L2 clip per sampled expert";
+  rep.covers = {"policy.bin (the released model)",
+                "metrics.csv (evaluation returns in public env episodes; epsilon)",
+                "summary.json", "release/stable (D_stable) and release/release.json"};
+  const bool seeded = s.noise == "seeded";
+  rep.formal = !seeded && (!r.report || r.report->formal);
+  rep.noise_source = r.report ? r.report->noise_source
+                              : (rel ? rel->record.at("noise_source").get<std::string>() : "");
+  rep.reproducible_noise = seeded;
+  json d;
+  d["mode"] = s.mode;
+  d["relation"] = "add or remove one expert together with all of its trajectories";
+  d["budget"] = {{"epsilon", s.epsilon},   {"delta", s.delta},     {"epsilon1", s.epsilon1},
+                 {"delta1", s.delta1},     {"epsilon2", s.epsilon2}, {"delta2", s.delta2}};
+  d["accounting"] = s.selective.accounting;
+  json parts = json::object();
+  parts["release"] = rel ? rel->record : json(nullptr);
+  parts["dp_sgd"] = r.report ? json::parse(privacy_json(*r.report)) : json(nullptr);
+  d["parts"] = std::move(parts);
+  d["not_covered"] = "release/unstable (the raw data minus the release; private input)";
+  rep.details_json = d.dump();
+  return rep;
+}
+
+}  // namespace
+
+RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  PopulationOptions po;
+  po.jobs = o.jobs;
+  po.quiet = o.progress == Progress::Mode::kOff;
+  const PopulationResult pop = build_population(s.population, po);
+  const Dataset data = load_dataset(pop.dataset, "minari");
+  const ExpertsFolder folder = read_experts(s.population.out);
+  check_experts(data, folder, s);
+  const std::int64_t m = s.population.experts();
+
+  std::optional<Release> rel;
+  if (s.mode == "selective" && s.epsilon1 > 0) rel = release_stage(s, data, o);
+  const Dataset* stable = nullptr;
+  const Dataset* unstable = &data;
+  if (rel) {
+    stable = rel->stable ? &*rel->stable : nullptr;
+    unstable = rel->unstable ? &*rel->unstable : nullptr;
+  }
+  if (s.mode == "non_private") std::swap(stable, unstable);
+
+  RunDir dir(s.out);
+  dir.write_config(s.resolved);
+  ParamMap eval = s.population.env_params;
+  if (s.eval_max_steps > 0)
+    param_map_set(eval, "max_episode_steps", {std::to_string(s.eval_max_steps), "train"});
+  const std::string env_id = s.population.env_id;
+  TrainParams tp;
+  tp.steps = std::int64_t{1} << 40;  // iterations end by budget or stable_steps
+  tp.eval_every = s.eval_every;
+  tp.eval_episodes = s.eval_episodes;
+  Progress progress(o.progress, s.name + ": ");
+  TrainContext ctx([env_id, eval] { return envs::make_env(env_id, eval); }, s.seed, tp, &dir,
+                   &progress);
+  auto algo = algo_registry().make(s.learner_id, s.learner_params);
+  auto& learner = dynamic_cast<OfflineLearner&>(*algo);
+  int batch = 0;
+  for (const auto& [k, v] : algo->params())
+    if (k == "batch_size") batch = std::stoi(v.text);
+  const SelectiveResult r = train_selective(learner, stable, unstable, m, batch, s.selective, ctx);
+  progress.finish();
+
+  RunSummary sum;
+  sum.name = s.name;
+  sum.env = env_id;
+  sum.algo = s.learner_id;
+  sum.seed = s.seed;
+  sum.env_steps = r.iterations;
+  sum.final_eval = ctx.last_eval();
+  if (s.mode != "non_private") sum.privacy = combined_report(s, rel ? &*rel : nullptr, r);
+  auto env = envs::make_env(env_id, eval);
+  RandomPolicy random(env->spec());
+  const EvalStats rs = evaluate(*env, random, s.eval_episodes, s.seed, 0);
+  sum.extra = {{"experts", static_cast<double>(m)},
+               {"iterations", static_cast<double>(r.iterations)},
+               {"noisy_steps", static_cast<double>(r.noisy_steps)},
+               {"stable_steps", static_cast<double>(r.stable_steps)},
+               {"skipped_steps", static_cast<double>(r.skipped)},
+               {"random_return", rs.return_mean}};
+  if (rel) {
+    sum.extra.push_back({"stable_prefixes", static_cast<double>(rel->prefixes)});
+    sum.extra.push_back({"stable_transitions", static_cast<double>(rel->transitions)});
+    sum.extra.push_back({"release_epsilon_exact", rel->record.at("epsilon").get<double>()});
+  }
+  if (r.report) sum.extra.push_back({"dp_sgd_epsilon", r.epsilon});
+  if (r.capped) sum.extra.push_back({"capped", 1.0});
+  sum.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  algo->save_policy(dir.path() / algo->policy_file());
+  dir.write_summary(sum);
+  json record;
+  record["config_sha256"] = s.digest;
+  record["summary_sha256"] = sha256_hex(read_file(dir.path() / "summary.json"));
+  write_file_atomic(dir.path() / "run.json", record.dump(2) + "\n");
+  return sum;
+}
+
+RunSummary run_pipeline_file(const fs::path& file, const RunOptions& opts,
+                             const PipelineOptions& popts) {
+  const Node root = load_yaml_file(file);
+  const PipelineSpec spec =
+      parse_pipeline(root, file.stem().string(), file.parent_path(), opts);
+  return run_pipeline(spec, popts);
+}
+
+}  // namespace dprl::algos
