@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -22,6 +23,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -127,7 +134,7 @@ void cmd_bench_release(const BenchOpts& o) {
     Rng r(derive_seed(o.seed, Domain::kBench, same ? 0 : static_cast<std::uint64_t>(i)));
     nn::init_orthogonal(experts[i].actor.shape(), experts[i].actor.data(), r, std::sqrt(2.0), 1.0);
   }
-  const nn::Mlp first = experts[0].actor;
+  algos::NetExperts first({experts[0]}, 2, 1);  // logs the actions (the panel's own path)
   algos::NetExperts panel(std::move(experts), 2, jobs);
   DatasetInfo info;
   info.dataset_id = "bench/release";
@@ -142,13 +149,10 @@ void cmd_bench_release(const BenchOpts& o) {
   a.rewards.assign(n * L, 1.0f);
   a.terminations.assign(n * L, 0);
   a.truncations.assign(n * L, 0);
-  std::vector<float> y(2), scratch;
+  std::vector<std::int32_t> g(L);
   for (std::size_t e = 0; e < n; ++e) {
-    for (std::size_t t = 0; t < L; ++t) {
-      nn::forward_one(first.shape(), first.data(), &a.observations[((e * (L + 1)) + t) * 4],
-                      y.data(), scratch);
-      a.actions[e * L + t] = y[1] > y[0] ? 1.0f : 0.0f;
-    }
+    first.greedy(&a.observations[e * (L + 1) * 4], static_cast<int>(L), g);
+    for (std::size_t t = 0; t < L; ++t) a.actions[e * L + t] = static_cast<float>(g[t]);
     a.truncations[e * L + L - 1] = 1;
     a.episode_starts.push_back((e + 1) * L);
     a.user_ids.push_back(static_cast<std::int64_t>(e % o.experts));
@@ -163,8 +167,9 @@ void cmd_bench_release(const BenchOpts& o) {
   p.max_length = o.length;
   auto noise = privacy::make_seeded_noise(o.seed, 3);
   t0 = Clock::now();
+  const double cpu0 = process_cpu_s();
   const auto r = algos::data_release(data, panel, p, *noise);
-  const double release_s = seconds_since(t0);
+  const double release_s = seconds_since(t0), release_cpu = process_cpu_s() - cpu0;
   t0 = Clock::now();
   const auto parts = algos::split_release(data, r.stable_length);
   const double split_s = seconds_since(t0);
@@ -182,6 +187,7 @@ void cmd_bench_release(const BenchOpts& o) {
   j["rechecked_states"] = panel.rechecked();
   j["data_generation_s"] = gen_s;
   j["release_s"] = release_s;
+  j["release_cpu_s"] = release_cpu;
   j["split_s"] = split_s;
   j["release_and_split_s"] = release_s + split_s;
   j["expert_state_evaluations_per_s"] =

@@ -65,33 +65,49 @@ void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataRel
           i, per_expert[i], per_expert[0]));
 }
 
-// The stable prefix length of one trajectory (Alg. 2 lines 8-14).
-std::int64_t examine(const Dataset& data, std::size_t e, ExpertPanel& experts,
-                     PrefixCounter& counter, const privacy::SvtPieces& svt,
-                     privacy::NoiseSource& noise, std::int64_t& queries) {
-  const int m = experts.num_experts();
-  const auto len = static_cast<int>(data.episode_length(e));
-  const std::size_t t0 = data.episode_start(e);
-  thread_local std::vector<std::int32_t> g, col;
-  col.resize(m);
-  counter.reset();
-  const double theta_hat = privacy::noisy_threshold(svt, noise);  // fresh per trajectory
-  std::int64_t k = 0;
-  int chunk = 8;  // states evaluated per batch; doubles up to 64 while the prefix stays stable
-  for (int j0 = 0; j0 < len; j0 += chunk, chunk = std::min(chunk * 2, 64)) {
-    const int n = std::min(chunk, len - j0);
-    g.resize(static_cast<std::size_t>(m) * n);
-    experts.greedy(data.obs(t0 + j0, e).data(), n, g);
-    for (int j = 0; j < n; ++j) {
-      for (int i = 0; i < m; ++i) col[i] = g[static_cast<std::size_t>(i) * n + j];
-      const auto a = static_cast<std::int32_t>(data.discrete_action(t0 + j0 + j));
-      counter.extend(col, a);
-      ++queries;
-      if (!privacy::prefix_query(counter.count(), theta_hat, svt, noise)) return k;
-      k = j0 + j + 1;
+// Alg. 2 lines 6-14 for the examined episodes: the stable prefix length of each. The T passes are
+// independent given their own noise (a fresh threshold each), so they run in lockstep: prefix
+// step j of every still-stable trajectory is queried in one batch of expert evaluations (no state
+// is evaluated beyond a trajectory's first "below"). Noise order: the T thresholds, then the
+// queries step by step in examination order.
+void examine_all(const Dataset& data, const std::vector<std::size_t>& episodes,
+                 ExpertPanel& experts, const DataReleaseParams& p, const privacy::SvtPieces& svt,
+                 privacy::NoiseSource& noise, DataReleaseResult& r) {
+  const int m = experts.num_experts(), A = experts.num_actions();
+  const std::size_t T = episodes.size(), od = data.obs_dim();
+  int longest = 1;
+  for (std::size_t e : episodes) longest = std::max(longest, static_cast<int>(data.episode_length(e)));
+  std::vector<PrefixCounter> counters(T, PrefixCounter(m, A, p.p_min, longest));
+  std::vector<double> theta_hat(T);
+  for (std::size_t c = 0; c < T; ++c) theta_hat[c] = privacy::noisy_threshold(svt, noise);
+  std::vector<std::size_t> active, next;
+  for (std::size_t c = 0; c < T; ++c)
+    if (data.episode_length(episodes[c]) > 0) active.push_back(c);
+  std::vector<float> states;
+  std::vector<std::int32_t> g, col(m);
+  for (std::size_t j = 0; !active.empty(); ++j) {
+    const std::size_t n = active.size();
+    states.resize(n * od);
+    for (std::size_t a = 0; a < n; ++a) {
+      const std::size_t e = episodes[active[a]];
+      const auto s = data.obs(data.episode_start(e) + j, e);
+      std::copy(s.begin(), s.end(), states.begin() + static_cast<std::ptrdiff_t>(a * od));
     }
+    g.resize(static_cast<std::size_t>(m) * n);
+    experts.greedy(states.data(), static_cast<int>(n), g);
+    next.clear();
+    for (std::size_t a = 0; a < n; ++a) {
+      const std::size_t c = active[a], e = episodes[c];
+      for (int i = 0; i < m; ++i) col[i] = g[static_cast<std::size_t>(i) * n + a];
+      const auto act = static_cast<std::int32_t>(data.discrete_action(data.episode_start(e) + j));
+      counters[c].extend(col, act);
+      ++r.queries;
+      if (!privacy::prefix_query(counters[c].count(), theta_hat[c], svt, noise)) continue;
+      r.stable_length[e] = static_cast<std::int64_t>(j) + 1;
+      if (j + 1 < data.episode_length(e)) next.push_back(c);
+    }
+    active.swap(next);
   }
-  return k;
 }
 
 }  // namespace
@@ -145,20 +161,13 @@ DataReleaseResult data_release(const Dataset& data, ExpertPanel& experts,
   const auto T = static_cast<std::size_t>(p.trajectories);
   for (std::size_t i = 0; i < T; ++i) std::swap(order[i], order[i + below(noise, n - i)]);
   r.stable_length.assign(n, 0);
-  int longest = 1;
-  for (std::size_t i = 0; i < T; ++i)
-    longest = std::max(longest, static_cast<int>(data.episode_length(order[i])));
-  PrefixCounter counter(experts.num_experts(), experts.num_actions(), p.p_min, longest);
-  for (std::size_t i = 0; i < T; ++i) {
-    const std::size_t e = order[i];
-    r.examined.push_back(e);
-    const std::int64_t k = examine(data, e, experts, counter, r.constants.svt, noise, r.queries);
-    r.stable_length[e] = k;
-    if (k > 0) {
+  r.examined.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(T));
+  examine_all(data, r.examined, experts, p, r.constants.svt, noise, r);
+  for (std::size_t e : r.examined)
+    if (r.stable_length[e] > 0) {
       ++r.stable_prefixes;
-      r.stable_transitions += k;
+      r.stable_transitions += r.stable_length[e];
     }
-  }
   return r;
 }
 

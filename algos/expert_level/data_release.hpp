@@ -10,6 +10,9 @@
 //   then PrefixQuery (Alg. 1) for i = 1..|tau|: count(tau_{1:i}) + Lap(4/eps') > theta_hat, fresh
 //   noise per query. The stable prefix is tau_{1:k} with k = the number of queries answered
 //   "above" before the first "below" (k = |tau| when all are above).
+//   The T passes are independent given their own noise, so they run in lockstep: step j of every
+//   still-stable trajectory is one batch of expert evaluations (the same output law as running
+//   them one after another; no state past a trajectory's first "below" is evaluated).
 //   L is the public episode cap (a data-independent bound on |tau|; spec item 6), and a longer
 //   trajectory is a DataError.
 // Outputs: D_stable = the stable prefixes (k >= 1), D_unst = every trajectory minus its stable
