@@ -145,9 +145,50 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel,
   return rep;
 }
 
+// A finished train stage (run.json records this config and the summary's digest): its summary.
+std::optional<RunSummary> finished(const PipelineSpec& s) {
+  std::error_code ec;
+  if (!fs::exists(s.out / "run.json", ec) || !fs::exists(s.out / "summary.json", ec))
+    return std::nullopt;
+  try {
+    const auto rec = nlohmann::json::parse(read_file(s.out / "run.json"));
+    const std::string text = read_file(s.out / "summary.json");
+    if (rec.at("config_sha256") != s.digest || rec.at("summary_sha256") != sha256_hex(text))
+      return std::nullopt;
+    const auto j = nlohmann::json::parse(text);
+    RunSummary r;
+    r.name = j.at("name");
+    r.env = j.at("env");
+    r.algo = j.at("algo");
+    r.seed = j.at("seed");
+    r.env_steps = j.at("env_steps");
+    const auto& f = j.at("final_eval");
+    r.final_eval.return_mean = f.at("return_mean");
+    r.final_eval.return_std = f.at("return_std");
+    r.final_eval.episodes = f.at("episodes");
+    if (j.at("privacy").is_object()) {
+      const auto& p = j.at("privacy");
+      PrivacyReport rep;
+      rep.epsilon = p.at("epsilon");
+      rep.delta = p.at("delta");
+      rep.accountant = p.at("accountant");
+      rep.noise_source = p.at("noise_source");
+      r.privacy = rep;
+    }
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
+  if (auto done = finished(s)) {
+    fmt::print(stderr, "dprl: note: {} holds this pipeline's finished run; reusing it\n",
+               s.out.string());
+    return *done;
+  }
   const auto start = std::chrono::steady_clock::now();
   PopulationOptions po;
   po.jobs = o.jobs;
@@ -168,6 +209,8 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   }
   if (s.mode == "non_private") std::swap(stable, unstable);
 
+  std::error_code ec;
+  for (const char* f : {"run.json", "summary.json", "timing.json"}) fs::remove(s.out / f, ec);
   RunDir dir(s.out);
   dir.write_config(s.resolved);
   ParamMap eval = s.population.env_params;

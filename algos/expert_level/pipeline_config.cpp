@@ -79,16 +79,25 @@ void read_privacy(const Node* node, PipelineSpec& s) {
   s.epsilon2 =
       p.find("epsilon2") ? p.find("epsilon2")->as_double("privacy.epsilon2") : s.epsilon - s.epsilon1;
   s.delta2 = p.find("delta2") ? p.find("delta2")->as_double("privacy.delta2") : s.delta - s.delta1;
-  if (s.epsilon1 < 0 || s.epsilon2 < 0 || s.delta1 < 0 || s.delta2 < 0)
-    throw ParamError(fmt::format("{}: privacy: every part must be >= 0 (epsilon1 {}, epsilon2 {}, "
-                                 "delta1 {}, delta2 {})",
-                                 p.where(), s.epsilon1, s.epsilon2, s.delta1, s.delta2));
+  if (s.epsilon1 > s.epsilon * (1 + 1e-12) || s.epsilon2 > s.epsilon * (1 + 1e-12))
+    throw ParamError(fmt::format("{}: privacy: epsilon1 = {} and epsilon2 = {} must each be at most "
+                                 "epsilon = {} (and sum to at most it): the budget split exceeds "
+                                 "epsilon",
+                                 p.where(), s.epsilon1, s.epsilon2, s.epsilon));
+  if (s.delta1 > s.delta * (1 + 1e-12) || s.delta2 > s.delta * (1 + 1e-12))
+    throw ParamError(fmt::format("{}: privacy: delta1 = {:.6g} and delta2 = {:.6g} must each be at "
+                                 "most delta = {:.6g}: the budget split exceeds delta",
+                                 p.where(), s.delta1, s.delta2, s.delta));
   if (s.epsilon1 + s.epsilon2 > s.epsilon * (1 + 1e-12))
     throw ParamError(fmt::format("{}: privacy: epsilon1 + epsilon2 = {} exceeds epsilon = {}",
                                  p.where(), s.epsilon1 + s.epsilon2, s.epsilon));
   if (s.delta1 + s.delta2 > s.delta * (1 + 1e-12))
     throw ParamError(fmt::format("{}: privacy: delta1 + delta2 = {:.6g} exceeds delta = {:.6g}",
                                  p.where(), s.delta1 + s.delta2, s.delta));
+  if (s.epsilon1 < 0 || s.epsilon2 < 0 || s.delta1 < 0 || s.delta2 < 0)
+    throw ParamError(fmt::format("{}: privacy: every part must be >= 0 (epsilon1 {}, epsilon2 {}, "
+                                 "delta1 {}, delta2 {})",
+                                 p.where(), s.epsilon1, s.epsilon2, s.delta1, s.delta2));
   if (s.epsilon1 > 0 && !(s.delta1 > 0))
     throw ParamError(fmt::format("{}: privacy: a release (epsilon1 > 0) needs delta1 > 0",
                                  p.where()));
@@ -244,11 +253,11 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   if (!lm.find("id")) throw ConfigError(fmt::format("{}: missing key 'id' in learner", l->where()));
   s.learner_id = lm.find("id")->as_string("learner.id");
   if (const Node* p = lm.find("params")) s.learner_params = p->to_param_map("learner.params");
-  const auto learner = algo_registry().make(s.learner_id, s.learner_params);
-  if (!dynamic_cast<OfflineLearner*>(learner.get()))
+  if (!dynamic_cast<OfflineLearner*>(algo_registry().make(s.learner_id, {}).get()))
     throw ParamError(fmt::format("learner.id = '{}' is not an offline learner (discrete_cql, "
                                  "discrete_bcq, bc)",
                                  s.learner_id));
+  const auto learner = algo_registry().make(s.learner_id, s.learner_params);
   ParamMap eval = s.population.env_params;
   if (s.eval_max_steps > 0)
     param_map_set(eval, "max_episode_steps", {std::to_string(s.eval_max_steps), "train"});

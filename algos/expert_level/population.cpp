@@ -73,9 +73,7 @@ void check_spec(const PopulationSpec& s, const Node& where) {
   if (s.episodes < 1) fail("population.demos.episodes must be >= 1");
   if (s.max_steps < 1) fail("population.demos.max_steps must be >= 1");
   // the default env: discrete actions, a valid floor, a settable episode cap
-  ParamMap demo = s.env_params;
-  param_map_set(demo, "max_episode_steps", {std::to_string(s.max_steps), "population.demos"});
-  const auto env = envs::make_env(s.env_id, demo);
+  const auto env = envs::make_env(s.env_id, s.env_params);
   const Space& a = env->spec().action;
   if (!a.is_discrete())
     fail(fmt::format("population.env: '{}' has continuous actions ({}); expert-level release "
@@ -84,6 +82,9 @@ void check_spec(const PopulationSpec& s, const Node& where) {
   if (!(s.action_floor > 0.0 && s.action_floor < 1.0 / static_cast<double>(a.n)))
     fail(fmt::format("population.action_floor = {} must be in (0, 1/|A|) = (0, {:.6g})",
                      s.action_floor, 1.0 / static_cast<double>(a.n)));
+  ParamMap demo = s.env_params;
+  param_map_set(demo, "max_episode_steps", {std::to_string(s.max_steps), "population.demos"});
+  envs::make_env(s.env_id, demo);
 }
 
 std::string canonical(const PopulationSpec& s) {
