@@ -88,6 +88,16 @@ std::vector<std::string> parse_grid_values(const Node& node, const std::string& 
 // The training runs as a sweep plan (run index = setting * runs_per_setting + run).
 SweepPlan plan_population(const PopulationSpec& spec);
 
+// The selection from every run's score (index setting * runs_per_setting + run): per setting the
+// runs best first (ties: the lower run index), then top_k or the hiv rule; in expert id order.
+struct Chosen {
+  std::size_t setting;
+  int run;
+  int rank;  // 0: the best of its setting
+  double score;
+};
+std::vector<Chosen> select_experts(const PopulationSpec& spec, const std::vector<double>& score);
+
 struct PopulationResult {
   std::filesystem::path dataset;   // out/demos
   std::filesystem::path manifest;  // out/manifest.json

@@ -24,21 +24,16 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-struct Chosen {
-  std::size_t setting;
-  int run;
-  int rank;  // 0: best of its setting
-  double score;
-};
-
 double score_of(const std::string& summary) {
   const auto j = nlohmann::json::parse(summary);
   const auto& r = j.at("final_eval").at("return_mean");
   return r.is_number() ? r.get<double>() : -INFINITY;
 }
 
-// Per setting, the runs best first (ties: lower run index); then the rule.
+}  // namespace
+
 std::vector<Chosen> select_experts(const PopulationSpec& spec, const std::vector<double>& score) {
+  DPRL_CHECK(score.size() == spec.settings() * static_cast<std::size_t>(spec.runs_per_setting));
   const std::size_t settings = spec.settings();
   const int R = spec.runs_per_setting;
   std::vector<std::vector<int>> ranked(settings);
@@ -70,6 +65,8 @@ std::vector<Chosen> select_experts(const PopulationSpec& spec, const std::vector
   }
   return out;
 }
+
+namespace {
 
 void link_or_copy(const fs::path& from, const fs::path& to) {
   std::error_code ec;
