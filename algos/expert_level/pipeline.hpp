@@ -24,6 +24,9 @@
 //   release: {trajectories: 25, max_length: 200, calibration: paper}   # T, L (public cap)
 //   selective: {p: 0.8, noise_multiplier: 80, accounting: sound, accountant: pld,
 //               clip_norm: 1, max_iterations: 1e9}
+//                                     # calibrate_steps: N sets noise_multiplier to the value that
+//                                     # spends (eps2, delta2) in N accounted steps (sound: noisy
+//                                     # steps at q = b/m; paper: iterations at p b/m)
 //   learner: {id: discrete_cql, params: {learning_rate: 1e-4, batch_size: 128}}
 //   train: {stable_steps: 20000, eval_every: 10000, eval_episodes: 10, eval_max_steps: 1000}
 // Stages and files:
@@ -66,6 +69,7 @@ struct PipelineSpec {
   std::string noise = "os-entropy";
   DataReleaseParams release;
   SelectiveDpSgdParams selective;
+  std::int64_t calibrate_steps = 0;  // > 0: noise_multiplier calibrated to spend the budget then
   std::string learner_id;
   ParamMap learner_params;
   std::int64_t eval_every = 0;

@@ -9,6 +9,7 @@
 #include "engine/error.hpp"
 #include "engine/sha256.hpp"
 #include "envs/register_envs.hpp"
+#include "privacy/calibration.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -136,8 +137,20 @@ void read_release(const Node* node, PipelineSpec& s) {
   release_constants(s.release);  // the exact composition must stay within epsilon1
 }
 
-void read_selective(const Node* node, PipelineSpec& s) {
-  ParamMap m = node ? node->to_param_map("selective") : ParamMap{};
+// batch: the learner's batch size b (for the calibration's q).
+void read_selective(const Node* node, PipelineSpec& s, int batch) {
+  ParamMap all = node ? node->to_param_map("selective") : ParamMap{};
+  ParamMap m;
+  for (auto& [key, v] : all) {
+    if (key != "calibrate_steps") {
+      m.emplace_back(key, v);
+      continue;
+    }
+    s.calibrate_steps = detail::parse_int(v, "selective", "calibrate_steps");
+    if (s.calibrate_steps < 1)
+      throw ParamError(fmt::format("{}: selective.calibrate_steps = {} must be >= 1", v.where,
+                                   s.calibrate_steps));
+  }
   for (const auto& [key, v] : m)
     if (key == "epsilon2" || key == "delta2" || key == "noise" || key == "stable_steps")
       throw ConfigError(fmt::format("{}: selective.{} is set from privacy and train", v.where, key));
@@ -151,6 +164,18 @@ void read_selective(const Node* node, PipelineSpec& s) {
   if (s.mode == "dp_sgd") param_map_set(m, "p", {"1", "mode"});
   if (s.mode == "non_private") param_map_set(m, "p", {"0", "mode"});
   s.selective = read_params<SelectiveDpSgdParams>(m, "selective");
+  if (s.calibrate_steps > 0 && s.selective.p > 0) {
+    // the noise multiplier whose budget is spent after calibrate_steps accounted steps (sound:
+    // noisy steps at q0 = b/m; paper: iterations at p b/m)
+    const double q0 = static_cast<double>(batch) / static_cast<double>(s.population.experts());
+    if (!(q0 > 0 && q0 <= 1))
+      throw ParamError(fmt::format("learner batch_size = {} must be at most the {} experts", batch,
+                                   s.population.experts()));
+    const double q = s.selective.accounting == "paper" ? s.selective.p * q0 : q0;
+    s.selective.noise_multiplier = privacy::calibrate_noise_multiplier(
+        s.selective.epsilon2, q, s.calibrate_steps, s.selective.delta2, s.selective.accountant,
+        1e-6);
+  }
 }
 
 void read_train(const Node* node, PipelineSpec& s) {
@@ -191,7 +216,9 @@ Node resolved_tree(const PipelineSpec& s, const Algorithm& learner) {
   root.set("privacy", std::move(priv));
   if (s.mode == "selective" && s.epsilon1 > 0)
     root.set("release", param_map_to_node(dump_params(s.release)));
-  root.set("selective", param_map_to_node(dump_params(s.selective)));
+  Node sel = param_map_to_node(dump_params(s.selective));
+  if (s.calibrate_steps > 0) put(sel, "calibrate_steps", fmt::format("{}", s.calibrate_steps));
+  root.set("selective", std::move(sel));
   Node l = Node::map("");
   put(l, "id", s.learner_id);
   l.set("params", param_map_to_node(learner.params()));
@@ -242,10 +269,6 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
                                   top.find("mode")->where(), s.mode));
   read_privacy(top.find("privacy"), s);
   read_release(top.find("release"), s);
-  read_selective(top.find("selective"), s);
-  read_train(top.find("train"), s);
-  if (s.selective.p == 0.0 && s.selective.stable_steps < 1)
-    throw ParamError("train.stable_steps must be >= 1 when no DP step runs (p = 0)");
   const Node* l = top.find("learner");
   if (!l) throw ConfigError(fmt::format("{}: missing key 'learner' in the pipeline", top.where()));
   const Node& lm = l->expect_map("learner");
@@ -258,6 +281,13 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
                                  "discrete_bcq, bc)",
                                  s.learner_id));
   const auto learner = algo_registry().make(s.learner_id, s.learner_params);
+  int batch = 0;
+  for (const auto& [k, v] : learner->params())
+    if (k == "batch_size") batch = std::stoi(v.text);
+  read_selective(top.find("selective"), s, batch);
+  read_train(top.find("train"), s);
+  if (s.selective.p == 0.0 && s.selective.stable_steps < 1)
+    throw ParamError("train.stable_steps must be >= 1 when no DP step runs (p = 0)");
   ParamMap eval = s.population.env_params;
   if (s.eval_max_steps > 0)
     param_map_set(eval, "max_episode_steps", {std::to_string(s.eval_max_steps), "train"});
