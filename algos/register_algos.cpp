@@ -42,7 +42,8 @@ void register_builtin_algos(AlgoRegistry& r) {
       "paper 002; Jin et al. 2020; Hu et al. 2022; He et al. 2023; Luyo et al. 2021; Ngo et al. "
       "2022"));
   // offline learners (algos/offline/): learn from the experiment's dataset; user-level DP-SGD
-  r.add(make_entry<Algorithm, Bc>("bc", "discrete behaviour cloning from a dataset (d3rlpy defaults)",
+  r.add(make_entry<Algorithm, Bc>("bc",
+                                  "discrete behaviour cloning from a dataset (d3rlpy defaults)",
                                   "d3rlpy 2.8.1 DiscreteBC"));
   r.add(make_entry<Algorithm, DiscreteCql>(
       "discrete_cql", "discrete conservative Q-learning from a dataset (d3rlpy defaults)",

@@ -18,7 +18,8 @@ bool refuse_parallel_launch(int argc, char** argv) {
   const int n = launch_size();
   if (n <= 1) return false;
 #ifdef DPRL_MPI
-  if (argc > 1 && (std::string_view(argv[1]) == "sweep" || std::string_view(argv[1]) == "population"))
+  if (argc > 1 &&
+      (std::string_view(argv[1]) == "sweep" || std::string_view(argv[1]) == "population"))
     return false;
   if (launch_rank() == 0)
     fmt::print(stderr,

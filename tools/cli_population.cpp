@@ -41,8 +41,8 @@ algos::PopulationSpec load_population(const std::string& file) {
 }
 
 void report(const algos::PopulationSpec& spec, const algos::PopulationResult& r, double wall) {
-  const double per_hour = r.trained > 0 && r.train_wall_s > 0 ? 3600.0 * r.trained / r.train_wall_s
-                                                              : 0.0;
+  const double per_hour =
+      r.trained > 0 && r.train_wall_s > 0 ? 3600.0 * r.trained / r.train_wall_s : 0.0;
   fmt::print("population {}: {} experts ({} training runs now, {:.1f} s; demonstrations {})\n",
              spec.name, r.experts, r.trained, r.train_wall_s,
              r.reused ? "reused" : fmt::format("collected in {:.1f} s", r.demos_wall_s));

@@ -28,17 +28,18 @@ std::uint64_t below(privacy::NoiseSource& noise, std::uint64_t n) {
 void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataReleaseParams& p) {
   const Space& as = data.info().action_space;
   if (!as.is_discrete())
-    throw ParamError(fmt::format("data release: the action space is {}; expert-level release "
-                                 "needs discrete actions (Assumption 3.4)",
-                                 as.describe()));
+    throw ParamError(
+        fmt::format("data release: the action space is {}; expert-level release "
+                    "needs discrete actions (Assumption 3.4)",
+                    as.describe()));
   const int A = experts.num_actions();
   if (as.n != A || static_cast<int>(data.obs_dim()) != experts.obs_dim())
     throw DataError(fmt::format(
         "data release: the dataset has {} actions and {} observation values, the experts {} and {}",
         as.n, data.obs_dim(), A, experts.obs_dim()));
   if (!(p.p_min > 0.0 && p.p_min <= 1.0 / A))
-    throw ParamError(fmt::format("release.p_min = {} must be in (0, 1/|A|] = (0, {:.6g}]", p.p_min,
-                                 1.0 / A));
+    throw ParamError(
+        fmt::format("release.p_min = {} must be in (0, 1/|A|] = (0, {:.6g}]", p.p_min, 1.0 / A));
   const auto episodes = static_cast<std::int64_t>(data.num_episodes());
   if (p.trajectories > episodes)
     throw ParamError(fmt::format("release.trajectories = {} must be at most the {} episodes",
@@ -48,14 +49,16 @@ void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataRel
   for (std::size_t e = 0; e < data.num_episodes(); ++e) {
     const std::int64_t u = data.user_id(e);
     if (u < 0 || u >= m)
-      throw DataError(fmt::format("data release: episode {} has user_id {}, outside the {} "
-                                  "experts [0, {})",
-                                  e, u, m, m));
+      throw DataError(
+          fmt::format("data release: episode {} has user_id {}, outside the {} "
+                      "experts [0, {})",
+                      e, u, m, m));
     ++per_expert[u];
     if (static_cast<std::int64_t>(data.episode_length(e)) > p.max_length)
-      throw DataError(fmt::format("data release: episode {} has {} steps, more than "
-                                  "release.max_length = {} (the public cap L)",
-                                  e, data.episode_length(e), p.max_length));
+      throw DataError(
+          fmt::format("data release: episode {} has {} steps, more than "
+                      "release.max_length = {} (the public cap L)",
+                      e, data.episode_length(e), p.max_length));
   }
   for (int i = 0; i < m; ++i)
     if (per_expert[i] != per_expert[0])
@@ -76,7 +79,8 @@ void examine_all(const Dataset& data, const std::vector<std::size_t>& episodes,
   const int m = experts.num_experts(), A = experts.num_actions();
   const std::size_t T = episodes.size(), od = data.obs_dim();
   int longest = 1;
-  for (std::size_t e : episodes) longest = std::max(longest, static_cast<int>(data.episode_length(e)));
+  for (std::size_t e : episodes)
+    longest = std::max(longest, static_cast<int>(data.episode_length(e)));
   std::vector<PrefixCounter> counters(T, PrefixCounter(m, A, p.p_min, longest));
   std::vector<double> theta_hat(T);
   for (std::size_t c = 0; c < T; ++c) theta_hat[c] = privacy::noisy_threshold(svt, noise);
@@ -126,8 +130,8 @@ ReleaseConstants release_constants(const DataReleaseParams& p) {
   if (p.calibration == "exact") {
     // 2 eps' = the largest per-pass epsilon whose exact T-fold composition is eps1; feeding
     // svt_params the eps1 that its closed form maps to this eps' yields every other piece
-    const double two_eps = privacy::advanced_composition_inverse(p.epsilon1, p.trajectories,
-                                                                 p.delta1 / 2.0);
+    const double two_eps =
+        privacy::advanced_composition_inverse(p.epsilon1, p.trajectories, p.delta1 / 2.0);
     s.epsilon1 = 0.5 * two_eps * root;
   }
   ReleaseConstants c;
@@ -143,8 +147,7 @@ ReleaseConstants release_constants(const DataReleaseParams& p) {
   return c;
 }
 
-double max_stable_length(const ReleaseConstants& c, std::int64_t m, int num_actions,
-                         double p_min) {
+double max_stable_length(const ReleaseConstants& c, std::int64_t m, int num_actions, double p_min) {
   const double hi = 1.0 - static_cast<double>(num_actions - 1) * p_min;
   return std::log(c.expected_threshold / static_cast<double>(m)) / std::log(hi);
 }
@@ -257,9 +260,10 @@ PrivacyReport release_report(const DataReleaseParams& p, const DataReleaseResult
   d["not_covered"] =
       "unstable/ is the raw data minus the release (private; used only by DP-SGD steps)";
   if (seeded)
-    d["note"] = "seeded noise: reproducible, and anyone holding the seed can regenerate the "
-                "thresholds, the query noise and the shuffle, so the figures are not a formal "
-                "guarantee";
+    d["note"] =
+        "seeded noise: reproducible, and anyone holding the seed can regenerate the "
+        "thresholds, the query noise and the shuffle, so the figures are not a formal "
+        "guarantee";
   rep.details_json = d.dump();
   return rep;
 }

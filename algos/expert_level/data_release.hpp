@@ -85,23 +85,22 @@ struct DataReleaseParams {
 struct ReleaseConstants {
   privacy::SvtPieces svt;
   double epsilon_closed_form = 0;  // eps of Cor. 3.21 for this eps': 2 eps' sqrt(8 T ln(2/delta1))
-  double epsilon_exact = 0;        // Thm. 3.20 over T passes of (2 eps', delta1/(2T)), slack delta1/2
-  double expected_threshold = 0;   // E[theta_hat] = theta + shift
+  double epsilon_exact = 0;  // Thm. 3.20 over T passes of (2 eps', delta1/(2T)), slack delta1/2
+  double expected_threshold = 0;  // E[theta_hat] = theta + shift
 };
 ReleaseConstants release_constants(const DataReleaseParams& p);
 
 // k*: the prefix length at which m (1 - (|A|-1) p_min)^k = E[theta_hat], the longest prefix
 // that can be stable even when every expert agrees (negative: not even one step).
-double max_stable_length(const ReleaseConstants& c, std::int64_t m, int num_actions,
-                         double p_min);
+double max_stable_length(const ReleaseConstants& c, std::int64_t m, int num_actions, double p_min);
 
 struct DataReleaseResult {
   ReleaseConstants constants;
-  std::vector<std::size_t> examined;       // episode indices, in the order examined
-  std::vector<std::int64_t> stable_length; // per episode: its stable prefix length (0: none)
-  std::int64_t stable_prefixes = 0;        // examined trajectories with k >= 1
-  std::int64_t stable_transitions = 0;     // sum of k
-  std::int64_t queries = 0;                // prefix queries answered
+  std::vector<std::size_t> examined;        // episode indices, in the order examined
+  std::vector<std::int64_t> stable_length;  // per episode: its stable prefix length (0: none)
+  std::int64_t stable_prefixes = 0;         // examined trajectories with k >= 1
+  std::int64_t stable_transitions = 0;      // sum of k
+  std::int64_t queries = 0;                 // prefix queries answered
 };
 
 // Runs Alg. 2 over data (user_id = expert index into `experts`, 0..m-1) with noise and the shuffle

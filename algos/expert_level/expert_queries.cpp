@@ -51,8 +51,8 @@ NetExperts::NetExperts(std::vector<Expert> experts, int num_actions, int threads
       throw ParamError(fmt::format(
           "expert panel: expert {} maps {} inputs to {} outputs; expected {} inputs and {} actions",
           i, e.actor.shape().in(), e.actor.shape().out(), obs_dim_, num_actions));
-    if (!e.obs_mean.empty() && (static_cast<int>(e.obs_mean.size()) != obs_dim_ ||
-                                e.obs_var.size() != e.obs_mean.size()))
+    if (!e.obs_mean.empty() &&
+        (static_cast<int>(e.obs_mean.size()) != obs_dim_ || e.obs_var.size() != e.obs_mean.size()))
       throw ParamError(fmt::format("expert panel: expert {}: observation normaliser size", i));
   }
   pool_ = std::make_unique<ThreadPool>(threads);
@@ -70,8 +70,8 @@ std::unique_ptr<NetExperts> NetExperts::load(const std::vector<std::filesystem::
       throw DataError(fmt::format("{}: not a greedy (argmax) network policy", file.string()));
     const int adim = std::atoi(meta_value(f.meta, "action_dim").c_str());
     if (actions >= 0 && adim != actions)
-      throw DataError(fmt::format("{}: {} actions, the other experts have {}", file.string(), adim,
-                                  actions));
+      throw DataError(
+          fmt::format("{}: {} actions, the other experts have {}", file.string(), adim, actions));
     actions = adim;
     Expert e;
     const nn::SavedNet& net = f.net("actor");
@@ -111,7 +111,8 @@ void NetExperts::greedy(const float* obs, int n, std::span<std::int32_t> out) {
     for (int j = 0; j < n; ++j) {
       int best = first_argmax(&y(0, j), actions_);
       if (near_tie(&y(0, j), actions_, best)) {
-        const float* col = norm ? x.data() + static_cast<std::size_t>(j) * obs_dim_ : obs + static_cast<std::size_t>(j) * obs_dim_;
+        const float* col = norm ? x.data() + static_cast<std::size_t>(j) * obs_dim_
+                                : obs + static_cast<std::size_t>(j) * obs_dim_;
         nn::forward_one(e.actor.shape(), e.actor.data(), col, y1.data(), scratch);
         best = first_argmax(y1.data(), actions_);
         ++rechecks_[i];
@@ -170,8 +171,8 @@ void PrefixCounter::reset() {
 double PrefixCounter::extend(std::span<const std::int32_t> greedy, std::int32_t action) {
   DPRL_CHECK(greedy.size() == agree_.size());
   if (k_ >= max_length_)
-    throw ParamError(fmt::format("prefix counter: prefix longer than max_length = {}",
-                                 max_length_));
+    throw ParamError(
+        fmt::format("prefix counter: prefix longer than max_length = {}", max_length_));
   ++k_;
   std::int32_t a_max = a_max_;
   for (std::size_t i = 0; i < agree_.size(); ++i) {

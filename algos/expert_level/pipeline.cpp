@@ -56,10 +56,9 @@ std::optional<Dataset> load_part(const fs::path& dir) {
 Release release_stage(const PipelineSpec& s, const Dataset& data, const PipelineOptions& o) {
   const fs::path dir = s.out / "release";
   const std::string pop_record = read_file(s.population.out / "population.json");
-  const std::string digest = sha256_hex(
-      fmt::format("{}\n{}\n{}\n{}\n{}\n", pop_record, to_yaml(param_map_to_node(dump_params(
-                                                          s.release))),
-                  s.seed, s.noise, s.population.digest));
+  const std::string digest = sha256_hex(fmt::format(
+      "{}\n{}\n{}\n{}\n{}\n", pop_record, to_yaml(param_map_to_node(dump_params(s.release))),
+      s.seed, s.noise, s.population.digest));
   Release r;
   std::error_code ec;
   if (fs::exists(dir / "release.json", ec)) {
@@ -79,7 +78,8 @@ Release release_stage(const PipelineSpec& s, const Dataset& data, const Pipeline
   fs::remove_all(dir, ec);
   fs::create_directories(dir);
   const bool seeded = s.noise == "seeded";
-  auto noise = seeded ? privacy::make_seeded_noise(s.seed, 20) : privacy::make_os_entropy_noise(true);
+  auto noise =
+      seeded ? privacy::make_seeded_noise(s.seed, 20) : privacy::make_os_entropy_noise(true);
   if (seeded)
     std::fprintf(stderr,
                  "dprl: warning: privacy.noise: seeded makes the release reproducible but not "
@@ -108,8 +108,7 @@ Release release_stage(const PipelineSpec& s, const Dataset& data, const Pipeline
 }
 
 // The whole pipeline's record: basic composition of the two parts (Thm. 5.6).
-PrivacyReport combined_report(const PipelineSpec& s, const Release* rel,
-                              const SelectiveResult& r) {
+PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const SelectiveResult& r) {
   PrivacyReport rep;
   const double e1 = rel ? rel->record.at("epsilon").get<double>() : 0.0;
   const double d1 = rel ? s.delta1 : 0.0;
@@ -123,8 +122,8 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel,
   rep.unit = "expert";
   rep.sensitivity = "release: count sensitivity 1; DP-SGD: L2 clip per sampled expert";
   rep.covers = {"policy.bin (the released model)",
-                "metrics.csv (evaluation returns in public env episodes; epsilon)",
-                "summary.json", "release/stable (D_stable) and release/release.json"};
+                "metrics.csv (evaluation returns in public env episodes; epsilon)", "summary.json",
+                "release/stable (D_stable) and release/release.json"};
   const bool seeded = s.noise == "seeded";
   rep.formal = !seeded && (!r.report || r.report->formal);
   rep.noise_source = r.report ? r.report->noise_source
@@ -133,8 +132,8 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel,
   json d;
   d["mode"] = s.mode;
   d["relation"] = "add or remove one expert together with all of its trajectories";
-  d["budget"] = {{"epsilon", s.epsilon},   {"delta", s.delta},     {"epsilon1", s.epsilon1},
-                 {"delta1", s.delta1},     {"epsilon2", s.epsilon2}, {"delta2", s.delta2}};
+  d["budget"] = {{"epsilon", s.epsilon}, {"delta", s.delta},       {"epsilon1", s.epsilon1},
+                 {"delta1", s.delta1},   {"epsilon2", s.epsilon2}, {"delta2", s.delta2}};
   d["accounting"] = s.selective.accounting;
   json parts = json::object();
   parts["release"] = rel ? rel->record : json(nullptr);
@@ -269,8 +268,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
 RunSummary run_pipeline_file(const fs::path& file, const RunOptions& opts,
                              const PipelineOptions& popts) {
   const Node root = load_yaml_file(file);
-  const PipelineSpec spec =
-      parse_pipeline(root, file.stem().string(), file.parent_path(), opts);
+  const PipelineSpec spec = parse_pipeline(root, file.stem().string(), file.parent_path(), opts);
   return run_pipeline(spec, popts);
 }
 

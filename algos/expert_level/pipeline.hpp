@@ -49,10 +49,10 @@
 #include <optional>
 #include <string>
 
+#include "algos/experiment.hpp"
 #include "algos/expert_level/data_release.hpp"
 #include "algos/expert_level/population.hpp"
 #include "algos/expert_level/selective_dp_sgd.hpp"
-#include "algos/experiment.hpp"
 #include "engine/config.hpp"
 #include "engine/run_dir.hpp"
 

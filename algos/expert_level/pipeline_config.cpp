@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 const Node& population_node(const Node& top, const fs::path& base_dir, Node& holder) {
   const Node* p = top.find("population");
-  if (!p) throw ConfigError(fmt::format("{}: missing key 'population' in the pipeline", top.where()));
+  if (!p)
+    throw ConfigError(fmt::format("{}: missing key 'population' in the pipeline", top.where()));
   if (!p->is_scalar()) return *p;
   holder = load_yaml_file(base_dir / p->as_string("population"));
   if (const Node* inner = holder.is_map() ? holder.find("population") : nullptr) return *inner;
@@ -37,7 +38,8 @@ void read_privacy(const Node* node, PipelineSpec& s) {
     if (node) node->expect_map("privacy").check_keys({"noise"}, "privacy (mode non_private)");
     return;
   }
-  if (!node) throw ConfigError(fmt::format("the pipeline: mode {} needs a privacy section", s.mode));
+  if (!node)
+    throw ConfigError(fmt::format("the pipeline: mode {} needs a privacy section", s.mode));
   const Node& p = node->expect_map("privacy");
   p.check_keys({"epsilon", "delta", "epsilon1_fraction", "delta1_fraction", "epsilon1", "epsilon2",
                 "delta1", "delta2", "noise"},
@@ -46,8 +48,8 @@ void read_privacy(const Node* node, PipelineSpec& s) {
   if (!eps) throw ConfigError(fmt::format("{}: missing key 'epsilon' in privacy", p.where()));
   s.epsilon = eps->as_double("privacy.epsilon");
   if (!(s.epsilon > 0.0) || !std::isfinite(s.epsilon))
-    throw ParamError(fmt::format("{}: privacy.epsilon = {} must be finite and > 0", eps->where(),
-                                 s.epsilon));
+    throw ParamError(
+        fmt::format("{}: privacy.epsilon = {} must be finite and > 0", eps->where(), s.epsilon));
   s.delta = number_or_auto(p.find("delta"), "privacy.delta", 1.0 / static_cast<double>(m));
   if (!(s.delta > 0.0 && s.delta < 1.0))
     throw ParamError(fmt::format("{}: privacy.delta = {} must be in (0, 1)", p.where(), s.delta));
@@ -58,9 +60,10 @@ void read_privacy(const Node* node, PipelineSpec& s) {
   if (s.mode == "dp_sgd") {
     for (const char* k : {"epsilon1", "delta1", "epsilon1_fraction", "delta1_fraction"})
       if (p.find(k))
-        throw ConfigError(fmt::format("{}: privacy.{}: mode dp_sgd spends the whole budget on "
-                                      "DP-SGD (no release)",
-                                      p.find(k)->where(), k));
+        throw ConfigError(
+            fmt::format("{}: privacy.{}: mode dp_sgd spends the whole budget on "
+                        "DP-SGD (no release)",
+                        p.find(k)->where(), k));
     s.epsilon2 = s.epsilon;
     s.delta2 = s.delta;
     return;
@@ -72,23 +75,30 @@ void read_privacy(const Node* node, PipelineSpec& s) {
                         ? p.find("delta1_fraction")->as_double("privacy.delta1_fraction")
                         : 0.9;
   if (!(fe >= 0 && fe <= 1) || !(fd >= 0 && fd <= 1))
-    throw ParamError(fmt::format("{}: privacy.epsilon1_fraction and delta1_fraction must be in "
-                                 "[0, 1]",
-                                 p.where()));
-  s.epsilon1 = p.find("epsilon1") ? p.find("epsilon1")->as_double("privacy.epsilon1") : fe * s.epsilon;
-  s.delta1 = p.find("delta1") ? p.find("delta1")->as_double("privacy.delta1") : fd * s.delta;
-  s.epsilon2 =
-      p.find("epsilon2") ? p.find("epsilon2")->as_double("privacy.epsilon2") : s.epsilon - s.epsilon1;
+    throw ParamError(
+        fmt::format("{}: privacy.epsilon1_fraction and delta1_fraction must be in "
+                    "[0, 1]",
+                    p.where()));
+  s.epsilon1 =
+      p.find("epsilon1") ? p.find("epsilon1")->as_double("privacy.epsilon1") : fe * s.epsilon;
+  s.epsilon2 = p.find("epsilon2") ? p.find("epsilon2")->as_double("privacy.epsilon2")
+                                  : s.epsilon - s.epsilon1;
+  // the delta split follows the epsilon split unless given: no release (eps1 = 0) needs no
+  // delta1, no DP-SGD (eps2 = 0) no delta2 (paper App. B.3; spec item 10)
+  const double fd_eff = s.epsilon1 == 0 ? 0.0 : (s.epsilon2 == 0 ? 1.0 : fd);
+  s.delta1 = p.find("delta1") ? p.find("delta1")->as_double("privacy.delta1") : fd_eff * s.delta;
   s.delta2 = p.find("delta2") ? p.find("delta2")->as_double("privacy.delta2") : s.delta - s.delta1;
   if (s.epsilon1 > s.epsilon * (1 + 1e-12) || s.epsilon2 > s.epsilon * (1 + 1e-12))
-    throw ParamError(fmt::format("{}: privacy: epsilon1 = {} and epsilon2 = {} must each be at most "
-                                 "epsilon = {} (and sum to at most it): the budget split exceeds "
-                                 "epsilon",
-                                 p.where(), s.epsilon1, s.epsilon2, s.epsilon));
+    throw ParamError(
+        fmt::format("{}: privacy: epsilon1 = {} and epsilon2 = {} must each be at most "
+                    "epsilon = {} (and sum to at most it): the budget split exceeds "
+                    "epsilon",
+                    p.where(), s.epsilon1, s.epsilon2, s.epsilon));
   if (s.delta1 > s.delta * (1 + 1e-12) || s.delta2 > s.delta * (1 + 1e-12))
-    throw ParamError(fmt::format("{}: privacy: delta1 = {:.6g} and delta2 = {:.6g} must each be at "
-                                 "most delta = {:.6g}: the budget split exceeds delta",
-                                 p.where(), s.delta1, s.delta2, s.delta));
+    throw ParamError(
+        fmt::format("{}: privacy: delta1 = {:.6g} and delta2 = {:.6g} must each be at "
+                    "most delta = {:.6g}: the budget split exceeds delta",
+                    p.where(), s.delta1, s.delta2, s.delta));
   if (s.epsilon1 + s.epsilon2 > s.epsilon * (1 + 1e-12))
     throw ParamError(fmt::format("{}: privacy: epsilon1 + epsilon2 = {} exceeds epsilon = {}",
                                  p.where(), s.epsilon1 + s.epsilon2, s.epsilon));
@@ -96,12 +106,13 @@ void read_privacy(const Node* node, PipelineSpec& s) {
     throw ParamError(fmt::format("{}: privacy: delta1 + delta2 = {:.6g} exceeds delta = {:.6g}",
                                  p.where(), s.delta1 + s.delta2, s.delta));
   if (s.epsilon1 < 0 || s.epsilon2 < 0 || s.delta1 < 0 || s.delta2 < 0)
-    throw ParamError(fmt::format("{}: privacy: every part must be >= 0 (epsilon1 {}, epsilon2 {}, "
-                                 "delta1 {}, delta2 {})",
-                                 p.where(), s.epsilon1, s.epsilon2, s.delta1, s.delta2));
+    throw ParamError(
+        fmt::format("{}: privacy: every part must be >= 0 (epsilon1 {}, epsilon2 {}, "
+                    "delta1 {}, delta2 {})",
+                    p.where(), s.epsilon1, s.epsilon2, s.delta1, s.delta2));
   if (s.epsilon1 > 0 && !(s.delta1 > 0))
-    throw ParamError(fmt::format("{}: privacy: a release (epsilon1 > 0) needs delta1 > 0",
-                                 p.where()));
+    throw ParamError(
+        fmt::format("{}: privacy: a release (epsilon1 > 0) needs delta1 > 0", p.where()));
 }
 
 void read_release(const Node* node, PipelineSpec& s) {
@@ -109,13 +120,14 @@ void read_release(const Node* node, PipelineSpec& s) {
   for (const char* k : {"epsilon1", "delta1", "p_min"})
     for (const auto& [key, v] : m)
       if (key == k)
-        throw ConfigError(fmt::format("{}: release.{} is set from privacy and the population's "
-                                      "action_floor",
-                                      v.where, k));
-  if (s.mode != "selective" || s.epsilon1 <= 0) {
+        throw ConfigError(
+            fmt::format("{}: release.{} is set from privacy and the population's "
+                        "action_floor",
+                        v.where, k));
+  if (s.mode == "selective" && s.epsilon1 <= 0) return;  // no release: the section is unused
+  if (s.mode != "selective") {
     if (node && !m.empty())
-      throw ConfigError(fmt::format("{}: a release section needs mode selective and epsilon1 > 0",
-                                    node->where()));
+      throw ConfigError(fmt::format("{}: a release section needs mode selective", node->where()));
     return;
   }
   param_map_set(m, "epsilon1", {format_param(s.epsilon1), "privacy"});
@@ -127,9 +139,10 @@ void read_release(const Node* node, PipelineSpec& s) {
     param_map_set(m, "max_length", {std::to_string(s.population.max_steps), "population.demos"});
   s.release = read_params<DataReleaseParams>(m, "release");
   if (s.release.max_length < s.population.max_steps)
-    throw ParamError(fmt::format("release.max_length = {} must be at least the demonstrations' cap "
-                                 "population.demos.max_steps = {}",
-                                 s.release.max_length, s.population.max_steps));
+    throw ParamError(
+        fmt::format("release.max_length = {} must be at least the demonstrations' cap "
+                    "population.demos.max_steps = {}",
+                    s.release.max_length, s.population.max_steps));
   const std::int64_t episodes = s.population.experts() * s.population.episodes;
   if (s.release.trajectories > episodes)
     throw ParamError(fmt::format("release.trajectories = {} exceeds the {} demonstration episodes",
@@ -153,7 +166,8 @@ void read_selective(const Node* node, PipelineSpec& s, int batch) {
   }
   for (const auto& [key, v] : m)
     if (key == "epsilon2" || key == "delta2" || key == "noise" || key == "stable_steps")
-      throw ConfigError(fmt::format("{}: selective.{} is set from privacy and train", v.where, key));
+      throw ConfigError(
+          fmt::format("{}: selective.{} is set from privacy and train", v.where, key));
   param_map_set(m, "epsilon2", {format_param(s.epsilon2), "privacy"});
   param_map_set(m, "delta2", {format_param(s.delta2), "privacy"});
   param_map_set(m, "noise", {s.noise, "privacy.noise"});
@@ -172,9 +186,9 @@ void read_selective(const Node* node, PipelineSpec& s, int batch) {
       throw ParamError(fmt::format("learner batch_size = {} must be at most the {} experts", batch,
                                    s.population.experts()));
     const double q = s.selective.accounting == "paper" ? s.selective.p * q0 : q0;
-    s.selective.noise_multiplier = privacy::calibrate_noise_multiplier(
-        s.selective.epsilon2, q, s.calibrate_steps, s.selective.delta2, s.selective.accountant,
-        1e-6);
+    s.selective.noise_multiplier =
+        privacy::calibrate_noise_multiplier(s.selective.epsilon2, q, s.calibrate_steps,
+                                            s.selective.delta2, s.selective.accountant, 1e-6);
   }
 }
 
@@ -182,16 +196,19 @@ void read_train(const Node* node, PipelineSpec& s) {
   if (!node) return;
   const Node& t = node->expect_map("train");
   t.check_keys({"stable_steps", "eval_every", "eval_episodes", "eval_max_steps"}, "train");
-  if (const Node* n = t.find("stable_steps")) s.selective.stable_steps = n->as_int("train.stable_steps");
+  if (const Node* n = t.find("stable_steps"))
+    s.selective.stable_steps = n->as_int("train.stable_steps");
   if (const Node* n = t.find("eval_every")) s.eval_every = n->as_int("train.eval_every");
   if (const Node* n = t.find("eval_episodes"))
     s.eval_episodes = static_cast<int>(n->as_int("train.eval_episodes"));
-  if (const Node* n = t.find("eval_max_steps")) s.eval_max_steps = n->as_int("train.eval_max_steps");
+  if (const Node* n = t.find("eval_max_steps"))
+    s.eval_max_steps = n->as_int("train.eval_max_steps");
   if (s.selective.stable_steps < 0 || s.eval_every < 0 || s.eval_episodes < 1 ||
       s.eval_max_steps < 0)
-    throw ParamError(fmt::format("{}: train: stable_steps, eval_every, eval_max_steps must be >= 0 "
-                                 "and eval_episodes >= 1",
-                                 t.where()));
+    throw ParamError(
+        fmt::format("{}: train: stable_steps, eval_every, eval_max_steps must be >= 0 "
+                    "and eval_episodes >= 1",
+                    t.where()));
 }
 
 Node resolved_tree(const PipelineSpec& s, const Algorithm& learner) {
@@ -209,8 +226,12 @@ Node resolved_tree(const PipelineSpec& s, const Algorithm& learner) {
   root.set("population", std::move(pop));
   put(root, "mode", s.mode);
   Node priv = Node::map("");
-  for (auto [k, v] : {std::pair{"epsilon", s.epsilon}, {"delta", s.delta}, {"epsilon1", s.epsilon1},
-                      {"delta1", s.delta1}, {"epsilon2", s.epsilon2}, {"delta2", s.delta2}})
+  for (auto [k, v] : {std::pair{"epsilon", s.epsilon},
+                      {"delta", s.delta},
+                      {"epsilon1", s.epsilon1},
+                      {"delta1", s.delta1},
+                      {"epsilon2", s.epsilon2},
+                      {"delta2", s.delta2}})
     put(priv, k, format_param(v));
   put(priv, "noise", s.noise);
   root.set("privacy", std::move(priv));
@@ -244,8 +265,8 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
                   "selective", "learner", "train"},
                  "the pipeline");
   if (top.find("pipeline")->as_string("pipeline") != "expert_level")
-    throw ConfigError(fmt::format("{}: pipeline must be expert_level",
-                                  top.find("pipeline")->where()));
+    throw ConfigError(
+        fmt::format("{}: pipeline must be expert_level", top.find("pipeline")->where()));
   PipelineSpec s;
   s.name = top.find("name") ? top.find("name")->as_string("name") : default_name;
   if (opts.seed) {
@@ -255,8 +276,8 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
     if (v < 0) throw ConfigError(fmt::format("{}: seed must be >= 0", n->where()));
     s.seed = static_cast<std::uint64_t>(v);
   } else {
-    throw ConfigError(fmt::format("{}: missing key 'seed' in the pipeline (or pass --seed)",
-                                  top.where()));
+    throw ConfigError(
+        fmt::format("{}: missing key 'seed' in the pipeline (or pass --seed)", top.where()));
   }
   s.out = opts.out ? *opts.out
                    : (top.find("out") ? fs::path(top.find("out")->as_string("out"))
@@ -277,9 +298,10 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   s.learner_id = lm.find("id")->as_string("learner.id");
   if (const Node* p = lm.find("params")) s.learner_params = p->to_param_map("learner.params");
   if (!dynamic_cast<OfflineLearner*>(algo_registry().make(s.learner_id, {}).get()))
-    throw ParamError(fmt::format("learner.id = '{}' is not an offline learner (discrete_cql, "
-                                 "discrete_bcq, bc)",
-                                 s.learner_id));
+    throw ParamError(
+        fmt::format("learner.id = '{}' is not an offline learner (discrete_cql, "
+                    "discrete_bcq, bc)",
+                    s.learner_id));
   const auto learner = algo_registry().make(s.learner_id, s.learner_params);
   int batch = 0;
   for (const auto& [k, v] : learner->params())

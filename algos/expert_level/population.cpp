@@ -65,20 +65,22 @@ void check_spec(const PopulationSpec& s, const Node& where) {
   if (s.rule == "top_k" && (s.k < 1 || s.k > s.runs_per_setting))
     fail(fmt::format("population.select.k = {} must be in [1, runs_per_setting = {}]", s.k,
                      s.runs_per_setting));
-  if (s.rule == "hiv" && (s.runs_per_setting < 2 || s.extra < 0 ||
-                          s.extra > static_cast<std::int64_t>(s.settings())))
-    fail(fmt::format("population.select: rule hiv needs runs_per_setting >= 2 and extra in [0, "
-                     "settings = {}]",
-                     s.settings()));
+  if (s.rule == "hiv" &&
+      (s.runs_per_setting < 2 || s.extra < 0 || s.extra > static_cast<std::int64_t>(s.settings())))
+    fail(
+        fmt::format("population.select: rule hiv needs runs_per_setting >= 2 and extra in [0, "
+                    "settings = {}]",
+                    s.settings()));
   if (s.episodes < 1) fail("population.demos.episodes must be >= 1");
   if (s.max_steps < 1) fail("population.demos.max_steps must be >= 1");
   // the default env: discrete actions, a valid floor, a settable episode cap
   const auto env = envs::make_env(s.env_id, s.env_params);
   const Space& a = env->spec().action;
   if (!a.is_discrete())
-    fail(fmt::format("population.env: '{}' has continuous actions ({}); expert-level release "
-                     "needs a discrete action space",
-                     s.env_id, a.describe()));
+    fail(
+        fmt::format("population.env: '{}' has continuous actions ({}); expert-level release "
+                    "needs a discrete action space",
+                    s.env_id, a.describe()));
   if (!(s.action_floor > 0.0 && s.action_floor < 1.0 / static_cast<double>(a.n)))
     fail(fmt::format("population.action_floor = {} must be in (0, 1/|A|) = (0, {:.6g})",
                      s.action_floor, 1.0 / static_cast<double>(a.n)));
@@ -125,14 +127,15 @@ std::vector<std::string> parse_grid_values(const Node& node, const std::string& 
     std::smatch m;
     const std::string text = node.as_string(what);
     if (!std::regex_match(text, m, re))
-      throw ConfigError(fmt::format("{}: {} must be a list of values or linspace(a, b, n), not "
-                                    "'{}'",
-                                    node.where(), what, text));
+      throw ConfigError(
+          fmt::format("{}: {} must be a list of values or linspace(a, b, n), not "
+                      "'{}'",
+                      node.where(), what, text));
     const double a = std::stod(m[1]), b = std::stod(m[2]);
     const int n = std::stoi(m[3]);
     if (n < 1 || !std::isfinite(a) || !std::isfinite(b))
-      throw ConfigError(fmt::format("{}: {}: linspace needs finite ends and n >= 1", node.where(),
-                                    what));
+      throw ConfigError(
+          fmt::format("{}: {}: linspace needs finite ends and n >= 1", node.where(), what));
     // numpy.linspace: a + i step with step = (b - a) / (n - 1), the last value exactly b
     const double step = n > 1 ? (b - a) / (n - 1) : 0.0;
     for (int i = 0; i < n; ++i) out.push_back(format_param(n > 1 && i + 1 == n ? b : a + i * step));

@@ -40,9 +40,8 @@ std::vector<Chosen> select_experts(const PopulationSpec& spec, const std::vector
   for (std::size_t s = 0; s < settings; ++s) {
     auto& order = ranked[s];
     for (int r = 0; r < R; ++r) order.push_back(r);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return score[s * R + a] > score[s * R + b];
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return score[s * R + a] > score[s * R + b]; });
   }
   std::vector<Chosen> out;
   if (spec.rule == "top_k") {
@@ -111,8 +110,8 @@ Dataset collect_demos(const PopulationSpec& spec, const std::vector<fs::path>& f
       const std::size_t t0 = d.episode_start(e), n = d.episode_length(e);
       all.add_episode({d.obs(t0, e).data(), (n + 1) * d.obs_dim()},
                       {d.action(t0).data(), n * d.act_dim()}, d.rewards().subspan(t0, n),
-                      d.terminations().subspan(t0, n), d.truncations().subspan(t0, n),
-                      d.user_id(e), d.episode_seed(e));
+                      d.terminations().subspan(t0, n), d.truncations().subspan(t0, n), d.user_id(e),
+                      d.episode_seed(e));
     }
   return all;
 }
@@ -138,10 +137,10 @@ PopulationResult finish_population(const PopulationSpec& spec, const SweepPlan& 
     digest_text += plan.runs[i].config_sha256 + " " + sha256_hex(o.summary) + "\n";
   }
   if (failed > 0)
-    throw DataError(fmt::format("population {}: {} of {} training runs failed (see {}); rerun to "
-                                "retry them",
-                                spec.name, failed, plan.runs.size(),
-                                (plan.out / "failures.csv").string()));
+    throw DataError(
+        fmt::format("population {}: {} of {} training runs failed (see {}); rerun to "
+                    "retry them",
+                    spec.name, failed, plan.runs.size(), (plan.out / "failures.csv").string()));
   const std::string digest = sha256_hex(digest_text);
   res.dataset = spec.out / "demos";
   res.manifest = spec.out / "manifest.json";
@@ -171,9 +170,10 @@ PopulationResult finish_population(const PopulationSpec& spec, const SweepPlan& 
   for (const auto& [k, v] : spec.env_params) manifest["env_params"][k] = v.text;
   manifest["action_floor"] = spec.action_floor;
   manifest["selection"] = spec.rule == "top_k" ? fmt::format("top {} per setting", spec.k)
-                                               : fmt::format("hiv: best per setting + {} best "
-                                                             "second-placed",
-                                                             spec.extra);
+                                               : fmt::format(
+                                                     "hiv: best per setting + {} best "
+                                                     "second-placed",
+                                                     spec.extra);
   json list = json::array();
   std::vector<fs::path> files;
   for (std::size_t i = 0; i < chosen.size(); ++i) {
@@ -201,8 +201,7 @@ PopulationResult finish_population(const PopulationSpec& spec, const SweepPlan& 
   SaveOptions so;
   so.overwrite = true;
   save_minari(demos, res.dataset, so);
-  res.demos_wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.demos_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.experts = static_cast<std::int64_t>(files.size());
   json rec;
   rec["digest"] = digest;
@@ -221,7 +220,8 @@ PopulationResult build_population(const PopulationSpec& spec, const PopulationOp
   so.progress = opts.quiet ? Progress::Mode::kOff : Progress::Mode::kAuto;
   const auto t0 = std::chrono::steady_clock::now();
   const SweepResult sr = run_sweep(plan, so);
-  const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double train_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   PopulationResult res = finish_population(spec, plan, sr.outcomes, opts);
   res.train_wall_s = train_s;
   return res;

@@ -129,8 +129,8 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
   std::optional<privacy::Ledger> ledger;
   std::int64_t total = p.stable_steps;  // iterations (sound: a cap; the noisy count ends the run)
   const double q_acc = p.accounting == "paper" ? p.p * q0 : q0;
-  const privacy::DpEvent event = privacy::DpEvent::poisson_sampled(
-      q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
+  const privacy::DpEvent event =
+      privacy::DpEvent::poisson_sampled(q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
   if (dp) {
     ledger.emplace(p.epsilon2, p.delta2, p.accountant);
     ledger->set_noise_source(src.noise->name());
@@ -184,10 +184,10 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
       }
     }
     r.iterations += n;
-    finished = r.iterations >= total || (dp && p.accounting == "sound" &&
-                                         r.noisy_steps >= r.planned_noisy);
-    r.capped = dp && p.accounting == "sound" && r.noisy_steps < r.planned_noisy &&
-               r.iterations >= total;
+    finished = r.iterations >= total ||
+               (dp && p.accounting == "sound" && r.noisy_steps >= r.planned_noisy);
+    r.capped =
+        dp && p.accounting == "sound" && r.noisy_steps < r.planned_noisy && r.iterations >= total;
     if (ctx.eval_due(r.iterations) || finished) {
       auto pol = learner.policy();
       ctx.evaluate(*pol, r.iterations, 0,

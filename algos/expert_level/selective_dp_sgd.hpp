@@ -88,13 +88,13 @@ struct SelectiveDpSgdParams {
 };
 
 struct SelectiveResult {
-  std::int64_t iterations = 0;    // Bernoulli draws (Alg. 3's n)
-  std::int64_t noisy_steps = 0;   // DP-SGD steps on D_unst
-  std::int64_t stable_steps = 0;  // ordinary steps on D_stable
-  std::int64_t skipped = 0;       // B = 0 with D_stable empty
-  std::int64_t planned_noisy = 0; // sound: the noisy steps the budget affords
-  double epsilon = 0;             // spent by the DP-SGD part (0 without DP steps)
-  bool capped = false;            // max_iterations stopped the run before the budget was spent
+  std::int64_t iterations = 0;     // Bernoulli draws (Alg. 3's n)
+  std::int64_t noisy_steps = 0;    // DP-SGD steps on D_unst
+  std::int64_t stable_steps = 0;   // ordinary steps on D_stable
+  std::int64_t skipped = 0;        // B = 0 with D_stable empty
+  std::int64_t planned_noisy = 0;  // sound: the noisy steps the budget affords
+  double epsilon = 0;              // spent by the DP-SGD part (0 without DP steps)
+  bool capped = false;             // max_iterations stopped the run before the budget was spent
   std::optional<PrivacyReport> report;  // the DP-SGD part's record (none without DP steps)
 };
 

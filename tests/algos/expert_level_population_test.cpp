@@ -129,7 +129,8 @@ TEST_CASE("a population builds, resumes without retraining and is the same at an
   // the same experts and demonstrations, byte for byte, whichever thread trained them
   CHECK(read_file(a / "demos" / "data" / "main_data.hdf5") ==
         read_file(b / "demos" / "data" / "main_data.hdf5"));
-  CHECK(read_file(a / "experts" / "expert_00003.bin") == read_file(b / "experts" / "expert_00003.bin"));
+  CHECK(read_file(a / "experts" / "expert_00003.bin") ==
+        read_file(b / "experts" / "expert_00003.bin"));
   const Dataset d = load_dataset(a / "demos", "minari");
   CHECK(d.num_episodes() == 12);
   CHECK(d.users() == std::vector<std::int64_t>{0, 1, 2, 3});

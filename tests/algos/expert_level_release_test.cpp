@@ -165,7 +165,7 @@ TEST_CASE("prefix counter equals the direct sum of products" * doctest::test_sui
     // both in double precision over <= 250 terms: relative error far below 1e-12
     REQUIRE(got == doctest::Approx(want).epsilon(1e-12));
   }
-  CHECK_THROWS_AS(counter.extend(g, 1), ParamError);  // longer than max_length
+  CHECK_THROWS_AS(counter.extend(g, 1), ParamError);         // longer than max_length
   CHECK_THROWS_AS(PrefixCounter(3, 2, 0.6, 5), ParamError);  // p_min > 1/|A|
   CHECK_THROWS_AS(PrefixCounter(3, 2, 0.0, 5), ParamError);
 }
@@ -200,9 +200,10 @@ TEST_CASE("network experts answer exactly the collecting policy's greedy action"
               policies[i].act_discrete(std::span<const float>(obs.data() + 4 * j, 4), {}));
 }
 
-TEST_CASE("without noise the stable prefix is the longest prefix whose count clears the shifted "
-          "threshold" *
-          doctest::test_suite("unit")) {
+TEST_CASE(
+    "without noise the stable prefix is the longest prefix whose count clears the shifted "
+    "threshold" *
+    doctest::test_suite("unit")) {
   const int m = 3000;
   AgreeingExperts experts(m, 2);
   const Dataset data = make_data(m, 1, 60, 2);
@@ -277,8 +278,8 @@ TEST_CASE("bad release input is refused naming the parameter" * doctest::test_su
   // unequal trajectories per expert: the shuffle would not draw experts uniformly
   Dataset uneven = make_data(4, 2, 5, 2);
   uneven.set_user_id(0, 1);
-  CHECK_THROWS_WITH_AS(data_release(uneven, experts, p, noise),
-                       doctest::Contains("same number"), DataError);
+  CHECK_THROWS_WITH_AS(data_release(uneven, experts, p, noise), doctest::Contains("same number"),
+                       DataError);
   p.epsilon1 = 1e4;  // the closed form no longer bounds the exact composition
   CHECK_THROWS_WITH_AS(release_constants(p), doctest::Contains("calibration: exact"), ParamError);
 }

@@ -81,15 +81,16 @@ TEST_CASE("expert-level DP-SGD (p = 1) takes exactly the steps the budget afford
   CHECK(learner.steps_taken() == n.steps);
 }
 
-TEST_CASE("sound accounting counts only noisy steps at q = b/m; paper counts every iteration at "
-          "q = p b/m" *
-          doctest::test_suite("unit")) {
+TEST_CASE(
+    "sound accounting counts only noisy steps at q = b/m; paper counts every iteration at "
+    "q = p b/m" *
+    doctest::test_suite("unit")) {
   const double q = 8.0 / kExperts, p = 0.5;
   {
     auto learner = make_learner();
     auto ctx = make_ctx(2);
-    const auto r = train_selective(learner, &data(), &data(), kExperts, 8,
-                                   dp_params(p, "sound"), ctx);
+    const auto r =
+        train_selective(learner, &data(), &data(), kExperts, 8, dp_params(p, "sound"), ctx);
     const auto n = privacy::steps_within_budget(3.0, q, 2.0, 1e-3, "pld");
     CHECK(r.noisy_steps == n.steps);
     CHECK(r.iterations == r.noisy_steps + r.stable_steps);
@@ -102,8 +103,8 @@ TEST_CASE("sound accounting counts only noisy steps at q = b/m; paper counts eve
   {
     auto learner = make_learner();
     auto ctx = make_ctx(3);
-    const auto r = train_selective(learner, &data(), &data(), kExperts, 8,
-                                   dp_params(p, "paper"), ctx);
+    const auto r =
+        train_selective(learner, &data(), &data(), kExperts, 8, dp_params(p, "paper"), ctx);
     const auto n = privacy::steps_within_budget(3.0, p * q, 2.0, 1e-3, "pld");
     CHECK(r.iterations == n.steps);
     CHECK(r.noisy_steps + r.stable_steps == n.steps);

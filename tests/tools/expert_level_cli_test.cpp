@@ -89,8 +89,9 @@ TEST_SUITE("e2e") {
     const auto d = scratch("bad");
     auto bad = [&](const std::string& set, const std::string& needle) {
       const auto out = d / "never";
-      const auto r = dprl_cmd("run " + kSmoke + " --out " + out.string() + " --set population.out=" +
-                              (d / "never_pop").string() + " --set '" + set + "'");
+      const auto r =
+          dprl_cmd("run " + kSmoke + " --out " + out.string() +
+                   " --set population.out=" + (d / "never_pop").string() + " --set '" + set + "'");
       CAPTURE(set);
       CHECK(r.code == 2);
       CHECK(one_line(r.err));
