@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "algos/algorithm.hpp"
 #include "algos/dqn.hpp"
 #include "algos/expert_level/data_release.hpp"
 #include "algos/expert_level/pipeline.hpp"
@@ -46,13 +47,19 @@ void report(const algos::PopulationSpec& spec, const algos::PopulationResult& r,
   fmt::print("population {}: {} experts ({} training runs now, {:.1f} s; demonstrations {})\n",
              spec.name, r.experts, r.trained, r.train_wall_s,
              r.reused ? "reused" : fmt::format("collected in {:.1f} s", r.demos_wall_s));
-  if (r.trained > 0) fmt::print("training throughput: {:.0f} runs per hour\n", per_hour);
+  const auto train = read_params<algos::TrainParams>(spec.train_params, "population.ppo.train");
+  const double steps_per_s =
+      r.train_wall_s > 0 ? static_cast<double>(r.trained * train.steps) / r.train_wall_s : 0.0;
+  if (r.trained > 0)
+    fmt::print("training throughput: {:.0f} runs per hour, {:.0f} env steps per second\n", per_hour,
+               steps_per_s);
   fmt::print("experts: {}\ndataset: {}\n", r.manifest.string(), r.dataset.string());
   nlohmann::ordered_json t;
   t["wall_time_s"] = wall;
   t["train_wall_s"] = r.train_wall_s;
   t["runs_trained"] = r.trained;
   t["runs_per_hour"] = per_hour;
+  t["env_steps_per_s"] = steps_per_s;
   t["demos_wall_s"] = r.demos_wall_s;
   write_file_atomic(spec.out / "timing.json", t.dump(2) + "\n");
 }

@@ -237,7 +237,8 @@ PrivacyReport release_report(const DataReleaseParams& p, const DataReleaseResult
   rep.neighbouring = "add-remove";
   rep.unit = "expert";
   rep.sensitivity = "count function: 1 per expert (paper 000 Eq. 12)";
-  rep.covers = {"stable/ (the released prefixes D_stable)", "release.json (sizes of D_stable)"};
+  rep.covers = {"stable/ (the released prefixes D_stable)",
+                "release.json (the size of D_stable and its prefix length per episode)"};
   rep.formal = !seeded;
   rep.noise_source = noise_source;
   rep.reproducible_noise = seeded;
@@ -257,8 +258,7 @@ PrivacyReport release_report(const DataReleaseParams& p, const DataReleaseResult
   d["threshold_shift"] = c.svt.threshold_shift;
   d["per_trajectory"] = {{"epsilon", c.svt.per_trajectory_epsilon},
                          {"delta", c.svt.per_trajectory_delta}};
-  d["not_covered"] =
-      "unstable/ is the raw data minus the release (private; used only by DP-SGD steps)";
+  d["not_covered"] = "D_unst, the raw data minus the release (private input of the DP-SGD steps)";
   if (seeded)
     d["note"] =
         "seeded noise: reproducible, and anyone holding the seed can regenerate the "

@@ -47,12 +47,6 @@ struct Release {
   bool reused = false;
 };
 
-std::optional<Dataset> load_part(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return std::nullopt;
-  return load_dataset(dir, "minari");
-}
-
 Release release_stage(const PipelineSpec& s, const Dataset& data, const PipelineOptions& o) {
   const fs::path dir = s.out / "release";
   const std::string pop_record = read_file(s.population.out / "population.json");
@@ -61,47 +55,57 @@ Release release_stage(const PipelineSpec& s, const Dataset& data, const Pipeline
       s.seed, s.noise, s.population.digest));
   Release r;
   std::error_code ec;
+  std::vector<std::int64_t> lengths;
   if (fs::exists(dir / "release.json", ec)) {
     const auto j = json::parse(read_file(dir / "release.json"), nullptr, false);
     if (j.is_object() && j.value("digest", "") == digest) {
       r.record = j.at("privacy");
       r.prefixes = j.at("stable_prefixes").get<std::int64_t>();
       r.transitions = j.at("stable_transitions").get<std::int64_t>();
-      r.stable = load_part(dir / "stable");
-      r.unstable = load_part(dir / "unstable");
+      lengths.assign(data.num_episodes(), 0);
+      for (const auto& ek : j.at("stable")) lengths.at(ek.at(0).get<std::size_t>()) = ek.at(1);
       r.reused = true;
-      return r;
+    } else {
+      fmt::print(stderr, "dprl: note: {} holds a release of another config; releasing anew\n",
+                 dir.string());
     }
-    fmt::print(stderr, "dprl: note: {} holds a release of another config; releasing anew\n",
-               dir.string());
   }
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
-  const bool seeded = s.noise == "seeded";
-  auto noise =
-      seeded ? privacy::make_seeded_noise(s.seed, 20) : privacy::make_os_entropy_noise(true);
-  if (seeded)
-    std::fprintf(stderr,
-                 "dprl: warning: privacy.noise: seeded makes the release reproducible but not "
-                 "formally private (the seed regenerates the noise)\n");
-  const ExpertsFolder f = read_experts(s.population.out);
-  auto experts = NetExperts::load(f.policies, o.jobs);
-  const DataReleaseResult res = data_release(data, *experts, s.release, *noise);
-  ReleasedData parts = split_release(data, res.stable_length);
-  SaveOptions so;
-  so.overwrite = true;
-  if (parts.stable.num_episodes() > 0) save_minari(parts.stable, dir / "stable", so);
-  if (parts.unstable.num_episodes() > 0) save_minari(parts.unstable, dir / "unstable", so);
-  r.record = json::parse(privacy_json(release_report(s.release, res, noise->name(), seeded)));
-  r.prefixes = res.stable_prefixes;
-  r.transitions = res.stable_transitions;
-  json j;
-  j["digest"] = digest;
-  j["stable_prefixes"] = r.prefixes;
-  j["stable_transitions"] = r.transitions;
-  j["examined"] = s.release.trajectories;
-  j["privacy"] = r.record;
-  write_file_atomic(dir / "release.json", j.dump(2) + "\n");  // last: marks the stage complete
+  if (!r.reused) {
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir);
+    const bool seeded = s.noise == "seeded";
+    auto noise =
+        seeded ? privacy::make_seeded_noise(s.seed, 20) : privacy::make_os_entropy_noise(true);
+    if (seeded)
+      std::fprintf(stderr,
+                   "dprl: warning: privacy.noise: seeded makes the release reproducible but not "
+                   "formally private (the seed regenerates the noise)\n");
+    const ExpertsFolder f = read_experts(s.population.out);
+    auto experts = NetExperts::load(f.policies, o.jobs);
+    const DataReleaseResult res = data_release(data, *experts, s.release, *noise);
+    lengths = res.stable_length;
+    r.record = json::parse(privacy_json(release_report(s.release, res, noise->name(), seeded)));
+    r.prefixes = res.stable_prefixes;
+    r.transitions = res.stable_transitions;
+  }
+  // D_unst is the data minus the stable prefixes: rebuilt, never stored (it is private input)
+  ReleasedData parts = split_release(data, lengths);
+  if (!r.reused) {
+    SaveOptions so;
+    so.overwrite = true;
+    if (parts.stable.num_episodes() > 0) save_minari(parts.stable, dir / "stable", so);
+    json j;
+    j["digest"] = digest;
+    j["stable_prefixes"] = r.prefixes;
+    j["stable_transitions"] = r.transitions;
+    j["examined"] = s.release.trajectories;
+    json stable = json::array();  // (episode index, stable prefix length): what stable/ holds
+    for (std::size_t e = 0; e < lengths.size(); ++e)
+      if (lengths[e] > 0) stable.push_back({e, lengths[e]});
+    j["stable"] = std::move(stable);
+    j["privacy"] = r.record;
+    write_file_atomic(dir / "release.json", j.dump(2) + "\n");  // last: the stage is complete
+  }
   if (parts.stable.num_episodes() > 0) r.stable = std::move(parts.stable);
   if (parts.unstable.num_episodes() > 0) r.unstable = std::move(parts.unstable);
   return r;
@@ -139,7 +143,8 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const S
   parts["release"] = rel ? rel->record : json(nullptr);
   parts["dp_sgd"] = r.report ? json::parse(privacy_json(*r.report)) : json(nullptr);
   d["parts"] = std::move(parts);
-  d["not_covered"] = "release/unstable (the raw data minus the release; private input)";
+  d["not_covered"] =
+      "the unstable data (the raw data minus the release; private input, not stored)";
   rep.details_json = d.dump();
   return rep;
 }

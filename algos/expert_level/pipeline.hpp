@@ -31,7 +31,9 @@
 //   train: {stable_steps: 20000, eval_every: 10000, eval_episodes: 10, eval_max_steps: 1000}
 // Stages and files:
 //   <population.out>/                 experts and demonstrations (reused by content hash)
-//   <out>/release/                    stable/ and unstable/ Minari datasets, release.json; reused
+//   <out>/release/                    stable/ (Minari) and release.json (sizes, the record and the
+//                                     stable prefix length of each episode; D_unst is rebuilt
+//                                     from the demonstrations, never stored); reused
 //                                     when its digest matches: rerunning a release would spend
 //                                     its budget again, so a finished release is never redrawn
 //   <out>/                            config.yaml, metrics.csv, summary.json, policy.bin,
