@@ -12,6 +12,7 @@
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "engine/policy.hpp"
+#include "engine/rng.hpp"
 #include "engine/sha256.hpp"
 #include "envs/register_envs.hpp"
 #include "privacy/noise_source.hpp"
@@ -40,6 +41,30 @@ void check_experts(const Dataset& data, const ExpertsFolder& f, const PipelineSp
                                 s.population.action_floor));
 }
 
+// A uniformly random subset of s.experts experts (a partial Fisher-Yates shuffle seeded by the
+// pipeline's seed: public randomness), with all of their trajectories; ids renumbered 0..m-1 in
+// the order drawn.
+void subset_experts(const PipelineSpec& s, Dataset& data, ExpertsFolder& folder) {
+  const auto all = static_cast<std::uint64_t>(folder.policies.size());
+  std::vector<std::int64_t> order(all), rank(all, -1);
+  for (std::uint64_t i = 0; i < all; ++i) order[i] = static_cast<std::int64_t>(i);
+  Rng rng(derive_seed(s.seed, Domain::kDataset, 0x5eb5e7));
+  for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(s.experts); ++i)
+    std::swap(order[i], order[i + rng.below(all - i)]);
+  std::vector<fs::path> policies;
+  for (std::int64_t i = 0; i < s.experts; ++i) {
+    rank[order[i]] = i;
+    policies.push_back(folder.policies[order[i]]);
+  }
+  std::vector<std::size_t> keep;
+  for (std::size_t e = 0; e < data.num_episodes(); ++e)
+    if (rank[data.user_id(e)] >= 0) keep.push_back(e);
+  Dataset sub = data.subset(keep);
+  for (std::size_t e = 0; e < sub.num_episodes(); ++e) sub.set_user_id(e, rank[sub.user_id(e)]);
+  data = std::move(sub);
+  folder.policies = std::move(policies);
+}
+
 struct Release {
   std::optional<Dataset> stable, unstable;
   json record;  // the release's guarantee record
@@ -47,12 +72,14 @@ struct Release {
   bool reused = false;
 };
 
-Release release_stage(const PipelineSpec& s, const Dataset& data, const PipelineOptions& o) {
+Release release_stage(const PipelineSpec& s, const Dataset& data,
+                      const std::vector<fs::path>& policies, const PipelineOptions& o) {
   const fs::path dir = s.out / "release";
   const std::string pop_record = read_file(s.population.out / "population.json");
-  const std::string digest = sha256_hex(fmt::format(
-      "{}\n{}\n{}\n{}\n{}\n", pop_record, to_yaml(param_map_to_node(dump_params(s.release))),
-      s.seed, s.noise, s.population.digest));
+  const std::string digest =
+      sha256_hex(fmt::format("{}\n{}\n{}\n{}\n{}\nexperts={}\n", pop_record,
+                             to_yaml(param_map_to_node(dump_params(s.release))), s.seed, s.noise,
+                             s.population.digest, s.experts));
   Release r;
   std::error_code ec;
   std::vector<std::int64_t> lengths;
@@ -80,8 +107,7 @@ Release release_stage(const PipelineSpec& s, const Dataset& data, const Pipeline
       std::fprintf(stderr,
                    "dprl: warning: privacy.noise: seeded makes the release reproducible but not "
                    "formally private (the seed regenerates the noise)\n");
-    const ExpertsFolder f = read_experts(s.population.out);
-    auto experts = NetExperts::load(f.policies, o.jobs);
+    auto experts = NetExperts::load(policies, o.jobs);
     const DataReleaseResult res = data_release(data, *experts, s.release, *noise);
     lengths = res.stable_length;
     r.record = json::parse(privacy_json(release_report(s.release, res, noise->name(), seeded)));
@@ -198,13 +224,14 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   po.jobs = o.jobs;
   po.quiet = o.progress == Progress::Mode::kOff;
   const PopulationResult pop = build_population(s.population, po);
-  const Dataset data = load_dataset(pop.dataset, "minari");
-  const ExpertsFolder folder = read_experts(s.population.out);
+  Dataset data = load_dataset(pop.dataset, "minari");
+  ExpertsFolder folder = read_experts(s.population.out);
   check_experts(data, folder, s);
-  const std::int64_t m = s.population.experts();
+  const std::int64_t m = s.experts;
+  if (m < s.population.experts()) subset_experts(s, data, folder);
 
   std::optional<Release> rel;
-  if (s.mode == "selective" && s.epsilon1 > 0) rel = release_stage(s, data, o);
+  if (s.mode == "selective" && s.epsilon1 > 0) rel = release_stage(s, data, folder.policies, o);
   const Dataset* stable = nullptr;
   const Dataset* unstable = &data;
   if (rel) {

@@ -9,6 +9,9 @@
 //   out: runs/paper000/cartpole/cell  # --out overrides
 //   population: cartpole.yaml         # a population file (relative to this file) or an inline
 //                                     # map (algos/expert_level/population.hpp); shared by cells
+//   experts: 1000                     # optional: a uniformly random subset of m experts (all their
+//                                     # trajectories, ids renumbered 0..m-1), drawn from the seed
+//                                     # (paper Fig. 4); default: every expert of the population
 //   mode: selective                   # selective (Alg. 2 + Alg. 3) | dp_sgd (the expert-level
 //                                     # DP-SGD baseline, Alg. 4 on all data) | non_private
 //   privacy:
@@ -65,6 +68,7 @@ struct PipelineSpec {
   std::uint64_t seed = 0;
   std::filesystem::path out;
   PopulationSpec population;
+  std::int64_t experts = 0;  // m: the experts used (the population's, or a subset of them)
   std::string mode = "selective";
   double epsilon = 0, delta = 0;
   double epsilon1 = 0, delta1 = 0, epsilon2 = 0, delta2 = 0;

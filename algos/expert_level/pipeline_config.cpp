@@ -33,7 +33,7 @@ double number_or_auto(const Node* n, const char* key, double automatic) {
 
 // The budget split (privacy section) into spec.
 void read_privacy(const Node* node, PipelineSpec& s) {
-  const std::int64_t m = s.population.experts();
+  const std::int64_t m = s.experts;
   if (s.mode == "non_private") {
     if (node) node->expect_map("privacy").check_keys({"noise"}, "privacy (mode non_private)");
     return;
@@ -143,7 +143,7 @@ void read_release(const Node* node, PipelineSpec& s) {
         fmt::format("release.max_length = {} must be at least the demonstrations' cap "
                     "population.demos.max_steps = {}",
                     s.release.max_length, s.population.max_steps));
-  const std::int64_t episodes = s.population.experts() * s.population.episodes;
+  const std::int64_t episodes = s.experts * s.population.episodes;
   if (s.release.trajectories > episodes)
     throw ParamError(fmt::format("release.trajectories = {} exceeds the {} demonstration episodes",
                                  s.release.trajectories, episodes));
@@ -181,10 +181,10 @@ void read_selective(const Node* node, PipelineSpec& s, int batch) {
   if (s.calibrate_steps > 0 && s.selective.p > 0) {
     // the noise multiplier whose budget is spent after calibrate_steps accounted steps (sound:
     // noisy steps at q0 = b/m; paper: iterations at p b/m)
-    const double q0 = static_cast<double>(batch) / static_cast<double>(s.population.experts());
+    const double q0 = static_cast<double>(batch) / static_cast<double>(s.experts);
     if (!(q0 > 0 && q0 <= 1))
-      throw ParamError(fmt::format("learner batch_size = {} must be at most the {} experts", batch,
-                                   s.population.experts()));
+      throw ParamError(
+          fmt::format("learner batch_size = {} must be at most the {} experts", batch, s.experts));
     const double q = s.selective.accounting == "paper" ? s.selective.p * q0 : q0;
     s.selective.noise_multiplier =
         privacy::calibrate_noise_multiplier(s.selective.epsilon2, q, s.calibrate_steps,
@@ -222,6 +222,7 @@ Node resolved_tree(const PipelineSpec& s, const Algorithm& learner) {
   put(pop, "name", s.population.name);
   put(pop, "out", s.population.out.string());
   put(pop, "experts", fmt::format("{}", s.population.experts()));
+  put(root, "experts", fmt::format("{}", s.experts));
   put(pop, "digest", s.population.digest);
   root.set("population", std::move(pop));
   put(root, "mode", s.mode);
@@ -261,8 +262,8 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   Node root = config;
   for (const auto& o : opts.overrides) apply_override(root, o);
   const Node& top = root.expect_map("the pipeline");
-  top.check_keys({"pipeline", "name", "seed", "out", "population", "mode", "privacy", "release",
-                  "selective", "learner", "train"},
+  top.check_keys({"pipeline", "name", "seed", "out", "population", "experts", "mode", "privacy",
+                  "release", "selective", "learner", "train"},
                  "the pipeline");
   if (top.find("pipeline")->as_string("pipeline") != "expert_level")
     throw ConfigError(
@@ -284,6 +285,13 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
                                       : fs::path("runs") / s.name);
   Node holder;
   s.population = parse_population(population_node(top, base_dir, holder), "population");
+  s.experts = s.population.experts();
+  if (const Node* e = top.find("experts")) {
+    s.experts = e->as_int("experts");
+    if (s.experts < 1 || s.experts > s.population.experts())
+      throw ParamError(fmt::format("{}: experts = {} must be in [1, {}] (the population's experts)",
+                                   e->where(), s.experts, s.population.experts()));
+  }
   if (const Node* m = top.find("mode")) s.mode = m->as_string("mode");
   if (s.mode != "selective" && s.mode != "dp_sgd" && s.mode != "non_private")
     throw ConfigError(fmt::format("{}: mode must be selective, dp_sgd or non_private, not '{}'",

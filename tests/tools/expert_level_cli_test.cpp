@@ -83,6 +83,16 @@ TEST_SUITE("e2e") {
     REQUIRE(r2.code == 0);
     CHECK(r2.err.find("releasing anew") == std::string::npos);
     CHECK(dprl::read_file(d / "train" / "summary.json") == summary);  // seeded: same bytes
+    // a random subset of 16 experts (paper Fig. 4): delta = 1/16, the population reused
+    const auto r3 = dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " +
+                             (d / "train16").string() + " --set population.out=" +
+                             (d / "population").string() + " --set experts=16");
+    INFO(r3.err);
+    REQUIRE(r3.code == 0);
+    const auto s16 = nlohmann::json::parse(dprl::read_file(d / "train16" / "summary.json"));
+    CHECK(s16.at("extra").at("experts") == 16);
+    CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(1.0 / 16));
+    CHECK(dprl_cmd(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
   }
 
   TEST_CASE("bad pipeline input: one line naming the key, exit 2, nothing created") {
