@@ -194,7 +194,13 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
                    {{"noisy_steps", static_cast<double>(r.noisy_steps)},
                     {"stable_steps", static_cast<double>(r.stable_steps)}});
     }
-    ctx.progress().update(r.iterations, total, 0, ctx.last_eval().return_mean);
+    // sound mode ends by its noisy-step count: about planned / p iterations
+    const std::int64_t shown =
+        dp && p.accounting == "sound"
+            ? static_cast<std::int64_t>(static_cast<double>(r.planned_noisy) / p.p)
+            : total;
+    ctx.progress().update(r.iterations, std::max(shown, r.iterations), 0,
+                          ctx.last_eval().return_mean);
   }
   if (ledger) {
     r.epsilon = ledger->spent_epsilon();
