@@ -23,21 +23,46 @@
 //     does. median_over = support takes the median over the entries the features touch (the
 //     paper's literal "all elements" is 0 for one-hot features, which silences the update; it is
 //     available as median_over = all).
-//   clip = fixed: C = clip_norm, a data-independent sensitivity.
+//   clip = fixed: C = clip_norm, a data-independent scale.
 //
-// Guarantees, stated exactly:
-//   - Per update, the paper's figure is (epsilon, delta) from the classical calibration above.
-//     That theorem needs epsilon < 1; for epsilon >= 1 we also report the exact epsilon of a
-//     Gaussian mechanism with noise multiplier sigma at delta (analytic Gaussian, Balle and Wang
-//     2018), which is what the noise actually buys.
-//   - Whole run: the accountant composes every noised release as a Gaussian mechanism with
-//     noise multiplier sigma (L2 sensitivity C: a vector of norm C present or absent), under the
-//     conservative relation that one individual's data (a trajectory) may influence every update.
-//     This is a formal guarantee only with clip = fixed: a data-dependent C (median) has no a
-//     priori sensitivity bound, and the TD error delta multiplying the noised trace is itself
-//     data-dependent, so the summary marks median runs "formal": false. Only the released noised
-//     vectors are covered; the parameters are post-processing only where they depend on data
-//     through them.
+// Guarantee, stated exactly (docs/privacy.md, "What each guarantee covers"):
+//   - Neighbouring relation: replace one individual's trajectory (episode), under the
+//     conservative assumption that it may influence every later update. Unit: trajectory.
+//   - Sensitivity: every released vector has norm exactly C whatever the data, so a neighbouring
+//     run releases another vector of norm C: L2 sensitivity 2C per release (not C). The noise
+//     N(0, sigma^2 C^2) is the paper's, so each release is a Gaussian mechanism with noise
+//     multiplier sigma / 2; with secure noise (os-entropy) the vector is snapped to the sampler's
+//     grid g <= sigma C 2^-12 first (algos/private_noise.hpp), which adds sqrt(n) g to the
+//     sensitivity of an n-element vector: multiplier sigma / (2 + sqrt(n) sigma 2^-12). We keep
+//     the paper's arithmetic (normalise to C, noise sigma C) and correct the accounting, rather
+//     than clip to C/2, so the learning curves stay those of the paper's algorithm.
+//   - Per update, the paper's figure is (epsilon, delta) from the classical calibration above,
+//     for sensitivity C; that theorem needs epsilon < 1. We report per_update_epsilon_exact, the
+//     exact epsilon at delta of one release (noise multiplier sigma / 2, analytic Gaussian,
+//     Balle and Wang 2018), which is what the noise buys under the relation above.
+//   - Whole run: the accountant composes every release (adaptive composition).
+//   - Covered: only the sequence of noised vectors (g + noise, d_v + noise), which the run does
+//     not write. NOT covered: the policy (policy.json), metrics.csv, the training returns and
+//     trace similarities in summary.json. The paper's updates multiply the noised trace by the
+//     raw TD error delta (reward and critic) and the importance ratio rho, and the critic (w, and
+//     v under DP-Actor) and the actor under DP-Critic use raw data, so none of these is
+//     post-processing of the releases. Since the vectors have norm C whatever the data, the
+//     releases would be equally private against replacing every trajectory: the figure says
+//     nothing about the outputs. summary.json therefore always has formal: false; clip = median
+//     also makes C itself data-dependent (no a priori sensitivity).
+//   - Budget (budget_epsilon > 0): a persistent ledger (privacy/ledger.hpp) in the run directory,
+//     or at `ledger` (a file several runs on the same data can share), locked for the run. Steps
+//     are paid for in blocks of charge_block steps (every step's releases), charged and made
+//     durable before the first release they pay for (charge -> durable -> release); the last
+//     block is cut to what the budget affords, and training stops before the first unpaid
+//     step. A crash or a finished run leaves the unused rest of its block spent; a rerun that
+//     names the same ledger continues from what is spent and is refused if nothing is left.
+//   - Noise: os-entropy by default (secure, not reproducible); seeded is reproducible and marks
+//     the run reproducible_noise, with a warning (algos/private_noise.hpp).
+//   - metrics.csv's epsilon column is the configured accountant's whole-run epsilon so far: every
+//     episode for rdp; for pld and best (seconds per evaluation on long runs) at the episodes
+//     where the release count has doubled since the last value and at the last episode, empty
+//     otherwise.
 //
 // Divergence: when the weights become non-finite (noise far larger than the updates, e.g.
 // epsilon 0.1 on Taxi), training stops after that episode and the summary reports diverged = 1 and
@@ -60,8 +85,10 @@
 // | trace_similarity | false          | run a paired non-DP twin and log trace cosine similarity |
 // | accountant       | rdp            | whole-run accountant (rdp or pld)                        |
 // | budget_epsilon   | 0              | whole-run budget at delta (0: none); training stops      |
-// |                  |                | before the first release the budget cannot afford        |
-// | noise            | seeded         | seeded (reproducible) or os-entropy                      |
+// |                  |                | before the first step the budget cannot pay for          |
+// | ledger           | ""             | budget ledger file ("": privacy_ledger.json in the run)  |
+// | charge_block     | 256            | steps paid for by one ledger charge                      |
+// | noise            | os-entropy     | os-entropy (secure) or seeded (reproducible, not formal) |
 #pragma once
 
 #include <memory>
@@ -70,6 +97,10 @@
 
 #include "algos/algorithm.hpp"
 #include "algos/features.hpp"
+
+namespace dprl::privacy {
+class Ledger;
+}
 
 namespace dprl::algos {
 
@@ -92,7 +123,9 @@ struct ActorCriticParams {
   bool trace_similarity = false;
   std::string accountant = "rdp";
   double budget_epsilon = 0;
-  std::string noise = "seeded";
+  std::string ledger;
+  int charge_block = 256;
+  std::string noise = "os-entropy";
 
   template <class V>
   void visit(V& v) {
@@ -117,16 +150,24 @@ struct ActorCriticParams {
     v("accountant", accountant, Choices{{"rdp", "pld"}}, "whole-run accountant");
     v("budget_epsilon", budget_epsilon, Range::non_negative(),
       "whole-run epsilon budget at delta (0: no budget); training stops before exceeding it");
-    v("noise", noise, Choices{{"seeded", "os-entropy"}}, "noise source");
+    v("ledger", ledger, Choices{},
+      "budget ledger file shared by runs on the same data (empty: privacy_ledger.json in the "
+      "run directory)");
+    v("charge_block", charge_block, Range::closed(1, 1e9), "steps paid for by one ledger charge");
+    v("noise", noise, Choices{{"os-entropy", "seeded"}},
+      "noise source: os-entropy (secure) or seeded (reproducible, not formally private)");
   }
 };
 
 class ActorCritic final : public Algorithm {
  public:
   using Params = ActorCriticParams;
-  explicit ActorCritic(const Params& p) : p_(p) {}
+  explicit ActorCritic(const Params& p);
   ~ActorCritic() override;
 
+  // Validates the features against the env and, with a budget, opens and locks the ledger,
+  // refusing one whose budget is already spent (BudgetExceeded naming the file).
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
@@ -137,6 +178,9 @@ class ActorCritic final : public Algorithm {
 
   // sigma of the paper's calibration, sqrt(2 ln(1.25 / delta)) / epsilon.
   static double paper_sigma(double epsilon, double delta);
+  // Noise multiplier of one release of an n-element vector against its L2 sensitivity 2C under
+  // replace-one: sigma / 2, or sigma / (2 + sqrt(n) sigma 2^-12) when snapped for secure noise.
+  static double release_noise_multiplier(double sigma, std::size_t n, bool secure);
 
  private:
   Params p_;
@@ -146,6 +190,8 @@ class ActorCritic final : public Algorithm {
   std::int64_t episodes_ = 0;
   std::optional<PrivacyReport> privacy_;
   std::vector<std::pair<std::string, double>> extra_;
+  std::unique_ptr<privacy::Ledger> ledger_;  // with a budget, opened by check()
+  bool checked_ = false;
 };
 
 }  // namespace dprl::algos

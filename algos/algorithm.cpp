@@ -26,10 +26,10 @@ EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t
   while (next_eval_ <= step) next_eval_ += train_.eval_every > 0 ? train_.eval_every : train_.steps;
   if (run_dir_ && !custom_rows_) {
     std::vector<std::pair<std::string, double>> row = {
-        {step_column_, static_cast<double>(step)},     {"episodes", static_cast<double>(episodes)},
-        {"return_mean", last_eval_.return_mean}, {"return_std", last_eval_.return_std},
-        {"return_min", last_eval_.return_min},   {"return_max", last_eval_.return_max},
-        {"length_mean", last_eval_.length_mean}, {"epsilon", epsilon_}};
+        {step_column_, static_cast<double>(step)}, {"episodes", static_cast<double>(episodes)},
+        {"return_mean", last_eval_.return_mean},   {"return_std", last_eval_.return_std},
+        {"return_min", last_eval_.return_min},     {"return_max", last_eval_.return_max},
+        {"length_mean", last_eval_.length_mean},   {"epsilon", epsilon_}};
     row.insert(row.end(), extra.begin(), extra.end());
     run_dir_->append_metrics(row);
   }
@@ -44,6 +44,11 @@ void TrainContext::append_metrics(const std::vector<std::pair<std::string, doubl
 void TrainContext::set_dataset(std::shared_ptr<const Dataset> ds, std::string source) {
   dataset_ = std::move(ds);
   dataset_source_ = std::move(source);
+}
+
+std::optional<std::filesystem::path> TrainContext::run_dir() const {
+  if (!run_dir_) return std::nullopt;
+  return run_dir_->path();
 }
 
 void TrainContext::write_file(const std::string& name, std::string_view content) const {

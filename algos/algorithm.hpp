@@ -1,7 +1,9 @@
 // The learner interface and the training context every learner runs in.
 //
-// A learner is built from its params (validated at construction, so a bad config fails before any
-// run directory is written), then train(ctx) runs it against envs made by ctx.make_env. The
+// A learner is built from its params (validated at construction), then check(plan) validates it
+// against the env and train settings, and acquires what must exist before training (a privacy
+// ledger), so a bad config fails before any run directory is written; then train(ctx) runs it
+// against envs made by ctx.make_env. The
 // context owns evaluation: eval_due(step) says when, evaluate(policy, step, episodes) runs the
 // seeded evaluation episodes and appends a metrics.csv row
 // (step, episodes, return_mean, return_std, return_min, return_max, length_mean[, epsilon]).
@@ -49,6 +51,15 @@ struct TrainParams {
   }
 };
 
+// What a learner can see before the run directory exists (Algorithm::check).
+struct RunPlan {
+  const Env& env;  // a probe env of the experiment's id and params
+  const TrainParams& train;
+  std::uint64_t seed;
+  std::optional<std::filesystem::path> run_dir;  // where the run will write; none: no run dir
+  const Dataset* dataset = nullptr;               // the experiment's `data:` (offline learners)
+};
+
 class TrainContext {
  public:
   TrainContext(std::function<std::unique_ptr<Env>()> make_env, std::uint64_t seed,
@@ -77,8 +88,12 @@ class TrainContext {
   const std::string& dataset_source() const { return dataset_source_; }
   // Name of the step column of evaluate()'s metrics rows ("step"; offline: "gradient_step").
   void set_step_column(std::string name) { step_column_ = std::move(name); }
+  // Declares up front that the learner writes its own rows (before any evaluation can).
+  void use_custom_rows() { custom_rows_ = true; }
   // Another file in the run directory (ignored when the run writes no directory).
   void write_file(const std::string& name, std::string_view content) const;
+  // The run directory, if the run writes one.
+  std::optional<std::filesystem::path> run_dir() const;
 
   const EvalStats& last_eval() const { return last_eval_; }
   std::int64_t last_eval_step() const { return last_eval_step_; }
@@ -106,6 +121,11 @@ class TrainContext {
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
+  // Called by the experiment runner before the run directory is created: throws the typed error
+  // (ParamError, BudgetExceeded, DataError) that train() would throw for this env, train settings
+  // or privacy ledger, and may acquire resources train() then uses (a locked ledger). Learners
+  // that are trained without it (the C++ API) run the same checks at the start of train().
+  virtual void check(const RunPlan& plan) { (void)plan; }
   // Runs training to ctx.train().steps env steps; returns the env steps taken.
   virtual std::int64_t train(TrainContext& ctx) = 0;
   // The learned policy for acting (greedy where the learner has one).
@@ -116,10 +136,15 @@ class Algorithm {
   virtual std::string policy_file() const { return "policy.json"; }
   // The resolved parameters.
   virtual ParamMap params() const = 0;
+  // Checks the parameters that depend on the env (spaces, action counts) before anything is
+  // written; throws ParamError naming the parameter. Most learners have none.
+  virtual void check_env(const EnvSpec& /*spec*/) const {}
   // The privacy guarantee of the run, for private learners.
   virtual std::optional<PrivacyReport> privacy() const { return std::nullopt; }
   // Episodes completed in training.
   virtual std::int64_t train_episodes() const { return 0; }
+  // Whether the learner reads the experiment's dataset (the `data:` section, then required).
+  virtual bool needs_dataset() const { return false; }
   // Learner-specific final figures for summary.json's "extra".
   virtual std::vector<std::pair<std::string, double>> summary_extra() const { return {}; }
 };

@@ -31,6 +31,8 @@ void Ddpg::save_policy(const std::filesystem::path& file) const {
   static_cast<NnPolicy&>(*policy()).save(file);
 }
 
+void Ddpg::check(const RunPlan& plan) { box_action_map(plan.env.spec(), "ddpg"); }
+
 std::int64_t Ddpg::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();

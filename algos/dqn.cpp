@@ -58,14 +58,20 @@ void Dqn::save_policy(const std::filesystem::path& file) const {
   NnPolicy(env_id_, NnPolicy::Mode::kArgmax, q_, q_.shape().out()).save(file);
 }
 
-std::int64_t Dqn::train(TrainContext& ctx) {
-  auto env = ctx.make_env();
-  const EnvSpec& spec = env->spec();
+static void require_box_discrete(const EnvSpec& spec) {
   if (!spec.action.is_discrete() || spec.observation.is_discrete())
     throw ParamError(
         fmt::format("dqn needs a Box observation and Discrete actions; env '{}' has "
                     "observation {} and action {}",
                     spec.id, spec.observation.describe(), spec.action.describe()));
+}
+
+void Dqn::check(const RunPlan& plan) { require_box_discrete(plan.env.spec()); }
+
+std::int64_t Dqn::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const EnvSpec& spec = env->spec();
+  require_box_discrete(spec);
   env_id_ = spec.id;
   const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.n);
   q_ = nn::Mlp(nn::MlpShape(

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "algos/algorithm.hpp"
+#include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "envs/register_envs.hpp"
 
@@ -20,11 +21,14 @@ struct Parsed {
   std::string algo_id;
   ParamMap algo_params;
   TrainParams train;
+  std::string data_path;  // the `data:` section ("" when absent)
+  std::string data_format = "auto";
+  std::string data_where;
 };
 
 Parsed parse(const Node& root, const std::string& default_name, const RunOptions& opts) {
   const Node& top = root.expect_map("the experiment");
-  top.check_keys({"name", "seed", "out", "env", "algo", "train"}, "the experiment");
+  top.check_keys({"name", "seed", "out", "env", "algo", "train", "data"}, "the experiment");
   Parsed p;
   p.name = top.find("name") ? top.find("name")->as_string("name") : default_name;
   if (opts.seed) {
@@ -66,7 +70,43 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
 
   if (const Node* t = top.find("train"))
     p.train = read_params<TrainParams>(t->to_param_map("train"), "train");
+  if (const Node* d = top.find("data")) {
+    const Node& dm = d->expect_map("data");
+    dm.check_keys({"path", "format"}, "data");
+    const Node* path = dm.find("path");
+    if (!path) throw ConfigError(fmt::format("{}: missing key 'path' in data", d->where()));
+    p.data_path = path->as_string("data.path");
+    p.data_where = path->where();
+    if (const Node* f = dm.find("format")) {
+      p.data_format = f->as_string("data.format");
+      try {
+        parse_dataset_format(p.data_format);
+      } catch (const ParamError&) {
+        throw ConfigError(fmt::format("{}: data.format '{}' must be auto, minari or d4rl",
+                                      f->where(), p.data_format));
+      }
+    }
+  }
   return p;
+}
+
+// The experiment's dataset, loaded and checked against the env before anything is written.
+std::shared_ptr<const Dataset> load_experiment_data(const Parsed& p, const Env& env,
+                                                    const Algorithm& algo) {
+  if (p.data_path.empty()) {
+    if (algo.needs_dataset())
+      throw ConfigError(
+          fmt::format("missing key 'data' in the experiment: algo '{}' learns from "
+                      "a dataset (data: {{path: DIR, format: minari|d4rl}})",
+                      p.algo_id));
+    return nullptr;
+  }
+  if (!algo.needs_dataset())
+    throw ConfigError(
+        fmt::format("{}: data: algo '{}' does not read a dataset", p.data_where, p.algo_id));
+  auto ds = std::make_shared<Dataset>(load_dataset(p.data_path, p.data_format));
+  check_spaces(ds->info(), env.spec(), p.data_path);
+  return ds;
 }
 
 Node resolved_tree(const Parsed& p, const Env& env, const Algorithm& algo) {
@@ -83,6 +123,12 @@ Node resolved_tree(const Parsed& p, const Env& env, const Algorithm& algo) {
   algo_node.set("params", param_map_to_node(algo.params()));
   root.set("algo", std::move(algo_node));
   root.set("train", param_map_to_node(dump_params(p.train)));
+  if (!p.data_path.empty()) {
+    Node data = Node::map("");
+    data.set("path", Node::scalar(p.data_path, ""));
+    data.set("format", Node::scalar(p.data_format, ""));
+    root.set("data", std::move(data));
+  }
   return root;
 }
 
@@ -93,6 +139,7 @@ Node resolve_experiment(const Node& config, const std::string& default_name,
   const Parsed p = parse(config, default_name, opts);
   auto env = envs::env_registry().make(p.env_id, p.env_params);
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  algo->check_env(env->spec());
   return resolved_tree(p, *env, *algo);
 }
 
@@ -103,7 +150,14 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const auto& reg = envs::env_registry();
   auto probe_env = reg.make(p.env_id, p.env_params);
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  algo->check_env(probe_env->spec());
   const Node resolved = resolved_tree(p, *probe_env, *algo);
+  const auto data = load_experiment_data(p, *probe_env, *algo);
+  // the learner's own checks against the env, train settings, dataset and ledger, still before
+  // the disk
+  algo->check(RunPlan{*probe_env, p.train, p.seed,
+                      opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
+                      data.get()});
 
   std::optional<RunDir> dir;
   if (opts.write) {
@@ -116,6 +170,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const ParamMap env_params = p.env_params;
   TrainContext ctx([&reg, env_id, env_params] { return reg.make(env_id, env_params); }, p.seed,
                    p.train, dir ? &*dir : nullptr, &progress);
+  if (data) ctx.set_dataset(data, p.data_path);
   const std::int64_t steps = algo->train(ctx);
   progress.finish();
 
@@ -124,7 +179,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   s.env = p.env_id;
   s.algo = p.algo_id;
   s.seed = p.seed;
-  s.env_steps = steps;
+  s.env_steps = algo->needs_dataset() ? 0 : steps;  // offline learners: gradient steps in extra
   s.episodes = algo->train_episodes();
   if (ctx.last_eval_step() != steps) {
     auto pol = algo->policy();

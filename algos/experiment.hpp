@@ -13,12 +13,20 @@
 //     id: q_learning          # a registered algorithm
 //     params: {}              # algorithm parameters
 //   train:                    # algos::TrainParams
-//     steps: 200000
+//     steps: 200000           # offline learners: gradient steps
 //     eval_every: 20000
 //     eval_episodes: 100
 //     checkpoint: true
+//     until_budget: false     # private learners: the largest step count the budget affords
+//   data:                     # offline learners only (then required)
+//     path: data/cartpole     # a Minari dataset folder or a D4RL .hdf5 file
+//     format: auto            # auto | minari | d4rl
 //
-// The resolved config (all defaults filled in) is written to <out>/config.yaml before training.
+// Everything is checked before the run directory is created: the schema, the env and learner
+// parameters, the dataset (loaded, validated and checked against the env's spaces: a bad file or
+// mismatch is one DataError line naming the file and key), and the learner's own checks against
+// the env, train settings and dataset (Algorithm::check). Then the resolved config (all defaults
+// filled in) is written to <out>/config.yaml and training starts.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "algos/actor_critic.hpp"
+#include "algos/private_noise.hpp"
 #include "privacy/noise_source.hpp"
 
 namespace dprl::algos {
@@ -135,6 +136,16 @@ std::pair<int, double> GtdActorCriticLearner::act(std::span<const float> obs, Rn
   return {best, 1.0};
 }
 
+// a vector whose scale is not finite (a diverged learner) is not released: it becomes NaN, which
+// carries no data and makes the run stop as diverged
+void GtdActorCriticLearner::release(std::span<double> x, double sd) {
+  if (!std::isfinite(sd)) {
+    std::fill(x.begin(), x.end(), std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  if (sd > 0) add_gaussian_release(x, sd, *noise);
+}
+
 double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support) {
   const double c =
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
@@ -142,7 +153,7 @@ double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<i
   const double scale = n > 0 ? c / n : 0.0;
   const double sd = sigma * c;
   for (double& e : x) e *= scale;
-  if (sd > 0) noise->add_gaussian(x, sd);
+  release(x, sd);
   return c;
 }
 
@@ -169,7 +180,7 @@ double GtdActorCriticLearner::privatise_sparse(std::span<double> x,
   } else {
     for (double& e : x) e *= scale;
   }
-  if (sd > 0) noise->add_gaussian(x, sd);
+  release(x, sd);
   return c;
 }
 

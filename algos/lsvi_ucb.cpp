@@ -22,28 +22,21 @@
 // private setting where rewards are user data; He et al. assume them known (on the qiao_wang
 // instance a known reward alone gives the optimal policy, which would make the comparison moot).
 //
-// Privacy (private: true; one user = one episode; joint DP by the billboard lemma). Releases:
-// - Gram matrices by the binary-tree mechanism (Chan et al. 2011, Dwork et al. 2010) over the
-//   leaves at which Lambda_h is read (episodes for none / adaptive batching, batches for static):
-//   each tree node adds a symmetric Gaussian matrix (upper triangle i.i.d. N(0, s_G^2)) to the
-//   increments it covers; the private Lambda~_h is the exact prefix plus the noise of the
-//   popcount(t) <= L = floor(log2 R) + 1 nodes that make up prefix t, plus the shift
-//   Upsilon = s_G sqrt(L) (4 sqrt(d) + 2 ln(2 H R / p)) I, which bounds the noise's spectral norm
-//   with probability 1 - p (Shariff and Sheffet 2018; union over H R reads). If a shifted matrix is
-//   still not positive definite the shift is doubled until it is (counted as pd_repairs).
-//   One user changes one leaf of every h: L2 sensitivity of the upper triangles of phi phi^T /
-//   sigma_bar^2 over h is sqrt(H) (lsvi_ucb) or sqrt(H) / H (plus, sigma_bar^2 >= H); a user enters
-//   L nodes.
-// - Target vectors fresh at every update: u_h = sum phi (r + V_{h+1}) with V clipped to [0, H]
-//   (sensitivity (H + 1) per h, sqrt(H) (H + 1) over h) for lsvi_ucb; for plus the three targets
-//   sum phi V / sigma_bar^2, phi Vc / sigma_bar^2, phi V^2 / sigma_bar^2 (sensitivity 1, 1, H per
-//   h).
-// Every release is a Gaussian mechanism; the planned run (L tree levels, U_max updates) composes
-// to a Gaussian with mu^2 = sum count / z^2 (Dong, Roth and Su 2019: exact for adaptive
-// composition), split equally between the channels; the common scale is then found by bisection
-// on the configured accountant so that the planned composition is (epsilon, delta)-DP, and at the
-// end the accountant composes the releases actually made. The switch test of adaptive batching
-// reads the private Lambda~_h only, so switching is post-processing.
+// Privacy (private: true; one user = one episode; joint DP by the billboard lemma): the channels,
+// their sensitivities under `neighbouring`, the calibration and the tree mechanism are in
+// algos/lsvi_ucb_private.hpp. Releases:
+// - Gram matrices by the binary-tree mechanism over the leaves at which Lambda_h is read
+//   (episodes for none / adaptive batching, batches for static); the private Lambda~_h is lambda I
+//   plus the released nodes of prefix t (popcount(t) <= L = floor(log2 R) + 1 of them) plus the
+//   shift Upsilon = s_G sqrt(L) (4 sqrt(d) + 2 ln(2 H R / p)) I, which bounds the noise's spectral
+//   norm with probability 1 - p (Shariff and Sheffet 2018; union over H R reads). If a shifted
+//   matrix is still not positive definite the shift is doubled until it is (pd_repairs).
+// - Target vectors fresh at every update: u_h = sum phi (r + V_{h+1}) for lsvi_ucb; for plus the
+//   three weighted targets sum w phi (r + V), sum w phi (r + Vc), sum w phi V^2. Every private
+//   path clamps Q and Qc (hence V and Vc) to [0, cap], cap = H or the remaining steps, which the
+//   sensitivities assume.
+// The accountant composes the releases actually made at the end. The switch test of adaptive
+// batching reads the private Lambda~_h only, so switching is post-processing.
 #include "algos/lsvi_ucb.hpp"
 
 #include <fmt/format.h>
@@ -56,6 +49,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "algos/lsvi_ucb_private.hpp"
+#include "algos/private_noise.hpp"
 #include "algos/tabular_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
@@ -81,61 +76,25 @@ std::vector<double> row_major(const MatrixXd& m) {
   return out;
 }
 
-// Symmetric Gaussian matrix: upper triangle (diagonal included) i.i.d. N(0, sigma^2), mirrored.
-void add_symmetric_noise(MatrixXd& m, double sigma, privacy::NoiseSource& noise,
-                         std::vector<double>& buf) {
-  const int d = static_cast<int>(m.rows());
-  buf.assign(sz(d) * (d + 1) / 2, 0.0);
-  noise.add_gaussian(buf, sigma);
-  std::size_t k = 0;
-  for (int j = 0; j < d; ++j)
-    for (int i = 0; i <= j; ++i) {
-      m(i, j) += buf[k];
-      if (i != j) m(j, i) += buf[k];
-      ++k;
-    }
-}
-
-// One release channel of the private run: `count` Gaussian releases of L2 sensitivity `sens`.
-struct Channel {
-  const char* name;
-  std::int64_t count;
-  double sens;
-  double z = 0;  // noise multiplier (sigma / sens), set by calibration
-};
-
-double planned_epsilon(const std::vector<Channel>& ch, double delta, const std::string& acc) {
-  auto a = privacy::make_accountant(acc);
-  for (const auto& c : ch) a->compose(privacy::DpEvent::gaussian(c.z), c.count);
-  return a->epsilon(delta);
-}
-
-// Equal shares of the Gaussian-composition budget mu^2 = sum count_c / z_c^2: z_c = c sqrt(n
-// count_c); the smallest c whose planned composition the accountant certifies (epsilon, delta).
-void calibrate(std::vector<Channel>& channels, double epsilon, double delta,
-               const std::string& accountant) {
-  const double n = static_cast<double>(channels.size());
-  auto set_scale = [&](double c) {
-    for (auto& ch : channels) ch.z = c * std::sqrt(n * static_cast<double>(ch.count));
-  };
-  auto ok = [&](double c) {
-    set_scale(c);
-    return planned_epsilon(channels, delta, accountant) <= epsilon;
-  };
-  // the Gaussian-composition answer c = 1 / mu is exact, so no valid accountant certifies less
-  // noise: it is the lower end of the bracket
-  const double mu = 1.0 / privacy::analytic_gaussian_sigma(epsilon, delta, 1.0);
-  double lo = 1.0 / mu, hi = lo;
-  while (!ok(hi)) {
-    lo = hi;
-    hi *= 1.02;
-    if (hi > 1e12) throw ParamError("lsvi_ucb: cannot calibrate the noise for this budget");
-  }
-  for (int it = 0; it < 40 && hi - lo > 1e-5 * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (ok(mid) ? hi : lo) = mid;
-  }
-  set_scale(hi);
+// The LSVI-UCB+ weight 1 / sigma_bar^2 of a transition with features f and reward r (the box of
+// He et al. 2023; lsvi_ucb.cpp's opening comment), from the last update's regression vectors.
+double plus_weight(const LsviUcbParams& p, const VectorXd& f, const MatrixXd& Minv,
+                   const VectorXd& w_hat, const VectorXd& w_chk, const VectorXd& w_sq, double r,
+                   int H, int d) {
+  const double Hd = H;
+  const double nb = std::sqrt(std::max(0.0, f.dot(Minv * f)));
+  const double lin_opt = f.dot(w_hat), lin_pes = f.dot(w_chk);
+  const double second = std::clamp(f.dot(w_sq), 0.0, Hd * Hd);
+  const double first = std::clamp(lin_opt - r, 0.0, Hd);  // E[V_{h+1}(s')]
+  const double var = second - first * first;
+  const double E =
+      std::min(p.beta_tilde * nb, Hd * Hd) + std::min(2.0 * Hd * p.beta_bar * nb, Hd * Hd);
+  const double d3 = p.variance_coeff * static_cast<double>(d) * d * d;
+  const double D =
+      std::min(d3 * 4.0 * Hd * Hd * (lin_opt - lin_pes + 2.0 * p.beta_bar * nb), d3 * Hd * Hd * Hd);
+  const double sigma = std::sqrt(std::max(0.0, var + E + std::max(D, 0.0) + Hd));
+  const double sigma_bar = std::max({sigma, std::sqrt(Hd), d3 * 2.0 * Hd * Hd * std::sqrt(nb)});
+  return 1.0 / (sigma_bar * sigma_bar);
 }
 
 }  // namespace
@@ -148,14 +107,12 @@ struct LsviUcb::State {
   std::vector<double> logdet;      // exact log det
   std::vector<VectorXd> rsum;      // sum w phi r
   std::vector<MatrixXd> next;      // d x S
-  // private Gram matrices: the exact matrix plus tree noise plus shift, and what the learner uses
-  std::vector<MatrixXd> tree_noise;                // per h: the noise of the current prefix
-  std::vector<std::vector<MatrixXd>> tree_levels;  // per h, per level: that node's noise
-  std::vector<MatrixXd> priv_gram;                 // the private matrix last read
-  std::vector<MatrixXd> priv_inv;                  // its inverse
-  std::vector<double> priv_logdet;                 // its log det
-  std::vector<double> logdet_at_update;            // log det (exact or private) at the last update
-  std::int64_t leaves = 0;                         // tree leaves completed
+  // private Gram matrices: the released tree prefix plus lambda I and the shift
+  std::unique_ptr<lsvi::GramTree> tree;
+  std::vector<MatrixXd> priv_gram;       // the private matrix last read
+  std::vector<MatrixXd> priv_inv;        // its inverse
+  std::vector<double> priv_logdet;       // its log det
+  std::vector<double> logdet_at_update;  // log det (exact or private) at the last update
   // the last update's regression vectors and tables
   std::vector<VectorXd> w_hat, w_chk, w_sq;
   std::vector<double> q, qc;  // H * S * A optimistic / pessimistic (plus); q also for lsvi_ucb
@@ -181,69 +138,30 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   num_states_ = S;
   num_actions_ = A;
 
-  // the update schedule. Static: B batches, by default Luyo et al.'s
-  // B = ceil((K epsilon)^(2/5) d^(3/5) H^(1/5)) (epsilon = 1 when not private). Adaptive: at most
-  // U_max updates, by default the determinant-doubling bound d H log2(1 + n_max / (d lambda_eff))
-  // + 1, with n_max = K (K / H for plus, whose weights are at most 1 / H) and lambda_eff the
-  // smallest eigenvalue the (private) Gram matrices can have: lambda plus the positive-definite
-  // shift, which depends only on the tree (not on U_max), so the bound is computed once.
-  const double Kd = static_cast<double>(K);
-  std::int64_t batches = 0;
-  if (p_.batching == "static")
-    batches = p_.batches > 0 ? p_.batches
-                             : std::clamp<std::int64_t>(
-                                   static_cast<std::int64_t>(std::ceil(
-                                       std::pow(Kd * (priv ? p_.epsilon : 1.0), 0.4) *
-                                       std::pow(static_cast<double>(d), 0.6) * std::pow(Hd, 0.2))),
-                                   1, K);
-  const std::int64_t batch_len = batches > 0 ? (K + batches - 1) / batches : 1;
-  // tree leaves: where Lambda~ is read (batch starts for static, every episode otherwise)
-  const std::int64_t reads = p_.batching == "static" ? (K + batch_len - 1) / batch_len : K;
-  const int levels = std::bit_width(static_cast<std::uint64_t>(reads));  // floor(log2 R) + 1
-  const double gram_sens = std::sqrt(Hd) / (plus ? Hd : 1.0);
-  const int num_channels = plus ? 4 : 2;
-  auto shift_for = [&](double sigma_gram) {
-    return sigma_gram * std::sqrt(static_cast<double>(levels)) *
-           (4.0 * std::sqrt(d) +
-            2.0 * std::log(2.0 * Hd * static_cast<double>(reads) / p_.failure_prob));
-  };
-  std::int64_t max_updates = K;
-  if (p_.batching == "static") max_updates = reads;
-  if (p_.batching == "adaptive") {
-    if (p_.max_updates > 0) {
-      max_updates = p_.max_updates;
-    } else {
-      double lambda_eff = lambda;
-      if (priv) {  // the Gaussian-composition (GDP) share of the Gram channel
-        const double mu = 1.0 / privacy::analytic_gaussian_sigma(p_.epsilon, p_.delta, 1.0);
-        lambda_eff +=
-            shift_for(std::sqrt(num_channels * static_cast<double>(levels)) / mu * gram_sens);
-      }
-      const double n_max = plus ? Kd / Hd : Kd;
-      max_updates = static_cast<std::int64_t>(
-                        d * Hd * std::log2(1.0 + n_max / (static_cast<double>(d) * lambda_eff))) +
-                    1;
-    }
-  }
-  max_updates = std::clamp<std::int64_t>(max_updates, 1, K);
+  const bool replace = p_.neighbouring == "replace";
+  const lsvi::Schedule plan = lsvi::plan_schedule(p_, K, d, H, lambda);
+  const std::int64_t batch_len = plan.batch_len, max_updates = plan.max_updates;
+  const int levels = plan.levels;
 
-  // privacy calibration
-  std::vector<Channel> channels;
+  // privacy calibration (algos/lsvi_ucb_private.hpp)
+  std::vector<lsvi::Channel> channels;
+  std::unique_ptr<privacy::NoiseSource> noise;
   if (priv) {
-    channels.push_back({"gram", levels, gram_sens});
-    if (plus) {
-      channels.push_back({"target_opt", max_updates, std::sqrt(Hd) * (Hd + 1.0) / Hd});
-      channels.push_back({"target_pes", max_updates, std::sqrt(Hd) * (Hd + 1.0) / Hd});
-      channels.push_back({"target_sq", max_updates, std::sqrt(Hd) * Hd});
-    } else {
-      channels.push_back({"target", max_updates, std::sqrt(Hd) * (Hd + 1.0)});
+    int support = 0;  // most non-zero features of one (s, a)
+    for (int sa = 0; sa < S * A; ++sa) {
+      int nz = 0;
+      for (int i = 0; i < d; ++i) nz += m.features[sz(sa) * d + i] != 0.0;
+      support = std::max(support, nz);
     }
-    calibrate(channels, p_.epsilon, p_.delta, p_.accountant);
-    sigma_gram_ = channels[0].z * channels[0].sens;
-    sigma_target_ = channels[1].z * channels[1].sens;
+    channels =
+        lsvi::make_channels({plus, replace, H, d, std::max(support, 1), levels, max_updates});
+    lsvi::calibrate(channels, p_.epsilon, p_.delta, p_.accountant, p_.noise == "os-entropy");
+    sigma_gram_ = channels[0].sigma;
+    sigma_target_ = channels[1].sigma;
+    noise = make_private_noise(p_.noise, seed, 2002,
+                               {p_.epsilon, p_.delta, sigma_gram_, sigma_target_}, "lsvi_ucb");
   }
-  auto noise = priv ? privacy::make_seeded_noise(seed, 2002) : nullptr;
-  const double shift = priv ? shift_for(sigma_gram_) : 0.0;
+  const double shift = priv ? plan.shift_per_sigma * sigma_gram_ : 0.0;
   shift_ = shift;
   noise_multipliers_.clear();
   for (const auto& c : channels) noise_multipliers_.push_back(c.z);
@@ -274,22 +192,17 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   s.priv_inv = s.gram_inv;
   s.priv_gram = s.gram;
   s.priv_logdet = s.logdet;
-  std::vector<MatrixXd> increment;
-  if (priv) {
-    s.tree_noise.assign(H, MatrixXd::Zero(d, d));
-    s.tree_levels.assign(H, std::vector<MatrixXd>(levels, MatrixXd::Zero(d, d)));
-    increment.assign(H, MatrixXd::Zero(d, d));
-  }
+  if (priv) s.tree = std::make_unique<lsvi::GramTree>(H, d, levels, sigma_gram_, *noise);
   std::int64_t pd_repairs = 0;
 
-  // reads the private Gram matrices (exact + tree prefix noise + shift) into priv_inv / logdet
-  // (the inverse only when asked: the adaptive test needs just the log det every episode)
+  // reads the private Gram matrices (lambda I + released tree prefix + shift) into priv_inv /
+  // logdet (the inverse only when asked: the adaptive test needs just the log det every episode)
   auto read_private = [&](bool with_inverse) {
     for (int h = 0; h < H; ++h) {
       double extra = shift;
       for (int attempt = 0;; ++attempt) {
-        MatrixXd g = s.gram[h] + s.tree_noise[h];
-        g.diagonal().array() += extra;
+        MatrixXd g = s.tree->prefix(h);
+        g.diagonal().array() += lambda + extra;
         Eigen::LLT<MatrixXd> llt(g);
         if (llt.info() == Eigen::Success) {
           s.priv_gram[h] = g;
@@ -307,20 +220,6 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       }
     }
   };
-  // completes tree leaf t (1-based) with the increments gathered since the last leaf
-  auto complete_leaf = [&]() {
-    const std::int64_t t = ++s.leaves;
-    const int lvl = std::countr_zero(static_cast<std::uint64_t>(t));
-    for (int h = 0; h < H; ++h) {
-      s.tree_levels[h][lvl].setZero();
-      add_symmetric_noise(s.tree_levels[h][lvl], sigma_gram_, *noise, s.noise_buf);
-      s.tree_noise[h].setZero();
-      for (int j = 0; j < levels; ++j)
-        if ((t >> j) & 1) s.tree_noise[h] += s.tree_levels[h][j];
-      increment[h].setZero();
-    }
-  };
-
   // recomputes the value functions from the current (private) statistics
   std::vector<std::int32_t> greedy(sz(H) * S, 0);
   VectorXd target(d), bonus2(S * A), qlin(S * A);
@@ -336,7 +235,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         target = s.rsum[h] + s.next[h] * vn;
         if (priv) {
           const VectorXd before = target;
-          noise->add_gaussian({target.data(), sz(d)}, channels[1].z * channels[1].sens);
+          add_gaussian_release({target.data(), sz(d)}, channels[1].sigma, *noise);
           for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = target[i] - before[i];
         }
         s.w_hat[h] = Minv * target;
@@ -351,10 +250,10 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
                  t_sq = s.next[h] * vn.cwiseProduct(vn);
         if (priv) {
           const VectorXd before = t_opt;
-          noise->add_gaussian({t_opt.data(), sz(d)}, channels[1].z * channels[1].sens);
+          add_gaussian_release({t_opt.data(), sz(d)}, channels[1].sigma, *noise);
           for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = t_opt[i] - before[i];
-          noise->add_gaussian({t_pes.data(), sz(d)}, channels[2].z * channels[2].sens);
-          noise->add_gaussian({t_sq.data(), sz(d)}, channels[3].z * channels[3].sens);
+          add_gaussian_release({t_pes.data(), sz(d)}, channels[2].sigma, *noise);
+          add_gaussian_release({t_sq.data(), sz(d)}, channels[3].sigma, *noise);
         }
         s.w_hat[h] = Minv * t_opt;
         s.w_chk[h] = Minv * t_pes;
@@ -367,6 +266,11 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
             const double nb = std::sqrt(std::max(0.0, bonus2[sa]));
             s.q[i] = std::min({lin_opt[sa] + p_.beta * nb, s.q[i], cap});
             s.qc[i] = std::max({lin_pes[sa] - p_.beta_bar * nb, s.qc[i], 0.0});
+            // the target sensitivities assume V, Vc in [0, H]: clamp in every private path
+            if (priv) {
+              s.q[i] = std::clamp(s.q[i], 0.0, cap);
+              s.qc[i] = std::clamp(s.qc[i], 0.0, cap);
+            }
           }
       }
       for (int x = 0; x < S; ++x) {
@@ -426,23 +330,11 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       double w = 1.0;
       if (plus) {
         const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
-        const double nb = std::sqrt(std::max(0.0, f.dot(Minv * f)));
-        const double lin_opt = f.dot(s.w_hat[h]), lin_pes = f.dot(s.w_chk[h]);
-        const double second = std::clamp(f.dot(s.w_sq[h]), 0.0, Hd * Hd);
-        const double first = std::clamp(lin_opt - r, 0.0, Hd);  // E[V_{h+1}(s')]
-        const double var = second - first * first;
-        const double E =
-            std::min(p_.beta_tilde * nb, Hd * Hd) + std::min(2.0 * Hd * p_.beta_bar * nb, Hd * Hd);
-        const double d3 = p_.variance_coeff * static_cast<double>(d) * d * d;
-        const double D = std::min(d3 * 4.0 * Hd * Hd * (lin_opt - lin_pes + 2.0 * p_.beta_bar * nb),
-                                  d3 * Hd * Hd * Hd);
-        const double sigma = std::sqrt(std::max(0.0, var + E + std::max(D, 0.0) + Hd));
-        const double sigma_bar =
-            std::max({sigma, std::sqrt(Hd), d3 * 2.0 * Hd * Hd * std::sqrt(nb)});
-        w = 1.0 / (sigma_bar * sigma_bar);
+        w = plus_weight(p_, f, Minv, s.w_hat[h], s.w_chk[h], s.w_sq[h], r, H, d);
       }
-      // exact statistics
+      // exact statistics, and the private tree's current leaf
       s.gram[h].noalias() += w * f * f.transpose();
+      if (priv) s.tree->add(h, w, f);
       mf.noalias() = s.gram_inv[h] * f;
       const double quad = f.dot(mf);
       s.gram_inv[h].noalias() -= (w / (1.0 + w * quad)) * mf * mf.transpose();
@@ -457,7 +349,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
     if (priv) {
       const bool leaf_end = p_.batching != "static" || (k + 1) % batch_len == 0 || k + 1 == K;
       if (leaf_end) {
-        complete_leaf();
+        s.tree->complete_leaf();
         if (p_.batching == "adaptive") read_private(plus);  // plus weights use the inverse
       }
     }
@@ -483,37 +375,22 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
             {"v_final_policy", envs::initial_value(m, v_pi)},
             {"lambda", lambda}};
   if (p_.batching == "static") extra_.push_back({"batches", static_cast<double>(max_updates)});
+  report_.reset();
   if (priv) {
-    auto acc = privacy::make_accountant(p_.accountant);
-    acc->compose(privacy::DpEvent::gaussian(channels[0].z), levels);
-    for (std::size_t c = 1; c < channels.size(); ++c)
-      acc->compose(privacy::DpEvent::gaussian(channels[c].z), updates_);
-    epsilon_spent_ = acc->epsilon(p_.delta);
+    const std::vector<std::int64_t> releases = lsvi::releases_made(channels, levels, updates_);
+    epsilon_spent_ = lsvi::composed_epsilon(channels, releases, p_.delta, p_.accountant);
     extra_.push_back({"sigma_gram", sigma_gram_});
     extra_.push_back({"sigma_target", sigma_target_});
     extra_.push_back({"gram_shift", shift});
     extra_.push_back({"tree_levels", static_cast<double>(levels)});
     extra_.push_back({"pd_repairs", static_cast<double>(pd_repairs)});
     extra_.push_back({"epsilon_spent", epsilon_spent_});
-    nlohmann::ordered_json j;
-    j["neighbouring"] = "user sequences differing in one user's whole episode (joint DP)";
-    j["guarantee"] =
-        "billboard lemma: the releases are (epsilon, delta)-DP; every other user's "
-        "actions are post-processing of the releases and their own data";
-    nlohmann::ordered_json cs = nlohmann::ordered_json::array();
-    for (std::size_t c = 0; c < channels.size(); ++c) {
-      nlohmann::ordered_json e;
-      e["name"] = channels[c].name;
-      e["l2_sensitivity"] = channels[c].sens;
-      e["noise_multiplier"] = channels[c].z;
-      e["sigma"] = channels[c].z * channels[c].sens;
-      e["planned_releases"] = channels[c].count;
-      e["releases"] = c == 0 ? static_cast<std::int64_t>(levels) : updates_;
-      cs.push_back(e);
-    }
-    j["channels"] = cs;
-    privacy_json_ = j.dump();
-    noise_name_ = noise->name();
+    bool fixed_start = false;  // a point-mass initial state: the regret uses no user data
+    for (double x : m.initial) fixed_start = fixed_start || x == 1.0;
+    report_ =
+        lsvi::privacy_report(channels, releases,
+                             {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring,
+                              noise->name(), p_.noise == "seeded", noise->secure(), fixed_start});
   }
   return cumulative;
 }
@@ -528,25 +405,52 @@ std::vector<double> LsviUcb::private_gram(int h) const {
   return row_major(st_->priv_gram[h]);
 }
 
-std::int64_t LsviUcb::tree_leaves() const { return st_ ? st_->leaves : 0; }
+std::int64_t LsviUcb::tree_leaves() const { return st_ && st_->tree ? st_->tree->leaves() : 0; }
+
+const std::vector<double>& LsviUcb::values() const {
+  DPRL_CHECK(st_);
+  return st_->v;
+}
+
+const std::vector<double>& LsviUcb::pessimistic_values() const {
+  DPRL_CHECK(st_);
+  return st_->vc;
+}
 
 std::vector<double> LsviUcb::gram(int h) const {
   DPRL_CHECK(st_ && h >= 0 && h < st_->H);
   return row_major(st_->gram[h]);
 }
 
-std::int64_t LsviUcb::train(TrainContext& ctx) {
-  auto env = ctx.make_env();
-  const auto* lin = dynamic_cast<const envs::LinearMdp*>(env.get());
+namespace {
+
+// the linear MDP behind an env and the number of episodes K, or ParamError naming the learner
+std::pair<const envs::LinearMdpModel*, std::int64_t> plan_run(const LsviUcbParams& p,
+                                                              const Env& env,
+                                                              const TrainParams& train) {
+  const auto* lin = dynamic_cast<const envs::LinearMdp*>(&env);
   if (!lin)
     throw ParamError(fmt::format("{}: needs the linear_mdp env (known features), got '{}'",
-                                 p_.variant, env->spec().id));
-  env_id_ = env->spec().id;
+                                 p.variant, env.spec().id));
   const auto& m = lin->model();
-  const std::int64_t K = p_.episodes > 0 ? p_.episodes : ctx.train().steps / m.horizon;
+  const std::int64_t K = p.episodes > 0 ? p.episodes : train.steps / m.horizon;
   if (K < 1)
     throw ParamError(fmt::format("{}: train.steps = {} is less than one episode of H = {} steps",
-                                 p_.variant, ctx.train().steps, m.horizon));
+                                 p.variant, train.steps, m.horizon));
+  if (p.batching == "static" && p.batches > K)
+    throw ParamError(fmt::format("lsvi_ucb: batches = {} exceeds episodes = {}", p.batches, K));
+  return {&m, K};
+}
+
+}  // namespace
+
+void LsviUcb::check(const RunPlan& plan) { plan_run(p_, plan.env, plan.train); }
+
+std::int64_t LsviUcb::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const auto [mp, K] = plan_run(p_, *env, ctx.train());
+  const auto& m = *mp;
+  env_id_ = env->spec().id;
   run(m, K, ctx.seed(), &ctx);
   if (p_.private_) ctx.set_epsilon(epsilon_spent_);
   auto pol = policy();
@@ -562,17 +466,6 @@ std::unique_ptr<Policy> LsviUcb::policy() const {
 
 void LsviUcb::save_policy(const std::filesystem::path& file) const {
   TabularGreedyPolicy(env_id_, num_states_, num_actions_, q_, false, 0.0, horizon_).save(file);
-}
-
-std::optional<PrivacyReport> LsviUcb::privacy() const {
-  if (!p_.private_) return std::nullopt;
-  PrivacyReport r;
-  r.epsilon = epsilon_spent_;
-  r.delta = p_.delta;
-  r.accountant = p_.accountant;
-  r.noise_source = noise_name_;
-  r.details_json = privacy_json_;
-  return r;
 }
 
 }  // namespace dprl::algos

@@ -19,12 +19,19 @@
 // targets aggregated by next state, which is exact because the state set is finite), and values
 // are recomputed only at updates, so the cost follows the number of updates.
 //
-// Privacy (private: true) is joint DP (Kearns et al. 2014) with one user = one episode
-// (neighbouring: the episode sequences differ in one user's whole episode). Every update releases,
-// for every h, Lambda_h and u_h plus the Gaussian mechanism's noise; the policy every other user
-// follows is a function of those releases only, so by the billboard lemma (Hsu et al. 2014) the
-// actions recommended to all other users are (epsilon, delta)-DP in user k. Details, sensitivities
-// and the accountant: algos/lsvi_ucb.cpp and docs/paper002.md.
+// Privacy (private: true) is joint DP (Kearns et al. 2014) with one user = one episode.
+// Neighbouring relation (`neighbouring`): "replace" (default, the usual joint-DP relation: the user
+// sequences differ in one user's whole episode) or "add-remove" (one user's episode present or
+// absent); the sensitivities follow the relation (replace: x2 for the targets, x sqrt(2) for the
+// Gram matrices). Every update releases, for every h, Lambda_h (binary-tree mechanism) and the
+// regression targets plus Gaussian noise; the policy every other user follows is a function of
+// those releases only, so by the billboard lemma (Hsu et al. 2014) the actions recommended to all
+// other users are (epsilon, delta)-DP in user k. Validity: features of norm <= 1 and rewards in
+// [0, 1] (LinearMdpModel::validate); every private path clamps the value tables into [0, H]. Noise
+// (`noise`): os-entropy (default; snapped releases, exact discrete samples) or seeded
+// (reproducible, warned, never formal). The guarantee record (privacy()) states relation, unit,
+// sensitivities, covered outputs and whether the run is formal. Details:
+// algos/lsvi_ucb_private.hpp and docs/paper002.md.
 //
 // | param          | default  | meaning                                                        |
 // |----------------|----------|----------------------------------------------------------------|
@@ -45,6 +52,8 @@
 // | delta          | 1e-5     | privacy delta                                                  |
 // | accountant     | pld      | rdp, pld or best: composes the releases                        |
 // | failure_prob   | 0.05     | p of the positive-definite shift of the private Gram matrices  |
+// | neighbouring   | replace  | replace or add-remove one user's episode                       |
+// | noise          | os-entropy | os-entropy (secure) or seeded (reproducible, not formal)     |
 #pragma once
 
 #include <Eigen/Core>
@@ -76,6 +85,8 @@ struct LsviUcbParams {
   double delta = 1e-5;
   std::string accountant = "pld";
   double failure_prob = 0.05;
+  std::string neighbouring = "replace";
+  std::string noise = "os-entropy";
 
   template <class V>
   void visit(V& v) {
@@ -107,6 +118,10 @@ struct LsviUcbParams {
       "accountant composing the releases");
     v("failure_prob", failure_prob, Range::open(0, 1),
       "probability allowed for a private Gram matrix to need more than the planned shift");
+    v("neighbouring", neighbouring, Choices{{"replace", "add-remove"}},
+      "neighbouring users: one user's episode replaced (joint DP) or added/removed");
+    v("noise", noise, Choices{{"os-entropy", "seeded"}},
+      "noise source: os-entropy (secure) or seeded (reproducible, not formally private)");
   }
 };
 
@@ -116,16 +131,19 @@ class LsviUcb final : public Algorithm {
   explicit LsviUcb(const Params& p);
   ~LsviUcb() override;
 
+  // The env must be linear_mdp and train.steps at least one episode (ParamError otherwise).
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }
-  std::optional<PrivacyReport> privacy() const override;
+  std::optional<PrivacyReport> privacy() const override { return report_; }
   std::int64_t train_episodes() const override { return episodes_done_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
-  // Runs K episodes on a model directly (the C++ API; train() calls it). seed drives the episode
-  // draws and the privacy noise. Returns the cumulative regret after each episode.
+  // Runs K episodes on a model directly (the C++ API; train() calls it, after check()). seed
+  // drives the episode draws and, with noise = seeded, the privacy noise. Returns the cumulative
+  // regret after each episode.
   std::vector<double> run(const envs::LinearMdpModel& model, std::int64_t episodes,
                           std::uint64_t seed, TrainContext* ctx = nullptr);
 
@@ -134,6 +152,10 @@ class LsviUcb final : public Algorithm {
   std::int64_t updates() const { return updates_; }
   const std::vector<std::int32_t>& greedy() const { return greedy_; }
   const std::vector<double>& q_table() const { return q_; }
+  // The value tables of the last update, (H + 1) * S ([h * S + s], h = H is 0): optimistic V and,
+  // for plus, pessimistic Vc. Private runs keep both in [0, H] (the sensitivities assume it).
+  const std::vector<double>& values() const;
+  const std::vector<double>& pessimistic_values() const;
   double epsilon_spent() const { return epsilon_spent_; }
   // Noise standard deviations of one release (private runs): per entry of Lambda_h and of u_h.
   double sigma_gram() const { return sigma_gram_; }
@@ -174,8 +196,7 @@ class LsviUcb final : public Algorithm {
   double epsilon_spent_ = 0;
   double sigma_gram_ = 0, sigma_target_ = 0;
   std::vector<std::pair<std::string, double>> extra_;
-  std::string privacy_json_;
-  std::string noise_name_;
+  std::optional<PrivacyReport> report_;
   double shift_ = 0;
   std::vector<double> last_target_noise_;
   std::vector<double> noise_multipliers_;

@@ -41,7 +41,8 @@ std::unique_ptr<Policy> make_policy(std::string_view name_or_path, const Env& en
     if (nn::load_nn_file(file).kind == "bcq_policy") {
       auto bp = BcqPolicy::load(file);
       const EnvSpec& sp = env.spec();
-      if (!sp.action.is_discrete() || static_cast<std::size_t>(bp->obs_dim()) != sp.observation.dim() ||
+      if (!sp.action.is_discrete() ||
+          static_cast<std::size_t>(bp->obs_dim()) != sp.observation.dim() ||
           bp->actions() != sp.action.n)
         throw DataError(fmt::format(
             "{}: bcq policy for '{}' ({} observations, {} actions) does not fit env '{}' "

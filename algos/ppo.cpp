@@ -26,7 +26,39 @@ void PpoParams::check() const {
                     batch, num_minibatches));
 }
 
+namespace {
+
+// Spinning Up's value targets and advantage normalisation: ret = discounted rewards-to-go,
+// bootstrapped with V(next) at the rollout cut (rew already holds gamma V(final) at time-limit
+// truncations); adv = (adv - mean) / sd over the whole rollout, sd with divisor n.
+void spinning_up_targets(const Mat& vnext, std::span<const float> done, std::span<const float> rew,
+                         float gamma, bool norm_adv, int n, int steps, std::span<float> adv,
+                         std::span<float> ret) {
+  std::vector<float> run(n);
+  for (int i = 0; i < n; ++i) run[i] = vnext(0, i);
+  for (int t = steps - 1; t >= 0; --t)
+    for (int i = 0; i < n; ++i) {
+      const int k = t * n + i;
+      run[i] = rew[k] + gamma * (1.0f - done[k]) * run[i];
+      ret[k] = run[i];
+    }
+  if (!norm_adv) return;
+  double mean = 0, var = 0;
+  for (float a : adv) mean += a;
+  mean /= static_cast<double>(adv.size());
+  for (float a : adv) var += (a - mean) * (a - mean);
+  const double sd = std::sqrt(var / static_cast<double>(adv.size()));
+  for (float& a : adv) a = static_cast<float>((a - mean) / (sd + 1e-8));
+}
+
+}  // namespace
+
 Ppo::Ppo(const PpoParams& p) : p_(p) { validate_params(p_, "ppo"); }
+
+Ppo::Ppo(const PpoParams& p, PpoHooks* hooks, PpoUpdateStyle style)
+    : p_(p), hooks_(hooks), style_(style) {
+  validate_params(p_, "ppo");
+}
 
 std::unique_ptr<NnPolicy> Ppo::make_policy() const {
   auto pol = std::make_unique<NnPolicy>(
@@ -64,15 +96,28 @@ std::int64_t Ppo::train(TrainContext& ctx) {
   actor_ = nn::Mlp(nn::MlpShape(sizes, act));
   sizes.back() = 1;
   critic_ = nn::Mlp(nn::MlpShape(sizes, act));
+  const bool su = style_.spinning_up;
   {
     Rng r0(derive_seed(ctx.seed(), Domain::kInit, 0)),
         r1(derive_seed(ctx.seed(), Domain::kInit, 1));
-    nn::init_orthogonal(actor_.shape(), actor_.data(), r0, std::sqrt(2.0), 0.01);
-    nn::init_orthogonal(critic_.shape(), critic_.data(), r1, std::sqrt(2.0), 1.0);
+    if (su) {  // torch.nn.Linear's default, as Spinning Up's MLPs
+      nn::init_kaiming_uniform(actor_.shape(), actor_.data(), r0);
+      nn::init_kaiming_uniform(critic_.shape(), critic_.data(), r1);
+    } else {
+      nn::init_orthogonal(actor_.shape(), actor_.data(), r0, std::sqrt(2.0), 0.01);
+      nn::init_orthogonal(critic_.shape(), critic_.data(), r1, std::sqrt(2.0), 1.0);
+    }
   }
   log_std_.assign(discrete_ ? 0 : act_dim_, static_cast<float>(p_.init_log_std));
-  nn::AdamConfig acfg{p_.learning_rate, 0.9, 0.999, 1e-5, 0.0};
-  nn::Adam opt_a(actor_.size(), acfg), opt_c(critic_.size(), acfg), opt_s(log_std_.size(), acfg);
+  nn::AdamConfig acfg{p_.learning_rate, 0.9, 0.999, su ? 1e-8 : 1e-5, 0.0};
+  const double vf_lr = style_.vf_learning_rate > 0 ? style_.vf_learning_rate : p_.learning_rate;
+  nn::AdamConfig ccfg = acfg;
+  ccfg.lr = vf_lr;
+  nn::Adam opt_a(actor_.size(), acfg), opt_c(critic_.size(), ccfg), opt_s(log_std_.size(), acfg);
+  if (hooks_) {
+    if (!discrete_) throw ParamError("ppo: actor-loss hooks need a discrete action space");
+    hooks_->begin(ctx, spec, batch);
+  }
   nn::Buffer g_a(actor_.size()), g_c(critic_.size()), g_s(log_std_.size());
   obs_stat_ = nn::RunningStat(D);
   nn::RunningStat ret_stat(1);
@@ -111,10 +156,11 @@ std::int64_t Ppo::train(TrainContext& ctx) {
     const double lr =
         p_.anneal_lr ? nn::linear_decay(p_.learning_rate, it, iters) : p_.learning_rate;
     opt_a.set_lr(lr);
-    opt_c.set_lr(lr);
+    opt_c.set_lr(p_.anneal_lr ? nn::linear_decay(vf_lr, it, iters) : vf_lr);
     opt_s.set_lr(lr);
     // rollout
     for (int t = 0; t < T; ++t) {
+      if (hooks_) hooks_->on_step(t, venv.obs(), N);
       const nn::CMatMap X(x.data(), D, N);
       const Mat& out = actor_.forward(X, ca);
       const Mat& v = critic_.forward(X, cc);
@@ -172,6 +218,7 @@ std::int64_t Ppo::train(TrainContext& ctx) {
         rew[t * N + i] = static_cast<float>(r);
         done[t * N + i] = d ? 1.0f : 0.0f;
       }
+      if (hooks_) hooks_->on_episodes(venv.finished());
       for (const auto& e : venv.finished()) {
         ++episodes_;
         recent = std::isnan(recent) ? e.ret : 0.9 * recent + 0.1 * e.ret;
@@ -197,13 +244,16 @@ std::int64_t Ppo::train(TrainContext& ctx) {
           adv[k] = last[i];
           ret[k] = adv[k] + val[k];
         }
+      if (su)
+        spinning_up_targets(vnext, done, rew, static_cast<float>(p_.gamma), p_.norm_adv, N, T, adv,
+                            ret);
     }
     // minibatch epochs
     std::vector<int> idx(batch);
     Mat xb(D, mb), ab(act_buf.rows(), mb);
     std::vector<int> aidx(mb);
     std::vector<float> madv(mb), dv(mb);
-    bool stop = false;
+    bool stop = false, pi_stop = false;
     for (int ep = 0; ep < p_.update_epochs && !stop; ++ep) {
       std::iota(idx.begin(), idx.end(), 0);
       Rng mrng(derive_seed(ctx.seed(), Domain::kMinibatch, static_cast<std::uint64_t>(it),
@@ -225,33 +275,43 @@ std::int64_t Ppo::train(TrainContext& ctx) {
         am /= mb;
         for (int j = 0; j < mb; ++j) as += (madv[j] - am) * (madv[j] - am);
         as = std::sqrt(as / (mb - 1));  // torch.std is unbiased
-        if (p_.norm_adv)
+        if (p_.norm_adv && !su)
           for (auto& a : madv) a = static_cast<float>((a - am) / (as + 1e-8));
         // actor
-        const Mat& out = actor_.forward(xb, ca);
-        if (discrete_) {
-          nn::log_softmax(out, masked ? mask_mb.data() : nullptr, logp);
-          for (int j = 0; j < mb; ++j) lp[j] = logp(aidx[j], j);
-        } else {
-          lstd = Eigen::Map<const Eigen::VectorXf>(log_std_.data(), act_dim_).replicate(1, mb);
-          nn::gaussian_log_prob(out, lstd, ab, lp);
-        }
         double kl = 0;
-        for (int j = 0; j < mb; ++j) {
-          const float lr_ = lp[j] - logp_buf[ids[j]];
-          const float r = std::exp(lr_);
-          kl += (r - 1.0f) - lr_;
-          const float c = static_cast<float>(p_.clip_coef);
-          const float l1 = -madv[j] * r, l2 = -madv[j] * std::clamp(r, 1.0f - c, 1.0f + c);
-          w_logp[j] = (l1 >= l2 ? -madv[j] * r : 0.0f) / mb;
-          w_ent[j] = static_cast<float>(-p_.ent_coef / mb);
+        bool actor_step = !pi_stop;
+        const Mat* out = nullptr;
+        if (actor_step) {
+          out = &actor_.forward(xb, ca);
+          if (discrete_) {
+            nn::log_softmax(*out, masked ? mask_mb.data() : nullptr, logp);
+            for (int j = 0; j < mb; ++j) lp[j] = logp(aidx[j], j);
+          } else {
+            lstd = Eigen::Map<const Eigen::VectorXf>(log_std_.data(), act_dim_).replicate(1, mb);
+            nn::gaussian_log_prob(*out, lstd, ab, lp);
+          }
+          double kl_su = 0;
+          for (int j = 0; j < mb; ++j) {
+            const float lr_ = lp[j] - logp_buf[ids[j]];
+            const float r = std::exp(lr_);
+            kl += (r - 1.0f) - lr_;
+            kl_su -= lr_;
+            const float c = static_cast<float>(p_.clip_coef);
+            const float l1 = -madv[j] * r, l2 = -madv[j] * std::clamp(r, 1.0f - c, 1.0f + c);
+            w_logp[j] = (l1 >= l2 ? -madv[j] * r : 0.0f) / mb;
+            w_ent[j] = static_cast<float>(-p_.ent_coef / mb);
+          }
+          kl /= mb;
+          // Spinning Up checks the KL of the current policy before stepping it
+          if (su && p_.target_kl > 0 && kl_su / mb > 1.5 * p_.target_kl) pi_stop = true;
+          actor_step = !pi_stop;
         }
-        kl /= mb;
-        if (discrete_) {
+        if (actor_step && discrete_) {
           nn::categorical_backward(logp, aidx, w_logp, w_ent, dout);
+          if (hooks_) hooks_->add_actor_grad(logp, ids, mb, dout);
           nn::backward(actor_.shape(), actor_.data(), dout, ca, g_a.data());
-        } else {
-          nn::gaussian_backward(out, lstd, ab, w_logp, w_ent, dmean, dlstd);
+        } else if (actor_step) {
+          nn::gaussian_backward(*out, lstd, ab, w_logp, w_ent, dmean, dlstd);
           nn::backward(actor_.shape(), actor_.data(), dmean, ca, g_a.data());
           for (int j = 0; j < act_dim_; ++j) g_s[j] = dlstd.row(j).sum();
         }
@@ -271,24 +331,25 @@ std::int64_t Ppo::train(TrainContext& ctx) {
         }
         nn::backward(critic_.shape(), critic_.data(), nn::CMatMap(dv.data(), 1, mb), cc,
                      g_c.data());
-        // joint clip
+        // joint clip (none in Spinning Up)
         const double na = nn::l2_norm(g_a), nc = nn::l2_norm(g_c), ns = nn::l2_norm(g_s);
         const double norm = std::sqrt(na * na + nc * nc + ns * ns);
-        if (norm > p_.max_grad_norm) {
+        if (!su && norm > p_.max_grad_norm) {
           const float k = static_cast<float>(p_.max_grad_norm / (norm + 1e-6));
           for (auto* g : {&g_a, &g_c, &g_s})
             for (auto& e : *g) e *= k;
         }
-        opt_a.step(actor_.span(), g_a);
+        if (actor_step) opt_a.step(actor_.span(), g_a);
         opt_c.step(critic_.span(), g_c);
-        if (!discrete_) opt_s.step(log_std_, g_s);
-        if (p_.target_kl > 0 && kl > p_.target_kl) stop = true;
+        if (actor_step && !discrete_) opt_s.step(log_std_, g_s);
+        if (!su && p_.target_kl > 0 && kl > p_.target_kl) stop = true;
       }
     }
     if (it + 1 == iters) {
       auto pol = make_policy();
       ctx.evaluate(*pol, step, episodes_);
     }
+    if (hooks_) hooks_->end_iteration(ctx, step, episodes_);
     ctx.progress().update(step, iters * batch, episodes_, recent);
   }
   return step;

@@ -36,8 +36,13 @@
 // | norm_reward     | false  | true           | reward normalisation                      |
 // | bootstrap_truncated | true | true         | bootstrap time-limit truncations          |
 // | use_action_mask | false  | false          | masked categorical (Huang and Ontanon 2022) |
+//
+// Learners built on this class (algos/kickstart_ppo.hpp) may add actor-loss terms through
+// PpoHooks and select the Spinning Up update (PpoUpdateStyle); "ppo" and "ppo_continuous" use
+// neither, and their outputs do not depend on this extension.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +50,7 @@
 #include "algos/nn_policy.hpp"
 #include "engine/nn_mlp.hpp"
 #include "engine/nn_running_stat.hpp"
+#include "engine/vec_env.hpp"
 
 namespace dprl::algos {
 
@@ -117,6 +123,35 @@ struct PpoContinuousParams : PpoParams {
   }
 };
 
+// Extra actor-loss terms fed by the rollout (kickstarting). Discrete actions only.
+class PpoHooks {
+ public:
+  virtual ~PpoHooks() = default;
+  // Once, before the first rollout; batch = num_envs * num_steps samples per rollout.
+  virtual void begin(TrainContext& ctx, const EnvSpec& spec, int batch) = 0;
+  // Before acting at rollout step t: the raw observations (obs_dim x n, column per env); sample
+  // t * n + i of the rollout belongs to env i.
+  virtual void on_step(int t, std::span<const float> raw_obs, int n) = 0;
+  // After each env step: the episodes that ended in it (the slot starts a new one).
+  virtual void on_episodes(std::span<const EpisodeRecord> finished) = 0;
+  // Adds d(extra loss)/d(logits) for batch samples ids[0..n) to dlogits (A x n); logp holds their
+  // log-probabilities; the extra loss is a mean over the n samples.
+  virtual void add_actor_grad(const nn::Mat& logp, const int* ids, int n, nn::Mat& dlogits) = 0;
+  // After each rollout's update (step: env steps so far).
+  virtual void end_iteration(TrainContext& ctx, std::int64_t step, std::int64_t episodes) = 0;
+};
+
+// The update rule: CleanRL's ppo.py (default) or Spinning Up's ppo.py (Achiam 2018, PyTorch):
+// PyTorch-default initialisation, Adam eps 1e-8, advantages normalised over the whole rollout
+// (population sd), value targets the discounted rewards-to-go (bootstrapped with V at time-limit
+// truncation and at the rollout cut), no gradient clipping, and before each policy step
+// approx_kl = mean(logp_old - logp) is checked: above 1.5 target_kl the policy stops for this
+// rollout while the critic keeps its update_epochs steps.
+struct PpoUpdateStyle {
+  bool spinning_up = false;
+  double vf_learning_rate = 0;  // critic step size (0: learning_rate)
+};
+
 class Ppo : public Algorithm {
  public:
   using Params = PpoParams;
@@ -133,12 +168,16 @@ class Ppo : public Algorithm {
   // Hidden widths per layer for learners built on this class (algos/expert_level/ppo_layers.hpp);
   // empty (the default): hidden_layers layers of hidden_size.
   void set_hidden_widths(std::vector<int> widths) { widths_ = std::move(widths); }
+  // hooks (not owned; may be null) must outlive train().
+  Ppo(const PpoParams& p, PpoHooks* hooks, PpoUpdateStyle style);
 
  private:
   std::unique_ptr<NnPolicy> make_policy() const;
 
   PpoParams p_;
   std::vector<int> widths_;
+  PpoHooks* hooks_ = nullptr;
+  PpoUpdateStyle style_;
   std::string env_id_;
   bool discrete_ = true;
   int act_dim_ = 0;

@@ -10,15 +10,24 @@
 #include "engine/rng.hpp"
 
 namespace dprl::algos {
+namespace {
 
-std::int64_t QLearning::train(TrainContext& ctx) {
-  auto env = ctx.make_env();
-  const EnvSpec& spec = env->spec();
+void require_tabular(const EnvSpec& spec) {
   if (!spec.observation.is_discrete() || !spec.action.is_discrete())
     throw ParamError(
         fmt::format("q_learning needs discrete observations and actions; env '{}' has "
                     "observation {} and action {}",
                     spec.id, spec.observation.describe(), spec.action.describe()));
+}
+
+}  // namespace
+
+void QLearning::check(const RunPlan& plan) { require_tabular(plan.env.spec()); }
+
+std::int64_t QLearning::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const EnvSpec& spec = env->spec();
+  require_tabular(spec);
   env_id_ = spec.id;
   num_states_ = static_cast<int>(spec.observation.n);
   num_actions_ = static_cast<int>(spec.action.n);

@@ -51,6 +51,7 @@ class QLearning final : public Algorithm {
   using Params = QLearningParams;
   explicit QLearning(const Params& p) : p_(p) {}
 
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;

@@ -3,6 +3,7 @@
 #include "algos/ddpg.hpp"
 #include "algos/dqn.hpp"
 #include "algos/expert_level/ppo_layers.hpp"
+#include "algos/kickstart_ppo.hpp"
 #include "algos/lsvi_ucb.hpp"
 #include "algos/offline/bc.hpp"
 #include "algos/offline/discrete_bcq.hpp"
@@ -32,6 +33,14 @@ void register_builtin_algos(AlgoRegistry& r) {
   r.add(make_entry<Algorithm, PpoLayers>(
       "ppo_layers", "PPO (CleanRL ppo.py defaults) with a width per hidden layer",
       "Schulman et al. 2017; paper 000 App. B.1 (512, 256, 64) experts"));
+  r.add(make_entry<Algorithm, PpoKickstart>(
+      "ppo_kickstart",
+      "PPO kickstarted by a teacher answering through the Dirichlet mechanism; privacy-aware "
+      "threshold",
+      "paper 003 (Gohari et al.) secs. 3-5; Schmitt et al. 2018"));
+  r.add_alias(
+      {"ppo_kickstart_spinup", "ppo_kickstart", kickstart_spinning_up_preset(),
+       "ppo_kickstart with Spinning Up's ppo() defaults and 1000 steps per epoch (paper 003)"});
   r.add(make_entry<Algorithm, ActorCritic>(
       "actor_critic",
       "off-policy actor-critic with GTD(lambda) critic and traces; DP-Actor/Critic/Both",

@@ -35,6 +35,8 @@ void Sac::save_policy(const std::filesystem::path& file) const {
   static_cast<NnPolicy&>(*policy()).save(file);
 }
 
+void Sac::check(const RunPlan& plan) { box_action_map(plan.env.spec(), "sac"); }
+
 std::int64_t Sac::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();

@@ -66,6 +66,7 @@ class Sac final : public Algorithm {
  public:
   using Params = SacParams;
   explicit Sac(const Params& p);
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;

@@ -208,17 +208,21 @@ DatasetFormat detect_dataset_format(const fs::path& path) {
 }
 
 Dataset load_dataset(const fs::path& path, std::string_view format) {
-  return load_dataset(path, parse_dataset_format(format), {});
+  LoadOptions options;
+  options.format = parse_dataset_format(format);
+  return load_dataset(path, options);
 }
 
-Dataset load_dataset(const fs::path& path, DatasetFormat format, const D4rlOptions& d4rl) {
+Dataset load_dataset(const fs::path& path, const LoadOptions& options) {
+  DatasetFormat format = options.format;
   if (format == DatasetFormat::kAuto) format = detect_dataset_format(path);
-  Dataset data = format == DatasetFormat::kMinari ? load_minari(path) : load_d4rl(path, d4rl);
+  Dataset data = format == DatasetFormat::kMinari ? load_minari(path, options.use_index)
+                                                  : load_d4rl(path, options.d4rl);
   data.validate(path.string());
   return data;
 }
 
-Dataset load_minari(const fs::path& path) {
+Dataset load_minari(const fs::path& path, bool use_index) {
   const fs::path root = minari_root(path);
   const fs::path meta_file = root / "data" / "metadata.json";
   std::error_code ec;
@@ -262,8 +266,14 @@ Dataset load_minari(const fs::path& path) {
     if (d.contains("metadata")) info.metadata_json = d["metadata"].dump();
   }
   const fs::path h5file = root / "data" / "main_data.hdf5";
-  DatasetArrays arrays = detail::read_minari_episodes(h5file, episodes, steps,
-                                                      info.observation_space, info.action_space);
+  std::optional<DatasetArrays> indexed;
+  if (use_index)
+    indexed = detail::read_minari_index(root / "data" / "dprl_index.bin", h5file, episodes, steps,
+                                        info.observation_space, info.action_space);
+  DatasetArrays arrays =
+      indexed ? std::move(*indexed)
+              : detail::read_minari_episodes(h5file, episodes, steps, info.observation_space,
+                                             info.action_space);
   return Dataset::from_arrays(std::move(info), std::move(arrays), h5file.string());
 }
 
@@ -281,7 +291,8 @@ void save_minari(const Dataset& data, const fs::path& dir_in, const SaveOptions&
   try {
     make_dirs(tmp / "data");
     const fs::path h5file = tmp / "data" / "main_data.hdf5";
-    detail::write_minari_episodes(data, h5file);
+    const auto layout = detail::write_minari_episodes(data, h5file);
+    detail::write_minari_index(tmp / "data" / "dprl_index.bin", h5file, data, layout);
     const DatasetInfo& info = data.info();
     json meta;
     meta["dataset_id"] = info.dataset_id;

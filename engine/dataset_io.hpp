@@ -11,6 +11,10 @@
 //                              observations (T+1 rows), actions, rewards, terminations,
 //                              truncations (T rows) and int64 attributes id, total_steps, seed
 //                              (when known) and user_id (ours; Minari readers ignore it)
+//   DIR/data/dprl_index.bin    ours: main_data.hdf5's size and modification time and where each
+//                              episode's arrays sit in it, so a load reads them with plain reads
+//                              instead of opening five HDF5 datasets per episode; ignored (HDF5
+//                              is read instead) when absent or when the HDF5 file has changed
 // Written: Box as float32, Discrete as int64, rewards float32, flags as h5py's bool (an HDF5 enum
 // over int8, FALSE = 0, TRUE = 1). Read: any integer or float type (converted to float32), flags
 // as enum, bool or 0/1 numbers; Box spaces of any shape are flattened. Not supported (DataError):
@@ -57,14 +61,19 @@ struct D4rlOptions {
   std::int64_t max_episode_steps = 0;  // without "timeouts": also end episodes every N steps
 };
 
+struct LoadOptions {
+  DatasetFormat format = DatasetFormat::kAuto;
+  D4rlOptions d4rl;
+  bool use_index = true;  // Minari: read through data/dprl_index.bin when it matches the file
+};
+
 // The entry point for experiments and the CLI: format "auto" | "minari" | "d4rl"; the data is
 // then checked in full (Dataset::validate: finite values inside the spaces, flags).
 Dataset load_dataset(const std::filesystem::path& path, std::string_view format = "auto");
-Dataset load_dataset(const std::filesystem::path& path, DatasetFormat format,
-                     const D4rlOptions& d4rl);
+Dataset load_dataset(const std::filesystem::path& path, const LoadOptions& options);
 // The readers alone (shapes and types checked, values not). path: the dataset folder (or its
 // data/ folder or data/main_data.hdf5).
-Dataset load_minari(const std::filesystem::path& path);
+Dataset load_minari(const std::filesystem::path& path, bool use_index = true);
 Dataset load_d4rl(const std::filesystem::path& file, const D4rlOptions& options = {});
 
 struct SaveOptions {

@@ -103,8 +103,10 @@ DatasetArrays read_minari_episodes(const std::filesystem::path& file, std::uint6
   return a;
 }
 
-void write_minari_episodes(const Dataset& data, const std::filesystem::path& file) {
+std::vector<EpisodeLayout> write_minari_episodes(const Dataset& data,
+                                                 const std::filesystem::path& file) {
   h5::File f = h5::File::create(file);
+  std::vector<EpisodeLayout> layout(data.num_episodes());
   const Space& os = data.info().observation_space;
   const Space& as = data.info().action_space;
   const std::uint64_t od = os.dim(), ad = as.dim();
@@ -120,24 +122,27 @@ void write_minari_episodes(const Dataset& data, const std::filesystem::path& fil
     const auto act = data.actions().subspan(s * ad, t * ad);
     if (os.is_discrete()) {
       const std::uint64_t shape[1] = {t + 1};
-      f.write(g + "/observations", std::span<const std::int64_t>(as_int64(obs)), shape);
+      layout[e].offset[0] =
+          f.write(g + "/observations", std::span<const std::int64_t>(as_int64(obs)), shape);
     } else {
       const std::uint64_t shape[2] = {t + 1, od};
-      f.write(g + "/observations", obs, shape);
+      layout[e].offset[0] = f.write(g + "/observations", obs, shape);
     }
     if (as.is_discrete()) {
       const std::uint64_t shape[1] = {t};
-      f.write(g + "/actions", std::span<const std::int64_t>(as_int64(act)), shape);
+      layout[e].offset[1] =
+          f.write(g + "/actions", std::span<const std::int64_t>(as_int64(act)), shape);
     } else {
       const std::uint64_t shape[2] = {t, ad};
-      f.write(g + "/actions", act, shape);
+      layout[e].offset[1] = f.write(g + "/actions", act, shape);
     }
     const std::uint64_t shape[1] = {t};
-    f.write(g + "/rewards", data.rewards().subspan(s, t), shape);
-    f.write_flags(g + "/terminations", data.terminations().subspan(s, t));
-    f.write_flags(g + "/truncations", data.truncations().subspan(s, t));
+    layout[e].offset[2] = f.write(g + "/rewards", data.rewards().subspan(s, t), shape);
+    layout[e].offset[3] = f.write_flags(g + "/terminations", data.terminations().subspan(s, t));
+    layout[e].offset[4] = f.write_flags(g + "/truncations", data.truncations().subspan(s, t));
   }
   f.close();
+  return layout;
 }
 
 }  // namespace dprl::detail

@@ -1,97 +1,20 @@
 #include "engine/hdf5_file.hpp"
 
 #include <fmt/format.h>
-#include <hdf5.h>
 
 #include <cstring>
 #include <mutex>
 
 #include "engine/error.hpp"
+#include "engine/hdf5_detail.hpp"
 
 namespace dprl::h5 {
-namespace {
-
-static_assert(sizeof(hid_t) == sizeof(std::int64_t), "HDF5 >= 1.10 has 64-bit handles");
-
-// HDF5 prints its error stack to stderr by default; errors become DataError instead.
-void silence_hdf5() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
-}
-
-// The innermost message of HDF5's error stack ("" when empty), then clears the stack.
-std::string hdf5_message() {
-  std::string msg;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_UPWARD,
-      [](unsigned n, const H5E_error2_t* e, void* data) -> herr_t {
-        if (n == 0 && e->desc != nullptr) *static_cast<std::string*>(data) = e->desc;
-        return 0;
-      },
-      &msg);
-  H5Eclear2(H5E_DEFAULT);
-  for (char& c : msg)
-    if (c == '\n' || c == '\r') c = ' ';
-  return msg;
-}
-
-// An HDF5 handle closed on scope exit.
-class Handle {
- public:
-  using Closer = herr_t (*)(hid_t);
-  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  Closer close_;
-};
-
-[[noreturn]] void fail(const std::string& file, const std::string& key, const std::string& what) {
-  const std::string h5 = hdf5_message();
-  throw DataError(h5.empty() ? fmt::format("{}: {}: {}", file, key, what)
-                             : fmt::format("{}: {}: {} ({})", file, key, what, h5));
-}
-
-TypeClass classify(hid_t type) {
-  switch (H5Tget_class(type)) {
-    case H5T_INTEGER:
-      return TypeClass::kInteger;
-    case H5T_FLOAT:
-      return TypeClass::kFloat;
-    case H5T_ENUM:
-      return TypeClass::kEnum;
-    case H5T_STRING:
-      return TypeClass::kString;
-    default:
-      return TypeClass::kOther;
-  }
-}
-
-const char* describe(TypeClass c) {
-  switch (c) {
-    case TypeClass::kInteger:
-      return "integers";
-    case TypeClass::kFloat:
-      return "floats";
-    case TypeClass::kEnum:
-      return "an enum";
-    case TypeClass::kString:
-      return "strings";
-    default:
-      return "an unsupported type";
-  }
-}
-
-bool is_number(TypeClass c) { return c == TypeClass::kInteger || c == TypeClass::kFloat; }
-
-}  // namespace
+using detail::classify;
+using detail::describe;
+using detail::fail;
+using detail::Handle;
+using detail::is_number;
+using detail::silence_hdf5;
 
 std::uint64_t ArrayInfo::elements() const {
   std::uint64_t n = 1;
@@ -105,62 +28,68 @@ std::uint64_t ArrayInfo::row_elements() const {
   return n;
 }
 
+std::recursive_mutex& File::library_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 File File::open(const std::filesystem::path& path) {
+  std::unique_lock lock(library_mutex());
   silence_hdf5();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw DataError(fmt::format("{}: no such file", path.string()));
-  // evict each object's metadata when it is closed: a Minari file has five datasets per episode,
-  // each opened once
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_evict_on_close(fapl.get(), true);
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
-  return File(id, path.string());
+  return File(std::move(lock), id, path.string());
 }
 
-File File::create(const std::filesystem::path& path) {
-  silence_hdf5();
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
-  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
-  H5Pset_obj_track_times(fcpl.get(), false);  // the root group carries no timestamps either
-  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
-  if (id < 0) fail(path.string(), "/", "cannot create");
-  return File(id, path.string());
-}
-
-File::File(std::int64_t id, std::string name) : id_(id), name_(std::move(name)) {
+File::File(std::unique_lock<std::recursive_mutex> lock, std::int64_t id, std::string name)
+    : lock_(std::move(lock)), id_(id), name_(std::move(name)) {
   hsize_t n = 0;
   if (H5Fget_filesize(id_, &n) >= 0) size_ = n;
 }
 
 File::File(File&& other) noexcept
-    : id_(other.id_), name_(std::move(other.name_)), size_(other.size_) {
+    : lock_(std::move(other.lock_)),
+      id_(other.id_),
+      name_(std::move(other.name_)),
+      size_(other.size_) {
   other.id_ = -1;
 }
 
 File& File::operator=(File&& other) noexcept {
   if (this != &other) {
+    close_current_group();
     if (id_ >= 0) H5Fclose(id_);
+    lock_ = std::move(other.lock_);
     id_ = other.id_;
     name_ = std::move(other.name_);
     size_ = other.size_;
+    group_id_ = other.group_id_;
+    group_path_ = std::move(other.group_path_);
     other.id_ = -1;
+    other.group_id_ = -1;
   }
   return *this;
 }
 
 File::~File() {
+  close_current_group();
   if (id_ >= 0) H5Fclose(id_);
 }
 
 void File::close() {
   if (id_ < 0) return;
+  close_current_group();
   const herr_t f = H5Fflush(id_, H5F_SCOPE_LOCAL);
   const herr_t c = H5Fclose(id_);
   id_ = -1;
-  if (f < 0 || c < 0) fail(name_, "/", "cannot write");
+  const std::string h5 = f < 0 || c < 0 ? detail::hdf5_message() : "";
+  if (lock_.owns_lock()) lock_.unlock();
+  if (f < 0 || c < 0)
+    throw DataError(h5.empty() ? fmt::format("{}: /: cannot write", name_)
+                               : fmt::format("{}: /: cannot write ({})", name_, h5));
 }
 
 bool File::exists(const std::string& path) const {
@@ -437,72 +366,6 @@ std::optional<std::int64_t> File::attr_int64(const std::string& path,
   std::int64_t v = 0;
   if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) fail(name_, key, "read failed");
   return v;
-}
-
-void File::create_group(const std::string& path) {
-  // no timestamps: the same data gives the same bytes
-  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
-  H5Pset_obj_track_times(gcpl.get(), false);
-  Handle g(H5Gcreate2(id_, path.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose);
-  if (!g.ok()) fail(name_, path, "cannot create group");
-}
-
-namespace {
-
-void write_array(const std::string& file, hid_t file_id, const std::string& key, const void* data,
-                 std::span<const std::uint64_t> shape, hid_t file_type, hid_t mem_type) {
-  const std::vector<hsize_t> dims(shape.begin(), shape.end());
-  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_obj_track_times(dcpl.get(), false);  // the same data gives the same bytes
-  Handle d(space.ok() ? H5Dcreate2(file_id, key.c_str(), file_type, space.get(), H5P_DEFAULT,
-                                   dcpl.get(), H5P_DEFAULT)
-                      : -1,
-           H5Dclose);
-  if (!d.ok()) fail(file, key, "cannot create dataset");
-  if (H5Dwrite(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    fail(file, key, "cannot write");
-}
-
-std::uint64_t product(std::span<const std::uint64_t> shape) {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
-
-}  // namespace
-
-void File::write(const std::string& key, std::span<const float> data,
-                 std::span<const std::uint64_t> shape) {
-  DPRL_CHECK(product(shape) == data.size());
-  write_array(name_, id_, key, data.data(), shape, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
-}
-
-void File::write(const std::string& key, std::span<const std::int64_t> data,
-                 std::span<const std::uint64_t> shape) {
-  DPRL_CHECK(product(shape) == data.size());
-  write_array(name_, id_, key, data.data(), shape, H5T_STD_I64LE, H5T_NATIVE_INT64);
-}
-
-void File::write_flags(const std::string& key, std::span<const std::uint8_t> data) {
-  Handle ft(H5Tenum_create(H5T_STD_I8LE), H5Tclose);
-  Handle mt(H5Tenum_create(H5T_NATIVE_SCHAR), H5Tclose);
-  const signed char f = 0, t = 1;
-  for (hid_t type : {ft.get(), mt.get()}) {
-    if (H5Tenum_insert(type, "FALSE", &f) < 0 || H5Tenum_insert(type, "TRUE", &t) < 0)
-      fail(name_, key, "cannot build the bool enum");
-  }
-  const std::uint64_t shape[1] = {data.size()};
-  write_array(name_, id_, key, data.data(), shape, ft.get(), mt.get());
-}
-
-void File::set_attr(const std::string& path, const std::string& name, std::int64_t value) {
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle a(H5Acreate_by_name(id_, path.c_str(), name.c_str(), H5T_STD_I64LE, space.get(),
-                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-           H5Aclose);
-  if (!a.ok() || H5Awrite(a.get(), H5T_NATIVE_INT64, &value) < 0)
-    fail(name_, path + "@" + name, "cannot write attribute");
 }
 
 }  // namespace dprl::h5

@@ -1,6 +1,6 @@
 // A small facade over HDF5's C API (Debian's libhdf5 1.10, serial) for the dataset readers and
 // writers. It exposes no HDF5 types: handles are kept as integers inside the class, and hdf5.h is
-// included by hdf5_file.cpp only.
+// included by hdf5_file.cpp and hdf5_write.cpp only (through hdf5_detail.hpp).
 //
 // Every failure throws DataError "<file>: <key>: <what>" (HDF5's own error stack is silenced and
 // its innermost message appended). Whole datasets are read in one H5Dread with HDF5 converting
@@ -14,17 +14,22 @@
 //
 // Files written carry no timestamps (the same data gives the same bytes).
 //
-// Not thread-safe (the serial HDF5 library is not): use from one thread at a time.
+// The serial HDF5 library is not thread-safe: every File holds File::library_mutex() from open to
+// close, so datasets loaded from several threads (a sweep's runs) are read one after another.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dprl::h5 {
+
+inline constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
 
 enum class TypeClass { kInteger, kFloat, kEnum, kString, kOther };
 
@@ -111,6 +116,7 @@ class File {
   ~File();
 
   const std::string& name() const { return name_; }
+  static std::recursive_mutex& library_mutex();
   // Flushes and closes; throws DataError when the data cannot be written.
   void close();
 
@@ -134,22 +140,29 @@ class File {
   std::optional<std::int64_t> attr_int64(const std::string& path, const std::string& name) const;
 
   void create_group(const std::string& path);
-  // Contiguous datasets of the given shape (product = data.size()).
-  void write(const std::string& key, std::span<const float> data,
-             std::span<const std::uint64_t> shape);
-  void write(const std::string& key, std::span<const std::int64_t> data,
-             std::span<const std::uint64_t> shape);
+  // Contiguous datasets of the given shape (product = data.size()), little-endian float32 or
+  // int64. Each returns the byte offset of the data in the file (kNoOffset if HDF5 has none).
+  std::uint64_t write(const std::string& key, std::span<const float> data,
+                      std::span<const std::uint64_t> shape);
+  std::uint64_t write(const std::string& key, std::span<const std::int64_t> data,
+                      std::span<const std::uint64_t> shape);
   // 1-D flags as h5py writes numpy bool: an enum over int8 with FALSE = 0, TRUE = 1.
-  void write_flags(const std::string& key, std::span<const std::uint8_t> data);
+  std::uint64_t write_flags(const std::string& key, std::span<const std::uint8_t> data);
   void set_attr(const std::string& path, const std::string& name, std::int64_t value);
 
  private:
   friend class Array;
   friend class Group;
-  File(std::int64_t id, std::string name);
+  File(std::unique_lock<std::recursive_mutex> lock, std::int64_t id, std::string name);
+  std::unique_lock<std::recursive_mutex> lock_;  // first: released after the file is closed
   std::int64_t id_ = -1;
   std::string name_;
   std::uint64_t size_ = 0;  // bytes, at open
+  // writing: the group created last, kept open (its members are created relative to it)
+  std::int64_t group_id_ = -1;
+  std::string group_path_;
+  void close_current_group();
+  std::pair<std::int64_t, std::string> locate(const std::string& key) const;
 };
 
 }  // namespace dprl::h5

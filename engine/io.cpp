@@ -1,5 +1,6 @@
 #include "engine/io.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -32,6 +33,22 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
     std::remove(tmp.c_str());
     throw DataError(fmt::format("cannot write {}: {}", path.string(), std::strerror(e)));
   }
+  // the rename lives in the directory: without this a crash can lose it after we return
+  sync_directory(path.has_parent_path() ? path.parent_path() : std::filesystem::path("."));
+}
+
+void sync_directory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw DataError(
+        fmt::format("cannot sync directory {}: {}", dir.string(), std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // some file systems cannot fsync a directory (EINVAL): the rename is then as durable as they
+  // make it
+  if (rc != 0 && err != EINVAL)
+    throw DataError(fmt::format("cannot sync directory {}: {}", dir.string(), std::strerror(err)));
 }
 
 std::string read_file(const std::filesystem::path& path) {

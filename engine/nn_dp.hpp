@@ -50,8 +50,7 @@ DpSgdStats clip_factors(std::span<const float> sq_norms, double clip_norm,
 // sum_{j,j'} (delta_j . delta_j') (a_j . a_j' + 1); for k = 1 this is |delta|^2 (|a|^2 + 1).
 // Call it once per network to get the joint norm over several networks (their parameters are
 // disjoint, so squared norms add). sq.size() * group_size must equal the cache's batch.
-void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size,
-                        std::span<double> sq);
+void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size, std::span<double> sq);
 
 // grad += std * N(0, I) from fill (scratch is resized to grad's size).
 void add_gaussian_noise(std::span<float> grad, double std, const NormalFill& fill, Buffer& scratch);

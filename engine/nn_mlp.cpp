@@ -209,7 +209,8 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
   if (want_input_grad) {
     c.din.resize(s.in(), c.batch);
     for_col_chunks(c.batch, [&](Eigen::Index c0, Eigen::Index w) {
-      c.din.middleCols(c0, w).noalias() = s.weight(params, 0).transpose() * c.delta[0].middleCols(c0, w);
+      c.din.middleCols(c0, w).noalias() =
+          s.weight(params, 0).transpose() * c.delta[0].middleCols(c0, w);
     });
   }
 }

@@ -40,17 +40,17 @@ struct EvalStats {
 // releases under the stated relation, with noise nobody else can regenerate; otherwise covers and
 // details say exactly what the figures do and do not cover.
 struct PrivacyReport {
-  double epsilon = 0;             // +inf is written as the string "inf"
+  double epsilon = 0;  // +inf is written as the string "inf"
   double delta = 0;
-  std::string accountant;         // "rdp", "pld", "best", "basic", ...
-  std::string neighbouring;       // "add-remove" or "replace"
-  std::string unit;               // one individual: sample, transition, trajectory, episode, expert, query
-  std::string sensitivity;        // e.g. "L2 2C per released vector"
+  std::string accountant;    // "rdp", "pld", "best", "basic", ...
+  std::string neighbouring;  // "add-remove" or "replace"
+  std::string unit;  // one individual: sample, transition, trajectory, episode, expert, query
+  std::string sensitivity;          // e.g. "L2 2C per released vector"
   std::vector<std::string> covers;  // files and figures the guarantee covers
   bool formal = false;
-  std::string noise_source;       // "seeded", "os-entropy(secure)", ...
+  std::string noise_source;         // "seeded", "os-entropy(secure)", ...
   bool reproducible_noise = false;  // seeded noise: anyone holding the seed can subtract it
-  std::string details_json;       // optional extra JSON object text (events...), "" for none
+  std::string details_json;         // optional extra JSON object text (events...), "" for none
 };
 
 struct RunSummary {

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "engine/error.hpp"
+#include "privacy/best_accountant.hpp"
 #include "privacy/pld_accountant.hpp"
 #include "privacy/rdp_accountant.hpp"
+#include "privacy/special_math.hpp"
 
 namespace dprl::privacy {
 
@@ -16,41 +16,38 @@ void check_delta(double delta, std::string_view what) {
   }
 }
 
-namespace {
-
-// Runs RDP and PLD side by side and reports the smaller epsilon (both are valid bounds).
-class BestAccountant final : public Accountant {
- public:
-  std::string name() const override { return "best"; }
-  bool supports(const DpEvent& e) const override { return rdp_.supports(e) && pld_.supports(e); }
-  void compose(const DpEvent& e, std::int64_t count) override {
-    if (!supports(e)) {
-      throw ParamError(fmt::format(
-          "best accountant does not support event {} (it must be supported by both rdp and pld)",
-          e.describe()));
-    }
-    rdp_.compose(e, count);
-    pld_.compose(e, count);
+void BestAccountant::compose(const DpEvent& e, std::int64_t count) {
+  if (!supports(e)) {
+    throw ParamError(fmt::format(
+        "best accountant does not support event {} (it must be supported by both rdp and pld)",
+        e.describe()));
   }
-  double epsilon(double delta) const override {
-    return std::min(rdp_.epsilon(delta), pld_.epsilon(delta));
-  }
-  std::unique_ptr<Accountant> clone() const override {
-    return std::make_unique<BestAccountant>(*this);
-  }
+  rdp_.compose(e, count);
+  pld_.compose(e, count);
+}
 
- private:
-  RdpAccountant rdp_;
-  PldAccountant pld_;
-};
+BestAccountant::Parts BestAccountant::epsilon_parts(double delta) const {
+  check_delta(delta);
+  Parts p{rdp_.epsilon(delta), math::kInf, ""};
+  try {
+    p.pld = pld_.epsilon(delta);
+  } catch (const ParamError& e) {
+    p.pld_error = e.what();  // PLD's grid limits; RDP stays a valid bound
+  }
+  return p;
+}
 
-}  // namespace
+void check_accountant_name(std::string_view name, std::string_view what) {
+  if (name != "rdp" && name != "pld" && name != "best") {
+    throw ParamError(fmt::format("{} = '{}' is unknown (valid: rdp, pld, best)", what, name));
+  }
+}
 
 std::unique_ptr<Accountant> make_accountant(std::string_view name) {
+  check_accountant_name(name);
   if (name == "rdp") return std::make_unique<RdpAccountant>();
   if (name == "pld") return std::make_unique<PldAccountant>();
-  if (name == "best") return std::make_unique<BestAccountant>();
-  throw ParamError(fmt::format("accountant = '{}' is unknown (valid: rdp, pld, best)", name));
+  return std::make_unique<BestAccountant>();
 }
 
 }  // namespace dprl::privacy

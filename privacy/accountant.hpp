@@ -3,7 +3,11 @@
 // Implementations: RdpAccountant ("rdp", Renyi DP of Mironov 2017 with the Mironov-Talwar-Zhang
 // 2019 subsampled-Gaussian analysis), PldAccountant ("pld", privacy loss distributions of
 // Koskela et al. 2020 / Doroshenko et al. 2022) and BestAccountant ("best": runs both and reports
-// the smaller epsilon; both are valid upper bounds, so their minimum is too).
+// the smaller epsilon; both are valid upper bounds, so their minimum is too; falls back to RDP
+// where PLD cannot evaluate).
+// Edge behaviour, shared by all: epsilon() is never NaN and never 0 for a degenerate input; when no
+// finite bound can be certified (zero or vanishing noise, delta below the truncated tail mass) it
+// is +inf.
 // Neighbouring relation: add or remove one unit (record, trajectory or expert, as the caller
 // defines it). An accountant refuses, with ParamError naming the event, every event it cannot
 // account exactly; nothing is composed in that case.
@@ -33,8 +37,13 @@ class Accountant {
   virtual std::unique_ptr<Accountant> clone() const = 0;
 };
 
-// "rdp", "pld" or "best"; anything else throws ParamError listing the valid names.
+// "rdp", "pld" or "best" ("best" is BestAccountant, best_accountant.hpp); anything else throws
+// ParamError listing the valid names (check_accountant_name).
 std::unique_ptr<Accountant> make_accountant(std::string_view name);
+
+// Throws ParamError "<what> = '<name>' is unknown (valid: rdp, pld, best)" unless name is one of
+// make_accountant's names.
+void check_accountant_name(std::string_view name, std::string_view what = "accountant");
 
 // Throws ParamError "<what> = <v> must be in (0, 1)" unless delta is in (0, 1).
 void check_delta(double delta, std::string_view what = "delta");

@@ -7,6 +7,7 @@
 #include "engine/error.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::privacy {
 
@@ -37,59 +38,72 @@ double calibrate_noise_multiplier(double target, double q, std::int64_t steps, d
   check_dpsgd_inputs(q, steps, delta);
   (void)make_accountant(accountant);  // validates the name before any work
   auto eps = [&](double z) { return dpsgd_epsilon(z, q, steps, delta, accountant); };
-  constexpr double kMaxZ = 1e6;
-  // f(z) = log(eps(z) / target): positive at lo, <= 0 at hi
+  constexpr double kMaxZ = 1e6, kMinZ = 1e-6;
+  auto meets = [&](double z) { return eps(z) <= target; };  // NaN: not met
+  const auto b = bracket_geometric(meets, 1.0, kMinZ, kMaxZ);
+  if (!b) {
+    throw ParamError(
+        fmt::format("no noise multiplier <= {} reaches epsilon = {} (q = {}, T = {}, delta = {})",
+                    kMaxZ, target, q, steps, delta));
+  }
+  if (b->lo == 0.0) return b->hi;  // target reachable with (almost) no noise
+  // residual log(epsilon / target): positive at lo, <= 0 at hi; Illinois steps use its values
   auto f = [&](double z) {
     const double e = eps(z);
     return e <= 0.0 ? -1e300 : std::log(e / target);
   };
-  double hi = 1.0, f_hi = f(hi);
-  while (f_hi > 0.0) {
-    hi *= 2.0;
-    if (hi > kMaxZ) {
-      throw ParamError(
-          fmt::format("no noise multiplier <= {} reaches epsilon = {} (q = {}, T = {}, delta = {})",
-                      kMaxZ, target, q, steps, delta));
-    }
-    f_hi = f(hi);
+  RootOptions opt;
+  opt.rel_tol = rel_tol;
+  opt.illinois = true;
+  opt.max_steps = 200;
+  return find_boundary(f, b->lo, b->hi, opt).hi;
+}
+
+std::int64_t steps_within_budget(const DpEvent& step, double budget, double delta,
+                                 const Accountant& spent, std::int64_t max_steps) {
+  if (!(budget > 0.0) || !std::isfinite(budget)) {
+    throw ParamError(fmt::format("budget epsilon = {} must be finite and > 0", budget));
   }
-  double lo = hi / 2.0, f_lo = f(lo);
-  while (f_lo <= 0.0) {
-    hi = lo;
-    f_hi = f_lo;
-    lo /= 2.0;
-    if (lo < 1e-6) return hi;  // target reachable with (almost) no noise
-    f_lo = f(lo);
+  check_delta(delta);
+  if (max_steps < 0) throw ParamError(fmt::format("max_steps = {} must be >= 0", max_steps));
+  if (!spent.supports(step)) {
+    throw ParamError(
+        fmt::format("accountant {} does not support event {}", spent.name(), step.describe()));
   }
-  // Illinois regula falsi on f, safeguarded by bisection whenever the bracket fails to halve in
-  // two steps; the bracket [lo, hi] always satisfies f(lo) > 0 >= f(hi), and hi is returned.
-  int side = 0;  // which end moved last (+1 hi, -1 lo)
-  double width = hi - lo;
-  for (int it = 0; hi - lo > rel_tol * hi && it < 200; ++it) {
-    double z;
-    if (it % 2 == 1 && hi - lo > 0.5 * width) {
-      z = 0.5 * (lo + hi);
-    } else {
-      if (it % 2 == 0) width = hi - lo;
-      z = (f_hi > -1e299) ? hi - f_hi * (hi - lo) / (f_hi - f_lo) : 0.5 * (lo + hi);
-      // keep strictly inside the bracket
-      const double margin = 0.25 * rel_tol * hi;
-      z = std::min(std::max(z, lo + margin), hi - margin);
+  // n more steps exceed the budget: monotone in n. A NaN epsilon, and a composition the
+  // accountant refuses to evaluate (PLD's grid limits, reached only beyond some n), count as
+  // exceeding: only a certified epsilon <= budget fits.
+  auto exceeds = [&](double n) {
+    auto acc = spent.clone();
+    try {
+      if (n >= 1.0) acc->compose(step, static_cast<std::int64_t>(n));
+      return !(acc->epsilon(delta) <= budget);
+    } catch (const ParamError&) {
+      return true;
     }
-    const double fz = f(z);
-    if (fz <= 0.0) {
-      hi = z;
-      f_hi = fz;
-      if (side == 1) f_lo *= 0.5;  // Illinois: damp the stuck end
-      side = 1;
-    } else {
-      lo = z;
-      f_lo = fz;
-      if (side == -1) f_hi *= 0.5;
-      side = -1;
-    }
+  };
+  if (max_steps == 0 || exceeds(0.0)) return 0;
+  // the first power of two that exceeds, from 1 up (cheap evaluations first)
+  const double cap = static_cast<double>(max_steps);
+  double lo, hi;
+  if (const auto b = bracket_geometric(exceeds, 1.0, 1.0, cap)) {
+    if (b->hi <= 1.0) return 0;
+    lo = b->lo;
+    hi = b->hi;
+  } else {
+    if (!exceeds(cap)) return max_steps;
+    lo = std::ldexp(1.0, std::ilogb(cap));  // the largest power of two tried: it fits
+    hi = cap;
   }
-  return hi;
+  RootOptions opt;
+  opt.integers = true;
+  return static_cast<std::int64_t>(
+      find_boundary([&](double n) { return exceeds(n) ? -1.0 : 1.0; }, lo, hi, opt).lo);
+}
+
+std::int64_t steps_within_budget(const DpEvent& step, double budget, double delta,
+                                 std::string_view accountant, std::int64_t max_steps) {
+  return steps_within_budget(step, budget, delta, *make_accountant(accountant), max_steps);
 }
 
 }  // namespace dprl::privacy

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::privacy {
 
@@ -57,14 +58,16 @@ double advanced_composition_inverse(double eps, std::int64_t k, double delta_sla
   check_eps0(eps);
   check_k(k);
   check_open_unit(delta_slack, "delta_slack");
-  // advanced_eps is increasing in eps0; bisect and return the lower end (total stays <= eps).
-  double lo = 0.0, hi = eps;
-  while (hi - lo > 1e-15 * hi) {
-    const double mid = 0.5 * (lo + hi);
-    if (mid <= lo || mid >= hi) break;
-    (advanced_eps(mid, static_cast<double>(k), delta_slack) <= eps ? lo : hi) = mid;
-  }
-  return lo;
+  // advanced_eps is increasing in eps0: bisect for the boundary of "total exceeds eps" and return
+  // the lower end (its total stays <= eps)
+  auto exceeds = [&](double e0) {
+    return !(advanced_eps(e0, static_cast<double>(k), delta_slack) <= eps);
+  };
+  // (b->lo is 0 when even the smallest power of two tried exceeds: advanced_eps(0) = 0 does not)
+  const auto b = bracket_geometric(exceeds, eps, 1e-300, 1e300);
+  if (!b) throw ParamError(fmt::format("advanced composition: no epsilon0 exceeds {}", eps));
+  return find_boundary([&](double e0) { return exceeds(e0) ? -1.0 : 1.0; }, b->lo, b->hi, {1e-15})
+      .lo;
 }
 
 double advanced_composition_inverse_dr(double eps, std::int64_t k, double delta_slack) {
@@ -107,8 +110,12 @@ double zcdp_to_epsilon_cks(double rho, double delta) {
       f2 = f(1.0 + std::exp(x2));
     }
   }
-  const double eps = std::min(f1, f2);
-  return std::max(0.0, std::min(eps, zcdp_to_epsilon_bun_steinke(rho, delta)));
+  // never above Bun-Steinke; a NaN minimum (not expected for valid inputs) takes Bun-Steinke's
+  // value instead of std::min's first argument, so it cannot become 0 below
+  double eps = std::min(f1, f2);
+  const double bs = zcdp_to_epsilon_bun_steinke(rho, delta);
+  if (!(eps <= bs)) eps = bs;
+  return std::max(0.0, eps);
 }
 
 }  // namespace dprl::privacy

@@ -57,9 +57,21 @@ DeltaEstimate dirichlet_delta_mc(const DirichletParams& p0, std::int64_t samples
 }
 
 double dirichlet_delta_exact_m2(double k, double eta, double tau) {
+  // the continued fraction of I_x(a, b) needs O(sqrt(a + b)) terms (10^4 at most)
+  if (!(k > 0.0 && k <= 1e8)) {
+    throw ParamError(
+        fmt::format("dirichlet: k = {} must be in (0, 1e8] for the exact Beta CDF", k));
+  }
+  if (!(eta > 0.0 && eta < 1.0) || !(tau > 0.0 && tau < 0.5)) {
+    throw ParamError(fmt::format(
+        "dirichlet: eta = {} must be in (0, 1) and tau = {} in (0, 0.5) for m = 2", eta, tau));
+  }
   // x1 ~ Beta(k eta, k (1 - eta)); inside Delta_{2,tau} iff tau <= x1 <= 1 - tau
   const double a = k * eta, b = k * (1.0 - eta);
-  return 1.0 - (math::incomplete_beta(a, b, 1.0 - tau) - math::incomplete_beta(a, b, tau));
+  const double d =
+      1.0 - (math::incomplete_beta(a, b, 1.0 - tau) - math::incomplete_beta(a, b, tau));
+  if (std::isnan(d)) throw ParamError(fmt::format("dirichlet: exact delta is NaN at k = {}", k));
+  return std::clamp(d, 0.0, 1.0);  // rounding can leave [0, 1] by an ulp or so
 }
 
 double concentration_radius(double k, double beta) {

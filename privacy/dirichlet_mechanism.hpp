@@ -3,9 +3,9 @@
 // Source: paper 003_30d41d0bf41e9ee4 (privacy-preserving kickstarting), after Gohari et al.:
 // Dir_k(pi) samples x ~ Dirichlet(k pi) for pi in the eta-restricted simplex
 // Delta_{m,eta} = {x : sum x = 1, x_i >= eta}.
-// Guarantee (Theorem 1): for an L-Lipschitz f: R^d -> Delta_{m,eta} and inputs whose images are
-// within L2 distance b (the adjacency relation of the teacher's data, "b-adjacent"),
-// Dir_k o f is (epsilon, delta)-DP with
+// Guarantee (Theorem 1), per query: for an L-Lipschitz f: R^d -> Delta_{m,eta} and observations
+// within L2 distance b (b-adjacent; their images are within L b), the network f held fixed (not DP
+// of f's training data), Dir_k o f is (epsilon, delta)-DP with
 //   epsilon = sqrt(m) L b k log(1/tau) + (m-1) lgamma(k eta) + lgamma(k (1 - (m-1) eta))
 //             - m lgamma(k / m)                                                    (eq. 12)
 //   delta   = 1 - P(Dir_k([eta, ..., eta, 1 - (m-1) eta]) in Delta_{m,tau})          (eq. 6)
@@ -13,9 +13,14 @@
 // Chebyshev bound of eq. (13) we report Hoeffding's interval: P(|mean - delta| >= t) <=
 // 2 exp(-2 N t^2), so t = sqrt(ln(2/beta) / (2N)) at confidence 1 - beta; use delta_upper as
 // the certified delta (it holds with probability >= 1 - beta over the Monte Carlo draw).
-// For m = 2, delta is exact from the Beta CDF (dirichlet_delta_exact_m2), used as a test.
+// For m = 2, delta is exact from the Beta CDF (dirichlet_delta_exact_m2, for k <= 1e8; ParamError
+// beyond, where the continued fraction would not converge), used as a test.
 // Lemma 1 (eq. 14): P(||Dir_k(pi) - pi||_2 >= sqrt(log(1/beta) / (2 (k+1)))) <= beta, the
-// radius students use (concentration_radius).
+// radius students use (concentration_radius); as an L2 bound it is false (it matches a
+// one-coordinate Hoeffding bound), so it is only a heuristic threshold.
+// Sampling: Dir(k pi) is drawn as normalised Gamma(k pi_i) samples (NoiseSource::dirichlet), in
+// floating point even with a secure NoiseSource: the mechanism is NOT protected against
+// floating-point attacks (Mironov 2012) on the released values.
 // Validity and validation (ParamError naming the parameter): k > 0, m >= 2, eta in (0, 1/m],
 // tau in (0, 1/m), lipschitz > 0, adjacency > 0, samples >= 1, beta in (0, 1); release() checks
 // the input lies in Delta_{m,eta} (sum within 1e-9 of 1, entries >= eta - 1e-12).

@@ -5,7 +5,8 @@
 #include <cmath>
 
 #include "engine/error.hpp"
-#include "privacy/secure_sampling.hpp"
+#include "privacy/root_finding.hpp"
+#include "privacy/secure_release.hpp"
 #include "privacy/special_math.hpp"
 
 namespace dprl::privacy {
@@ -48,19 +49,15 @@ double gaussian_delta(double z, double epsilon) {
 
 double analytic_gaussian_sigma(double epsilon, double delta, double sensitivity) {
   check_eps_delta_sens(epsilon, delta, sensitivity);
-  // delta(z) decreases in z: bracket, then bisect to 1e-12 relative and return the upper end.
-  double hi = 1.0;
-  while (gaussian_delta(hi, epsilon) > delta) hi *= 2.0;
-  double lo = hi / 2.0;
-  while (lo > 1e-300 && gaussian_delta(lo, epsilon) <= delta) {
-    hi = lo;
-    lo /= 2.0;
-  }
-  while (hi - lo > 1e-12 * hi) {
-    const double mid = 0.5 * (lo + hi);
-    (gaussian_delta(mid, epsilon) <= delta ? hi : lo) = mid;
-  }
-  return hi * sensitivity;
+  // delta(z) decreases in z: bracket by powers of two, bisect to 1e-12 relative and return the
+  // upper end (its delta is <= the target; a NaN delta counts as not meeting it)
+  auto meets = [&](double z) { return gaussian_delta(z, epsilon) <= delta; };
+  const auto b = bracket_geometric(meets, 1.0, 1e-300, 1e300);
+  if (!b) throw ParamError(fmt::format("no sigma <= 1e300 reaches epsilon = {}", epsilon));
+  if (b->lo == 0.0) return b->hi * sensitivity;
+  const Bracket r =
+      find_boundary([&](double z) { return meets(z) ? -1.0 : 1.0; }, b->lo, b->hi, {1e-12});
+  return r.hi * sensitivity;
 }
 
 double gaussian_epsilon(double z, double delta) {
@@ -70,15 +67,13 @@ double gaussian_epsilon(double z, double delta) {
   if (!(delta > 0.0 && delta < 1.0)) {
     throw ParamError(fmt::format("delta = {} must be in (0, 1)", delta));
   }
-  if (gaussian_delta(z, 0.0) <= delta) return 0.0;
-  double hi = 1.0;
-  while (gaussian_delta(z, hi) > delta) hi *= 2.0;
-  double lo = 0.0;
-  while (hi - lo > 1e-12 * hi) {
-    const double mid = 0.5 * (lo + hi);
-    (gaussian_delta(z, mid) <= delta ? hi : lo) = mid;
-  }
-  return hi;
+  auto meets = [&](double e) { return gaussian_delta(z, e) <= delta; };
+  if (meets(0.0)) return 0.0;
+  // delta(epsilon) decreases in epsilon: bisect [0, first power of two that meets]
+  const auto b = bracket_geometric(meets, 1.0, 1e-300, 1e300);
+  if (!b) return math::kInf;
+  if (b->lo == 0.0) return b->hi;
+  return find_boundary([&](double e) { return meets(e) ? -1.0 : 1.0; }, b->lo, b->hi, {1e-12}).hi;
 }
 
 void GaussianParams::check() const {
@@ -95,18 +90,16 @@ GaussianMechanism::GaussianMechanism(GaussianParams p) : p_(p) {
                        : classical_gaussian_sigma(p_.epsilon, p_.delta, p_.l2_sensitivity);
 }
 
+SecurePlan GaussianMechanism::secure_plan(std::size_t dim) const {
+  return secure_release_plan(SecureNoise::kGaussian, sigma_, p_.l2_sensitivity, dim);
+}
+
 void GaussianMechanism::release(std::span<double> values, NoiseSource& noise) const {
   for (double v : values) {
     if (!std::isfinite(v)) throw ParamError("gaussian mechanism: input value is not finite");
   }
   if (noise.secure()) {
-    // the snapped input moves by <= g/2: inflate the scale until it covers Delta + g
-    double s = sigma_;
-    for (int i = 0; i < 8 && s < sigma_ * (1.0 + secure_grid(s) / p_.l2_sensitivity); ++i) {
-      s = sigma_ * (1.0 + secure_grid(s) / p_.l2_sensitivity);
-    }
-    const double g = secure_grid(s);
-    for (double& v : values) v = snap_to_grid(v, g) + noise.gaussian(s);
+    secure_release(values, SecureNoise::kGaussian, sigma_, p_.l2_sensitivity, noise);
     return;
   }
   for (double& v : values) v += noise.gaussian(sigma_);

@@ -13,15 +13,20 @@
 // Parameters (GaussianParams): l2_sensitivity > 0, epsilon > 0, delta in (0, 1), analytic
 // (default true). NaN anywhere is rejected. Every violation throws ParamError naming the
 // parameter and the rule.
-// With a secure NoiseSource the input is snapped to the noise grid and sigma is inflated by
-// (1 + g / Delta) to cover the snapping (see secure_sampling.hpp).
+// With a secure NoiseSource, release() of d values snaps them to a power-of-two grid g and adds
+// exact discrete Gaussian noise of scale >= sigma (1 + sqrt(d) g / Delta): the snapped vectors' L2
+// sensitivity is Delta + sqrt(d) g, and the grid is chosen per release so that sqrt(d) g / Delta
+// <= 2^-12 while the sampler's range allows (secure_release.hpp, secure_sampling.hpp, which also
+// say what is proven for the discrete Gaussian); secure_plan(d) reports the grid and scale.
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 #include "engine/params.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_sampling.hpp"
 
 namespace dprl::privacy {
 
@@ -54,6 +59,8 @@ class GaussianMechanism {
   const GaussianParams& params() const { return p_; }
   // Adds noise in place; values must be finite (ParamError otherwise).
   void release(std::span<double> values, NoiseSource& noise) const;
+  // The grid and inflated scale of a secure release of dim values.
+  SecurePlan secure_plan(std::size_t dim) const;
   // gaussian(sigma / Delta): what a ledger charges for one release.
   DpEvent event() const { return DpEvent::gaussian(sigma_ / p_.l2_sensitivity); }
 

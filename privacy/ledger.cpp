@@ -1,8 +1,13 @@
 #include "privacy/ledger.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
@@ -10,6 +15,53 @@
 #include "privacy/dp_event_json.hpp"
 
 namespace dprl::privacy {
+
+// An exclusive flock(2) on a lock file, held until destruction.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& ledger_file) {
+    auto lock = ledger_file;
+    lock += ".lock";
+    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw DataError(
+          fmt::format("cannot open the lock file {}: {}", lock.string(), std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd_);
+      if (err == EWOULDBLOCK)
+        throw DataError(fmt::format(
+            "{}: the privacy ledger is in use by another run (lock {} is held); runs charging "
+            "one ledger must not overlap",
+            ledger_file.string(), lock.string()));
+      throw DataError(fmt::format("cannot lock {}: {}", lock.string(), std::strerror(err)));
+    }
+  }
+  ~FileLock() { ::close(fd_); }  // closing the descriptor releases the lock
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+namespace {
+
+std::uint64_t fnv1a64(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// the checksum of a ledger object: FNV-1a 64 of its compact dump without the checksum key
+std::string checksum_of(const nlohmann::ordered_json& body) {
+  return fmt::format("fnv1a64:{:016x}", fnv1a64(body.dump()));
+}
+
+}  // namespace
 
 Ledger::Ledger(double epsilon_budget, double delta, std::string accountant)
     : budget_eps_(epsilon_budget), delta_(delta), accountant_name_(std::move(accountant)) {
@@ -20,15 +72,9 @@ Ledger::Ledger(double epsilon_budget, double delta, std::string accountant)
   accountant_ = make_accountant(accountant_name_);
 }
 
-Ledger::Ledger(const Ledger& o)
-    : budget_eps_(o.budget_eps_),
-      delta_(o.delta_),
-      accountant_name_(o.accountant_name_),
-      accountant_(o.accountant_->clone()),
-      entries_(o.entries_),
-      spent_(o.spent_),
-      noise_source_(o.noise_source_),
-      dir_(o.dir_) {}
+Ledger::Ledger(Ledger&&) noexcept = default;
+Ledger& Ledger::operator=(Ledger&&) noexcept = default;
+Ledger::~Ledger() = default;
 
 double Ledger::epsilon_if_charged(const DpEvent& event, std::int64_t count) const {
   auto trial = accountant_->clone();
@@ -40,6 +86,28 @@ bool Ledger::can_afford(const DpEvent& event, std::int64_t count) const {
   return epsilon_if_charged(event, count) <= budget_eps_;
 }
 
+std::int64_t Ledger::affordable_count(const DpEvent& event, std::int64_t max_count) const {
+  if (max_count < 1 || !can_afford(event, 1)) return 0;
+  if (can_afford(event, max_count)) return max_count;
+  std::int64_t lo = 1, hi = max_count;  // can_afford(lo), !can_afford(hi)
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (can_afford(event, mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+void Ledger::set_relation(std::string neighbouring, std::string unit) {
+  if ((!neighbouring_.empty() && neighbouring_ != neighbouring) ||
+      (!unit_.empty() && unit_ != unit)) {
+    throw DataError(fmt::format(
+        "{}: the ledger's charges assume neighbouring '{}' of one {}, not '{}' of one {}",
+        file_ ? file_->string() : std::string("ledger"), neighbouring_, unit_, neighbouring, unit));
+  }
+  neighbouring_ = std::move(neighbouring);
+  unit_ = std::move(unit);
+}
+
 void Ledger::charge(const DpEvent& event, std::int64_t count, std::string_view label) {
   auto trial = accountant_->clone();
   trial->compose(event, count);
@@ -47,36 +115,33 @@ void Ledger::charge(const DpEvent& event, std::int64_t count, std::string_view l
   if (!(eps <= budget_eps_)) {
     throw BudgetExceeded(fmt::format(
         "privacy budget exceeded: charging {} x {} would spend epsilon = {:.6g} > budget {} at "
-        "delta = {} ({} accountant; spent so far {:.6g})",
-        event.describe(), count, eps, budget_eps_, delta_, accountant_name_, spent_));
+        "delta = {} ({} accountant; spent so far {:.6g}{})",
+        event.describe(), count, eps, budget_eps_, delta_, accountant_name_, spent_,
+        file_ ? "; ledger " + file_->string() : std::string()));
   }
-  // persist first: a crash after this point cannot forget the spend
-  std::vector<LedgerEntry> next = entries_;
-  next.push_back({std::string(label), event, count, eps});
-  if (dir_) {
-    std::swap(entries_, next);
-    const double old_spent = spent_;
-    spent_ = eps;
-    try {
-      save(*dir_);
-    } catch (...) {
-      std::swap(entries_, next);
-      spent_ = old_spent;
-      throw;
-    }
-  } else {
-    entries_ = std::move(next);
-    spent_ = eps;
+  // persist first: once charge() returns the spend survives a crash; if the write fails, roll
+  // back so nothing is spent and the caller releases nothing
+  entries_.push_back({std::string(label), event, count, eps});
+  const double old_spent = spent_;
+  spent_ = eps;
+  try {
+    save();
+  } catch (...) {
+    entries_.pop_back();
+    spent_ = old_spent;
+    throw;
   }
   accountant_ = std::move(trial);
 }
 
 std::string Ledger::to_json() const {
   nlohmann::ordered_json j;
+  j["format"] = "dprl-privacy-ledger-1";
   j["guarantee"] = {{"epsilon", spent_},
                     {"delta", delta_},
                     {"accountant", accountant_name_},
-                    {"neighbouring_relation", "add or remove one unit"}};
+                    {"neighbouring", neighbouring_},
+                    {"unit", unit_}};
   j["budget"] = {{"epsilon", budget_eps_}, {"delta", delta_}};
   j["accountant"] = accountant_name_;
   if (!noise_source_.empty()) j["noise_source"] = noise_source_;
@@ -88,23 +153,42 @@ std::string Ledger::to_json() const {
                        {"epsilon_after", e.epsilon_after}});
   }
   j["charges"] = charges;
+  j["checksum"] = checksum_of(j);
   return j.dump(2) + "\n";
 }
 
-void Ledger::save(const std::filesystem::path& dir) const {
-  make_dirs(dir);
-  write_file_atomic(dir / kFileName, to_json());
+void Ledger::save() const {
+  if (file_) write_file_atomic(*file_, to_json());
 }
 
-Ledger Ledger::load(const std::filesystem::path& dir) {
-  const auto path = dir / kFileName;
-  const std::string text = read_file(path);
-  nlohmann::json j;
+Ledger Ledger::load_file(const std::filesystem::path& file) {
+  const std::string text = read_file(file);
+  const std::string name = file.string();
+  nlohmann::ordered_json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw DataError(fmt::format(
+        "{}: corrupted privacy ledger (not valid JSON: truncated or torn?); refusing to reset "
+        "it, restore the file or start a new ledger",
+        name));
+  }
+  try {
+    if (!j.is_object() || !j.contains("checksum"))
+      throw DataError(fmt::format("{}: corrupted privacy ledger (no checksum)", name));
+    const std::string sum = j.at("checksum").get<std::string>();
+    j.erase("checksum");
+    if (sum != checksum_of(j))
+      throw DataError(fmt::format(
+          "{}: corrupted privacy ledger (checksum mismatch); refusing to reset it, restore the "
+          "file or start a new ledger",
+          name));
     Ledger l(j.at("budget").at("epsilon").get<double>(), j.at("budget").at("delta").get<double>(),
              j.at("accountant").get<std::string>());
     if (j.contains("noise_source")) l.noise_source_ = j["noise_source"].get<std::string>();
+    const auto& g = j.at("guarantee");
+    l.neighbouring_ = g.at("neighbouring").get<std::string>();
+    l.unit_ = g.at("unit").get<std::string>();
     for (const auto& c : j.at("charges")) {
       const DpEvent e = event_from_json(c.at("event"));
       const auto count = c.at("count").get<std::int64_t>();
@@ -115,27 +199,41 @@ Ledger Ledger::load(const std::filesystem::path& dir) {
     l.spent_ = l.entries_.empty() ? 0.0 : l.accountant_->epsilon(l.delta_);
     return l;
   } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("{}: malformed ledger: {}", path.string(), e.what()));
+    throw DataError(fmt::format("{}: malformed privacy ledger: {}", name, e.what()));
+  } catch (const ParamError& e) {
+    throw DataError(fmt::format("{}: malformed privacy ledger: {}", name, e.what()));
   }
+}
+
+Ledger Ledger::load(const std::filesystem::path& dir) { return load_file(dir / kFileName); }
+
+Ledger Ledger::open_file(const std::filesystem::path& file, double epsilon_budget, double delta,
+                         std::string accountant) {
+  if (file.has_parent_path()) make_dirs(file.parent_path());
+  auto lock = std::make_unique<FileLock>(file);
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec)) {
+    Ledger l = load_file(file);
+    if (l.budget_eps_ != epsilon_budget || l.delta_ != delta || l.accountant_name_ != accountant) {
+      throw DataError(fmt::format(
+          "{}: existing ledger has budget ({}, {}) with accountant {}, not ({}, {}) with {}",
+          file.string(), l.budget_eps_, l.delta_, l.accountant_name_, epsilon_budget, delta,
+          accountant));
+    }
+    l.file_ = file;
+    l.lock_ = std::move(lock);
+    return l;
+  }
+  Ledger l(epsilon_budget, delta, std::move(accountant));
+  l.file_ = file;
+  l.lock_ = std::move(lock);
+  l.save();
+  return l;
 }
 
 Ledger Ledger::open(const std::filesystem::path& dir, double epsilon_budget, double delta,
                     std::string accountant) {
-  if (std::filesystem::exists(dir / kFileName)) {
-    Ledger l = load(dir);
-    if (l.budget_eps_ != epsilon_budget || l.delta_ != delta || l.accountant_name_ != accountant) {
-      throw DataError(fmt::format(
-          "{}: existing ledger has budget ({}, {}) with accountant {}, not ({}, {}) with {}",
-          (dir / kFileName).string(), l.budget_eps_, l.delta_, l.accountant_name_, epsilon_budget,
-          delta, accountant));
-    }
-    l.dir_ = dir;
-    return l;
-  }
-  Ledger l(epsilon_budget, delta, std::move(accountant));
-  l.dir_ = dir;
-  l.save(dir);
-  return l;
+  return open_file(dir / kFileName, epsilon_budget, delta, std::move(accountant));
 }
 
 }  // namespace dprl::privacy

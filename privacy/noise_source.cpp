@@ -1,7 +1,6 @@
 #include "privacy/noise_source.hpp"
 
 #include <fmt/format.h>
-#include <sys/random.h>
 
 #include <algorithm>
 #include <bit>
@@ -13,6 +12,7 @@
 #endif
 
 #include "engine/error.hpp"
+#include "privacy/chacha20.hpp"
 #include "privacy/secure_sampling.hpp"
 
 namespace dprl::privacy {
@@ -303,29 +303,13 @@ class SeededNoise final : public NoiseSource {
 class OsEntropyNoise final : public NoiseSource {
  public:
   explicit OsEntropyNoise(bool secure) : NoiseSource(secure) {}
-  std::string name() const override { return secure_ ? "os_entropy(secure)" : "os_entropy"; }
-  std::uint64_t next_u64() override {
-    if (pos_ == kBuf) refill();
-    return buf_[pos_++];
+  std::string name() const override {
+    return secure_ ? "os_entropy(secure, chacha20)" : "os_entropy(chacha20)";
   }
+  std::uint64_t next_u64() override { return rng_.next_u64(); }
 
  private:
-  static constexpr std::size_t kBuf = 64;
-  void refill() {
-    std::size_t got = 0;
-    auto* bytes = reinterpret_cast<unsigned char*>(buf_);
-    while (got < sizeof(buf_)) {
-      const ssize_t n = getrandom(bytes + got, sizeof(buf_) - got, 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw Error(fmt::format("getrandom failed: {}", std::strerror(errno)));
-      }
-      got += static_cast<std::size_t>(n);
-    }
-    pos_ = 0;
-  }
-  std::uint64_t buf_[kBuf];
-  std::size_t pos_ = kBuf;
+  Chacha20Rng rng_;
 };
 
 class ZeroNoise final : public NoiseSource {

@@ -4,15 +4,22 @@
 //   seeded      xoshiro256** (engine/rng.hpp) seeded with derive_seed(root, Domain::kDpNoise, a,
 //   b):
 //               reproducible, for experiments. NOT for deployments: the seed reveals the noise.
-//   os_entropy  getrandom(2), for deployments; not reproducible.
+//   os_entropy  ChaCha20 keyed from getrandom(2) with fast key erasure (privacy/chacha20.hpp),
+//               for deployments; not reproducible.
 //   zero        always returns zero noise: a test double (no privacy at all).
 //   scripted    returns a given list of noise values in order, then throws: a test double.
 // Samplers (ours, not std::*_distribution): uniform, Gaussian, Laplace, gamma, Dirichlet,
-// Bernoulli. With secure = true (seeded or os_entropy) the Gaussian and Laplace samples come from
-// the exact discrete samplers of privacy/secure_sampling.hpp on a power-of-two grid, which are
-// immune to Mironov's (2012) floating-point attack on textbook inverse-CDF / Box-Muller samplers;
-// see that header. The default is secure = false for seeded sources (fast, bit-reproducible
-// experiments) and secure = true for os_entropy.
+// Bernoulli. With secure = true (seeded or os_entropy) gaussian(), laplace() and add_gaussian()
+// draw exact discrete samples on a power-of-two grid (privacy/secure_sampling.hpp). That defeats
+// Mironov's (2012) floating-point attack only when the value the noise is added to lies on the
+// same grid: LaplaceMechanism and GaussianMechanism snap their input first and inflate the scale
+// to cover the snapping (secure_release.hpp); a caller adding secure noise to arbitrary doubles
+// (x + g k reveals the low bits of x) gets exact noise but not that protection.
+// NOT secure against floating-point attacks in any mode: gamma(), dirichlet() (and so the
+// Dirichlet mechanism) and bernoulli() compute with floating point (Marsaglia-Tsang with
+// Box-Muller normals; uniform() < p).
+// The default is secure = false for seeded sources (fast, bit-reproducible experiments) and
+// secure = true for os_entropy.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +50,8 @@ class NoiseSource {
   // Uniform in [0, 1) (53 bits) and (0, 1).
   virtual double uniform();
   double uniform_open();
-  // Gamma(shape, 1) (Marsaglia and Tsang 2000) and Dirichlet(alpha) via normalised gammas.
+  // Gamma(shape, 1) (Marsaglia and Tsang 2000) and Dirichlet(alpha) via normalised gammas:
+  // floating-point sampling even when secure() (see above).
   virtual double gamma(double shape);
   void dirichlet(std::span<const double> alpha, std::span<double> out);
   virtual bool bernoulli(double p);

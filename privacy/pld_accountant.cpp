@@ -9,6 +9,7 @@
 #include <unsupported/Eigen/FFT>
 
 #include "engine/error.hpp"
+#include "privacy/pld_curves.hpp"
 #include "privacy/special_math.hpp"
 
 namespace dprl::privacy {
@@ -17,96 +18,8 @@ using math::kInf;
 
 namespace {
 
-constexpr double kTailSigmas = 9.6;  // normal tail beyond this: < 1e-21
-
-// Phi(y) and 1 - Phi(y) through erfc: one libm call each, relative accuracy ~1 ulp down to
-// ~1e-300. The differences below lose at most (term / result) ulps, which stays far below the
-// grid error; the region where they would matter is where delta < 1e-300 (treated as 0).
-inline double cdf(double y) { return 0.5 * std::erfc(-y * M_SQRT1_2); }
-inline double sf(double y) { return 0.5 * std::erfc(y * M_SQRT1_2); }
-
-// The remove-direction hockey-stick curve of the Poisson-subsampled Gaussian (P = (1-q) N(0, z^2)
-// + q N(1, z^2), Q = N(0, z^2)): delta = P(x > x_eps) - e^eps Q(x > x_eps).
-double delta_remove(double q, double z, double eps) {
-  const double ee = std::exp(eps);
-  if (ee <= 1.0 - q) return -std::expm1(eps);  // below the smallest loss
-  const double c = ee - (1.0 - q);
-  const double x = z * z * std::log(c / q) + 0.5;
-  return q * sf((x - 1.0) / z) - c * sf(x / z);
-}
-
-// The add direction (P = N(0, z^2), Q = mixture): delta = P(x < x_eps) - e^eps Q(x < x_eps).
-double delta_add(double q, double z, double eps) {
-  const double em = std::exp(-eps);
-  if (em <= 1.0 - q) return 0.0;  // above the largest loss -log(1 - q)
-  const double x = z * z * std::log((em - (1.0 - q)) / q) + 0.5;
-  const double ee = std::exp(eps);
-  return (1.0 - ee * (1.0 - q)) * cdf(x / z) - q * ee * cdf((x - 1.0) / z);
-}
-
-double delta_laplace(double scale, double eps) {
-  const double e0 = 1.0 / scale;
-  if (eps >= e0) return 0.0;
-  if (eps <= -e0) return -std::expm1(eps);
-  return -std::expm1((eps - e0) / 2.0);
-}
-
-// g(eps) = delta(eps) - (1 - e^eps) = e^eps Q(L <= eps) - P(L <= eps) >= 0: the same curve minus a
-// part linear in e^eps, computed without cancellation where delta is close to 1 - e^eps.
-double g_remove(double q, double z, double eps) {
-  const double ee = std::exp(eps);
-  if (ee <= 1.0 - q) return 0.0;
-  const double c = ee - (1.0 - q);
-  const double x = z * z * std::log(c / q) + 0.5;
-  return c * cdf(x / z) - q * cdf((x - 1.0) / z);
-}
-
-double g_add(double q, double z, double eps) {
-  const double em = std::exp(-eps);
-  if (em <= 1.0 - q) return std::expm1(eps);
-  const double x = z * z * std::log((em - (1.0 - q)) / q) + 0.5;
-  const double ee = std::exp(eps);
-  return ee * ((1.0 - q) * sf(x / z) + q * sf((x - 1.0) / z)) - sf(x / z);
-}
-
-double g_laplace(double scale, double eps) {
-  const double e0 = 1.0 / scale;
-  if (eps <= -e0) return 0.0;
-  if (eps >= e0) return std::expm1(eps);
-  return std::exp(eps) - std::exp((eps - e0) / 2.0);
-}
-
-// Connect-the-dots PLD on [lo, hi]. The masses are second differences of the curve, taken from
-// delta for eps >= 0 and from g for eps < 0 (the linear part 1 - e^eps has second difference 0),
-// so neither side suffers cancellation.
-template <class D, class G>
-Pld connect_dots(D delta, G g, double lo, double hi, double h) {
-  Pld p;
-  p.interval = h;
-  const auto i_lo = static_cast<std::int64_t>(std::floor(lo / h));
-  const auto i_hi = static_cast<std::int64_t>(std::ceil(hi / h));
-  const std::size_t n = static_cast<std::size_t>(i_hi - i_lo + 1);
-  std::vector<double> d(n), gv(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = double(i_lo + std::int64_t(i)) * h;
-    if (e >= -2.0 * h) d[i] = std::max(0.0, delta(e));
-    if (e <= 2.0 * h) gv[i] = std::max(0.0, g(e));
-  }
-  p.offset = i_lo;
-  p.mass.assign(n, 0.0);
-  p.infinity_mass = d[n - 1];
-  const double eh = std::exp(h), em1 = std::expm1(h);
-  double sum = 0.0;
-  for (std::size_t i = 1; i < n; ++i) {
-    const auto& c = double(i_lo + std::int64_t(i)) * h < 0.0 ? gv : d;
-    const double below = (c[i - 1] - c[i]) * eh;
-    const double above = i + 1 < n ? c[i] - c[i + 1] : 0.0;
-    p.mass[i] = std::max(0.0, (below - above) / em1);
-    sum += p.mass[i];
-  }
-  p.mass[0] = std::max(0.0, 1.0 - p.infinity_mass - sum);
-  return p;
-}
+// A composed PLD has at most 2^24 points (128 MiB per FFT buffer); see pld_self_compose.
+constexpr double kMaxComposedPoints = double(std::int64_t{1} << 24);
 
 std::size_t fast_size(std::size_t n) {
   // smallest 2^a 3^b 5^c >= n with a >= 2 (Eigen's real FFT packs pairs when 4 | n)
@@ -135,42 +48,11 @@ double log_mgf(const std::vector<double>& m, double lambda) {
 }
 
 }  // namespace
-
-static void check_interval(double h) {
-  if (!(h >= 1e-6 && h <= 0.1)) {
-    throw ParamError(
-        fmt::format("pld: value_discretization_interval = {} must be in [1e-6, 0.1]", h));
-  }
-}
-
 Pld pld_subsampled_gaussian(double q, double z, bool remove, double h) {
-  if (!(q > 0.0 && q <= 1.0)) {
-    throw ParamError(fmt::format("pld: sampling_probability = {} must be in (0, 1]", q));
-  }
-  if (!(z > 0.0) || !std::isfinite(z)) {
-    throw ParamError(fmt::format("pld: noise_multiplier = {} must be finite and > 0", z));
-  }
-  check_interval(h);
-  if (remove || q == 1.0) {
-    auto loss = [&](double x) { return std::log1p(q * std::expm1((2.0 * x - 1.0) / (2 * z * z))); };
-    return connect_dots([&](double e) { return delta_remove(q, z, e); },
-                        [&](double e) { return g_remove(q, z, e); }, loss(-kTailSigmas * z),
-                        loss(1.0 + kTailSigmas * z), h);
-  }
-  auto loss = [&](double x) { return -std::log1p(q * std::expm1((2.0 * x - 1.0) / (2 * z * z))); };
-  return connect_dots([&](double e) { return delta_add(q, z, e); },
-                      [&](double e) { return g_add(q, z, e); }, loss(kTailSigmas * z),
-                      std::min(-std::log1p(-q), loss(-kTailSigmas * z)), h);
+  return discretize(subsampled_gaussian_curve(q, z, remove), h);
 }
 
-Pld pld_laplace(double scale, double h) {
-  if (!(scale > 0.0) || !std::isfinite(scale)) {
-    throw ParamError(fmt::format("pld: laplace scale = {} must be finite and > 0", scale));
-  }
-  check_interval(h);
-  return connect_dots([&](double e) { return delta_laplace(scale, e); },
-                      [&](double e) { return g_laplace(scale, e); }, -1.0 / scale, 1.0 / scale, h);
-}
+Pld pld_laplace(double scale, double h) { return discretize(laplace_curve(scale), h); }
 
 Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
   if (n == 1) return p;
@@ -182,6 +64,15 @@ Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
     const double lam = k / double(len);
     hi = std::min(hi, std::ceil((nn * log_mgf(p.mass, lam) + std::log(2.0 / tail_mass)) / lam));
     lo = std::max(lo, std::floor((nn * log_mgf(p.mass, -lam) + std::log(2.0 / tail_mass)) / -lam));
+  }
+  // checked in double before any integer conversion: a window or an offset beyond the limits
+  // is refused (the caller may fall back to RDP), never overflowed
+  if (!(hi - lo + 1.0 <= kMaxComposedPoints) || !(std::fabs(nn * double(p.offset)) < 0x1p61) ||
+      !(hi < 0x1p61)) {
+    throw ParamError(fmt::format(
+        "pld: {} compositions need a loss grid of {:.3g} points at interval {} (limit {:.3g}); "
+        "use the rdp accountant or a coarser interval",
+        n, hi - lo + 1.0, p.interval, kMaxComposedPoints));
   }
   const auto out_len = static_cast<std::size_t>(hi - lo) + 1;
   const std::size_t nfft = fast_size(std::max(out_len, len));
@@ -218,6 +109,14 @@ Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
 }
 
 Pld pld_compose(const Pld& a, const Pld& b) {
+  DPRL_CHECK(a.interval == b.interval);
+  const double len = double(a.mass.size()) + double(b.mass.size()) - 1.0;
+  if (!(len <= kMaxComposedPoints) || !(std::fabs(double(a.offset) + double(b.offset)) < 0x1p61)) {
+    throw ParamError(fmt::format(
+        "pld: the composition needs a loss grid of {:.3g} points at interval {} (limit {:.3g}); "
+        "use the rdp accountant or a coarser interval",
+        len, a.interval, kMaxComposedPoints));
+  }
   const std::size_t out_len = a.mass.size() + b.mass.size() - 1;
   const std::size_t nfft = fast_size(out_len);
   Eigen::FFT<double> fft;
@@ -270,7 +169,9 @@ double Pld::epsilon(double delta_target) const {
   return std::max(0.0, l + std::log((infinity_mass + u - delta_target) / v));
 }
 
-PldAccountant::PldAccountant(double interval) : interval_(interval) { check_interval(interval); }
+PldAccountant::PldAccountant(double interval) : interval_(interval) {
+  check_pld_interval(interval);
+}
 
 bool PldAccountant::supports(const DpEvent& e) const {
   switch (e.kind()) {
@@ -332,16 +233,29 @@ double PldAccountant::epsilon(double delta) const {
   check_delta(delta);
   if (atoms_.empty()) return 0.0;
   auto direction = [&](bool remove) {
-    Pld total;
-    bool first = true;
+    // the +inf masses first: when they alone exceed delta, epsilon is +inf whatever the rest does,
+    // and nothing is built or composed (tiny noise puts most of the loss there)
+    std::vector<PldCurve> curves;
+    double log_finite = 0.0;  // log P(no +inf loss in the whole composition)
     for (const auto& a : atoms_) {
-      const Pld one = a.kind == 1 ? pld_laplace(a.value, interval_)
-                                  : pld_subsampled_gaussian(a.q, a.value, remove, interval_);
-      Pld composed = pld_self_compose(one, static_cast<std::int64_t>(a.count));
-      total = first ? std::move(composed) : pld_compose(total, composed);
-      first = false;
+      curves.push_back(a.kind == 1 ? laplace_curve(a.value)
+                                   : subsampled_gaussian_curve(a.q, a.value, remove));
+      log_finite += a.count * std::log1p(-discretized_infinity_mass(curves.back(), interval_));
     }
-    return total.epsilon(delta);
+    if (-std::expm1(log_finite) > delta) return kInf;
+    Pld total;
+    for (std::size_t i = 0; i < atoms_.size(); ++i) {
+      if (!(atoms_[i].count <= 0x1p53)) {
+        throw ParamError(
+            fmt::format("pld: count = {} of event {} exceeds 2^53", atoms_[i].count, i));
+      }
+      Pld composed = pld_self_compose(discretize(curves[i], interval_),
+                                      static_cast<std::int64_t>(atoms_[i].count));
+      total = i == 0 ? std::move(composed) : pld_compose(total, composed);
+    }
+    const double eps = total.epsilon(delta);
+    if (std::isnan(eps)) throw ParamError("pld: epsilon is NaN (numerical failure)");
+    return eps;
   };
   // the two directions are independent: the add direction runs on a second thread (the result
   // does not depend on scheduling)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/error.hpp"
 #include "privacy/special_math.hpp"
@@ -25,25 +26,41 @@ const std::vector<double>& default_rdp_orders() {
 
 namespace {
 
-// log A_a for integer a: the exact binomial sum.
+// log(e^e - 1) for e = (i^2 - i) / (2 z^2) >= 0, also where e underflows (huge z): there
+// log(i^2 - i) - log 2 - 2 log z, computed without forming e.
+double log_expm1_exponent(double i, double inv_2z2, double log_z) {
+  const double e = (i * i - i) * inv_2z2;
+  if (e > 40.0) return e + std::log1p(-std::exp(-e));
+  if (e > 1e-300) return std::log(std::expm1(e));
+  return std::log(i * i - i) - M_LN2 - 2.0 * log_z;  // expm1(e) = e (1 + e/2 + ...), e < 1e-300
+}
+
+// log A_a for integer a >= 2: the exact binomial sum, written as A_a = 1 + (A_a - 1) with
+// A_a - 1 = sum_{i >= 2} C(a,i) q^i (1-q)^(a-i) (e^((i^2 - i) / (2 z^2)) - 1), a sum of
+// positive terms (the binomial weights sum to 1) taken in log space. So log A_a = log1p(A_a - 1)
+// keeps its relative accuracy where A_a - 1 is far below the rounding of 1 (large z), instead of
+// rounding to 0 there.
 double log_a_int(double q, double z, int a) {
   const double log_q = std::log(q);
   const double log_1mq = std::log1p(-q);
   const double inv_2z2 = 1.0 / (2.0 * z * z);
+  const double log_z = std::log(z);
   // first pass: the terms; second pass: sum relative to the largest.
   double terms_max = -kInf;
   thread_local std::vector<double> terms;
-  terms.resize(static_cast<std::size_t>(a) + 1);
-  double log_c = 0.0;  // log C(a, i)
-  for (int i = 0; i <= a; ++i) {
-    const double t = log_c + i * log_q + (a - i) * log_1mq + (double(i) * i - i) * inv_2z2;
+  terms.assign(static_cast<std::size_t>(a) + 1, -kInf);
+  double log_c = std::log(0.5 * a * (a - 1.0));  // log C(a, 2)
+  for (int i = 2; i <= a; ++i) {
+    const double t = log_c + i * log_q + (a - i) * log_1mq + log_expm1_exponent(i, inv_2z2, log_z);
     terms[i] = t;
     terms_max = std::max(terms_max, t);
     log_c += std::log(double(a - i)) - std::log(double(i + 1));
   }
+  if (terms_max == kInf) return kInf;  // a term overflows: A_a exceeds every double
   double s = 0.0;
-  for (int i = 0; i <= a; ++i) s += std::exp(terms[i] - terms_max);
-  return terms_max + std::log(s);
+  for (int i = 2; i <= a; ++i) s += std::exp(terms[i] - terms_max);
+  const double log_am1 = terms_max + std::log(s);
+  return log_am1 < 0.0 ? std::log1p(std::exp(log_am1)) : log_am1 + std::log1p(std::exp(-log_am1));
 }
 
 // log A_a for fractional a by the split binomial series; signed (exact) or with absolute values
@@ -93,16 +110,29 @@ double log_a_frac(double q, double z, double a, bool signed_terms) {
 }
 
 double rdp_sg(double q, double z, double order, bool signed_terms) {
-  if (z == 0.0) return kInf;
-  if (q == 1.0) return order / (2.0 * z * z);
-  double log_a;
+  // 1 / (2 z^2) overflows (z < ~1e-154): the RDP exceeds every double, +inf is its honest bound
+  if (z == 0.0 || !std::isfinite(1.0 / (2.0 * z * z))) return kInf;
+  if (q == 1.0) return std::max(order / (2.0 * z * z), std::numeric_limits<double>::denorm_min());
+  constexpr double kMaxIntOrder = 100000;  // the exact sum's length
   const double rounded = std::round(order);
-  if (order == rounded && order < 100000) {
-    log_a = log_a_int(q, z, static_cast<int>(rounded));
+  double rdp;
+  if (order == rounded && order < kMaxIntOrder) {
+    rdp = log_a_int(q, z, static_cast<int>(rounded)) / (order - 1.0);
   } else {
-    log_a = log_a_frac(q, z, order, signed_terms);
+    rdp = log_a_frac(q, z, order, signed_terms) / (order - 1.0);
+    // The series sums terms near 1 in log space: below ~1e-12 its log A_a is rounding noise (it
+    // can even be <= 0, and NaN if the series fails). RDP is non-decreasing in the order, so the
+    // exact integer-order value at ceil(order) bounds it from above there (std::max(0, NaN)
+    // would have been 0).
+    const double up = std::ceil(order);
+    if (!(rdp * (order - 1.0) >= 1e-12) && up < kMaxIntOrder) {
+      rdp = log_a_int(q, z, static_cast<int>(up)) / (up - 1.0);
+    }
+    if (std::isnan(rdp)) return kInf;  // an upper bound; drops the order
   }
-  return std::max(0.0, log_a / (order - 1.0));
+  // a positive RDP below the double range (z beyond ~1e150) rounds to 0; the smallest positive
+  // double is its tightest upper bound (0 would make the KL shortcut certify epsilon = 0)
+  return std::max(rdp, std::numeric_limits<double>::denorm_min());
 }
 
 void check_q_z(double q, double z) {
@@ -111,6 +141,21 @@ void check_q_z(double q, double z) {
   }
   if (!(z >= 0.0) || !std::isfinite(z)) {
     throw ParamError(fmt::format("noise_multiplier = {} must be finite and >= 0", z));
+  }
+}
+
+// A NaN would silently drop out of the minimum (every comparison with it is false): refuse it.
+void check_rdp_curve(std::span<const double> orders, std::span<const double> rdp) {
+  if (orders.size() != rdp.size()) {
+    throw ParamError(
+        fmt::format("rdp conversion: {} orders but {} rdp values", orders.size(), rdp.size()));
+  }
+  for (std::size_t i = 0; i < orders.size(); ++i) {
+    if (std::isnan(rdp[i]) || !(orders[i] > 1.0)) {
+      throw ParamError(fmt::format(
+          "rdp conversion: rdp = {} at order {} (orders must be > 1, rdp must not be NaN)", rdp[i],
+          orders[i]));
+    }
   }
 }
 
@@ -135,7 +180,7 @@ double rdp_laplace(double b, double a) {
 RdpConversion rdp_to_epsilon(std::span<const double> orders, std::span<const double> rdp,
                              double delta) {
   check_delta(delta);
-  DPRL_CHECK(orders.size() == rdp.size());
+  check_rdp_curve(orders, rdp);
   RdpConversion best{kInf, 0.0};
   for (std::size_t i = 0; i < orders.size(); ++i) {
     const double a = orders[i];
@@ -157,6 +202,7 @@ RdpConversion rdp_to_epsilon(std::span<const double> orders, std::span<const dou
 double rdp_to_epsilon_classical(std::span<const double> orders, std::span<const double> rdp,
                                 double delta) {
   check_delta(delta);
+  check_rdp_curve(orders, rdp);
   double best = kInf;
   for (std::size_t i = 0; i < orders.size(); ++i) {
     best = std::min(best, rdp[i] - std::log(delta) / (orders[i] - 1.0));

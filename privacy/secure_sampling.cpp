@@ -21,18 +21,32 @@ std::uint64_t uniform_below(std::uint64_t n, const BitSource& bits) {
 
 namespace {
 
-// Bernoulli(n / d) for n <= d < 2^64.
-bool bernoulli_ratio(std::uint64_t n, std::uint64_t d, const BitSource& bits) {
-  return uniform_below(d, bits) < n;
+// Uniform integer in [0, n), n >= 1, from two 64-bit words (rejection, unbiased).
+u128 uniform_below_128(u128 n, const BitSource& bits) {
+  const u128 threshold = (0 - n) % n;  // 2^128 mod n
+  for (;;) {
+    const u128 r = (u128{bits()} << 64) | bits();
+    if (r >= threshold) return r % n;
+  }
 }
 
-// Bernoulli(exp(-n/d)) for 0 <= n <= d < 2^58: the CKS loop over K.
-bool bernoulli_exp_unit(std::uint64_t n, std::uint64_t d, const BitSource& bits) {
-  std::uint64_t k = 1;
+// Bernoulli(n / d) for n <= d.
+bool bernoulli_ratio(u128 n, u128 d, const BitSource& bits) {
+  if (d <= UINT64_MAX) {
+    return uniform_below(static_cast<std::uint64_t>(d), bits) < static_cast<std::uint64_t>(n);
+  }
+  return uniform_below_128(d, bits) < n;
+}
+
+// Bernoulli(exp(-n/d)) for 0 <= n <= d < 2^120: the CKS loop over K. d k stays below 2^128: k
+// reaches 256 with probability 1/255! (checked, never expected).
+bool bernoulli_exp_unit(u128 n, u128 d, const BitSource& bits) {
+  u128 k = 1;
   for (;;) {
     // A ~ Bernoulli(n / (d k)); stop at the first failure, return whether k is odd
     if (!bernoulli_ratio(n, d * k, bits)) break;
     ++k;
+    DPRL_CHECK(k < 256);
   }
   return (k % 2) == 1;
 }
@@ -40,16 +54,14 @@ bool bernoulli_exp_unit(std::uint64_t n, std::uint64_t d, const BitSource& bits)
 }  // namespace
 
 bool bernoulli_exp(u128 n, u128 d, const BitSource& bits) {
-  DPRL_CHECK(d >= 1);
-  // exp(-n/d) = exp(-1)^floor(n/d) * exp(-(n mod d)/d); reduce d to 58 bits first
-  u128 whole = n / d;
-  u128 rem = n % d;
-  // d k must fit in 64 bits for the loop over k (k stays below 2^5 with overwhelming probability)
-  DPRL_CHECK(d < (u128{1} << 58));
+  DPRL_CHECK(d >= 1 && d < (u128{1} << 120));
+  // exp(-n/d) = exp(-1)^floor(n/d) * exp(-(n mod d)/d)
+  const u128 whole = n / d;
+  const u128 rem = n % d;
   for (u128 i = 0; i < whole; ++i) {
     if (!bernoulli_exp_unit(1, 1, bits)) return false;
   }
-  return bernoulli_exp_unit(static_cast<std::uint64_t>(rem), static_cast<std::uint64_t>(d), bits);
+  return bernoulli_exp_unit(rem, d, bits);
 }
 
 std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits) {
@@ -67,8 +79,8 @@ std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits) {
 }
 
 std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits) {
-  DPRL_CHECK(s >= 1 && s < (std::uint64_t{1} << 14));  // keeps 2 s^2 t^2 < 2^58
-  const std::uint64_t t = s + 1;                       // floor(sigma) + 1 for integer sigma
+  DPRL_CHECK(s >= 1 && s < kMaxDiscreteGaussianSigma);  // keeps 2 s^2 t^2 < 2^120
+  const std::uint64_t t = s + 1;                        // floor(sigma) + 1 for integer sigma
   const u128 s2 = u128{s} * s;
   for (;;) {
     const std::int64_t y = discrete_laplace(t, bits);
@@ -76,6 +88,9 @@ std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits) {
     // gamma = (|y| - s^2/t)^2 / (2 s^2) = (|y| t - s^2)^2 / (2 s^2 t^2)
     const u128 a = ay * t;
     const u128 diff = a > s2 ? a - s2 : s2 - a;
+    // diff >= 2^64 (|y| > 2^35 s for s >= 2^28, a probability below e^-(2^33)) would overflow
+    // diff^2; gamma is then > 2^128 / 2^121 = 128 and acceptance has probability < e^-128
+    if (diff >> 64) continue;
     const u128 num = diff * diff;
     const u128 den = 2 * s2 * t * t;
     if (bernoulli_exp(num, den, bits)) return y;
@@ -89,18 +104,80 @@ double secure_grid(double scale) {
   return std::ldexp(1.0, std::ilogb(scale) - 12);
 }
 
-double snap_to_grid(double value, double g) { return std::nearbyint(value / g) * g; }
+double snap_to_grid(double value, double g) {
+  // |value| >= 2^53 g: its ulp is >= g, so it is a multiple of g already (and value / g could
+  // overflow)
+  if (std::fabs(value) >= 0x1p53 * g) return value;
+  return std::nearbyint(value / g) * g;
+}
 
-double secure_laplace(double scale, const BitSource& bits) {
-  const double g = secure_grid(scale);
+namespace {
+
+void check_grid(double scale, double g, double max_ratio, const char* what) {
+  if (!(g > 0.0) || std::ilogb(g) < -1022 || std::ldexp(1.0, std::ilogb(g)) != g) {
+    throw ParamError(fmt::format("{}: grid = {} must be a normal power of two", what, g));
+  }
+  if (!(scale >= g && scale / g <= max_ratio) || !std::isfinite(scale)) {
+    throw ParamError(
+        fmt::format("{}: scale / grid = {} / {} must be in [1, {}]", what, scale, g, max_ratio));
+  }
+}
+
+}  // namespace
+
+double secure_laplace(double scale, double g, const BitSource& bits) {
+  check_grid(scale, g, kMaxSecureLaplaceRatio, "secure laplace");
   const auto t = static_cast<std::uint64_t>(std::ceil(scale / g));
   return g * static_cast<double>(discrete_laplace(t, bits));
 }
 
-double secure_gaussian(double sigma, const BitSource& bits) {
-  const double g = secure_grid(sigma);
+double secure_gaussian(double sigma, double g, const BitSource& bits) {
+  check_grid(sigma, g, kMaxSecureGaussianRatio, "secure gaussian");
   const auto s = static_cast<std::uint64_t>(std::ceil(sigma / g));
   return g * static_cast<double>(discrete_gaussian(s, bits));
+}
+
+double secure_laplace(double scale, const BitSource& bits) {
+  return secure_laplace(scale, secure_grid(scale), bits);
+}
+
+double secure_gaussian(double sigma, const BitSource& bits) {
+  return secure_gaussian(sigma, secure_grid(sigma), bits);
+}
+
+SecurePlan plan_secure_release(double scale, double sensitivity, std::size_t dim,
+                               SensitivityNorm norm, double max_ratio) {
+  if (!(scale > 0.0) || !std::isfinite(scale)) {
+    throw ParamError(fmt::format("secure release: scale = {} must be finite and > 0", scale));
+  }
+  if (!(sensitivity > 0.0) || !std::isfinite(sensitivity)) {
+    throw ParamError(
+        fmt::format("secure release: sensitivity = {} must be finite and > 0", sensitivity));
+  }
+  if (dim < 1) throw ParamError("secure release: dimension must be >= 1");
+  // snapping moves each coordinate of both neighbours by <= g/2: the snapped difference grows by
+  // at most c g, c = d (L1) or sqrt(d) (L2)
+  const double c = norm == SensitivityNorm::kL1 ? double(dim) : std::sqrt(double(dim));
+  // the grid that keeps both the inflation c g / Delta and the rounding g / scale <= 2^-12, made
+  // coarser while the inflated scale is too many grid steps for the sampler
+  double g = std::ldexp(1.0, std::ilogb(std::min(scale, sensitivity / c)) - 12);
+  auto inflated = [&](double grid) { return scale * (1.0 + c * grid / sensitivity); };
+  // scale / g grows by at most 2^13 per halving of min(...); c scale / Delta bounds it from below
+  while (inflated(g) / g > max_ratio) {
+    g *= 2.0;
+    if (c * scale / sensitivity >= max_ratio || !std::isfinite(g)) {
+      throw ParamError(fmt::format(
+          "secure release: {} coordinates at scale {} (sensitivity {}) need more than {} grid "
+          "steps per noise scale; the exact sampler cannot cover the snapping",
+          dim, scale, sensitivity, max_ratio));
+    }
+  }
+  if (std::ilogb(g) < -1022) {
+    throw ParamError(fmt::format(
+        "secure release: the grid {} for scale {} and sensitivity {} is below the normal range", g,
+        scale, sensitivity));
+  }
+  return {g, inflated(g), 1.0 + c * g / sensitivity};
 }
 
 }  // namespace dprl::privacy

@@ -7,25 +7,39 @@
 // privacy"). We follow Canonne, Kamath and Steinke 2020 ("The Discrete Gaussian for Differential
 // Privacy", Algorithms 1-3): only integer arithmetic on uniform random bits, no floating point
 // in the sampling, so the noise distribution is exact.
-//   bernoulli_exp(n, d)       Bernoulli(exp(-n/d)) exactly (CKS Alg. 1), n, d integers
+//   bernoulli_exp(n, d)       Bernoulli(exp(-n/d)) exactly (CKS Alg. 1), n, d integers, d < 2^120
 //   discrete_laplace(t)       P(Y = y) proportional to exp(-|y| / t), t >= 1 integer (CKS Alg. 2)
-//   discrete_gaussian(s)      P(Y = y) proportional to exp(-y^2 / (2 s^2)), 1 <= s < 2^14
-//                             (CKS Alg. 3 with sigma^2 = s^2)
-// Continuous scales are served on a power-of-two grid g = secure_grid(scale) = 2^(floor(log2
-// scale) - 12): secure_laplace(b) = g * discrete_laplace(ceil(b / g)), secure_gaussian(sigma) =
-// g * discrete_gaussian(ceil(sigma / g)), so the scale is rounded UP (never less noise) by at most
-// a factor 1 + 2^-12. Outputs are exact multiples of g.
-// Guarantee: a mechanism that snaps its input to the same grid (snap_to_grid) and adds this noise
-// releases only grid points; snapping moves a value by at most g/2, so the sensitivity becomes
-// Delta + g, which the mechanisms cover by inflating the scale by (1 + g / Delta) (see
-// laplace_mechanism.hpp, gaussian_mechanism.hpp). The discrete Laplace with t = scale/g on
-// integer sensitivity k is (k / t)-DP exactly; the discrete Gaussian is (k^2 / (2 s^2))-zCDP,
-// the same concentrated-DP guarantee as the continuous Gaussian (CKS 2020, sec. 2), so RDP
-// accounting of unsampled gaussian(z) events stays valid for it. Caveat: for Poisson-subsampled
-// events and for the PLD accountant the accounting is that of the continuous Gaussian, which
-// the discrete one matches closely (CKS 2020, sec. 5) but not with a proof we rely on here.
+//   discrete_gaussian(s)      P(Y = y) proportional to exp(-y^2 / (2 s^2)), 1 <= s < 2^28
+//                             (CKS Alg. 3 with sigma^2 = s^2; a tail event of probability below
+//                             e^-128 is rejected instead of evaluated, to stay inside 128 bits)
+// Continuous scales are served on a power-of-two grid g: secure_laplace(b, g) = g *
+// discrete_laplace(ceil(b / g)), secure_gaussian(sigma, g) = g * discrete_gaussian(ceil(sigma /
+// g)), so the scale is rounded UP (never less noise) and outputs are exact multiples of g. Without
+// a grid, g = secure_grid(scale) = 2^(floor(log2 scale) - 12): the rounding is below 2^-12.
+//
+// Snapping (plan_secure_release): a mechanism snaps its input to the grid (snap_to_grid) and adds
+// this noise, so it releases only grid points whatever the input's low-order bits. Snapping moves
+// each coordinate of each neighbour by at most g/2, so a d-dimensional query of sensitivity Delta
+// has snapped sensitivity up to Delta + d g (L1) or Delta + sqrt(d) g (L2), NOT Delta + g.
+// plan_secure_release picks, per release, the grid and the inflated scale that cover it:
+//   g      = 2^(floor(log2 min(scale, Delta / c)) - 12), c = d (L1) or sqrt(d) (L2), made coarser
+//            (doubled) only while the sampler would need more than max_ratio grid steps per scale;
+//   scale' = scale (1 + c g / Delta) >= scale (Delta + c g) / Delta,
+// so the inflation is at most 2^-12 unless the dimension is huge (then it is what the sampler's
+// range allows, and ParamError when c scale / Delta itself exceeds that range).
+// Guarantee: the discrete Laplace with scale t g on snapped inputs whose L1 distance is at most
+// Delta + d g <= t g epsilon is epsilon-DP exactly. The discrete Gaussian is (k^2 / (2 s^2))-zCDP
+// for an L2 distance of k grid steps (CKS 2020, Thm. 14, multivariate), the same concentrated-DP
+// guarantee as the continuous Gaussian at noise multiplier sigma / Delta, so RDP accounting of
+// unsampled gaussian(z) events stays valid for it. Caveat: the (epsilon, delta) of the analytic
+// Gaussian calibration, Poisson-subsampled events and the PLD accountant are those of the
+// continuous Gaussian, which the discrete one matches closely (CKS 2020, sec. 2 and 5) but not with
+// a proof we rely on here.
+// Not covered: the gamma and Dirichlet samplers of NoiseSource use floating point in every mode
+// (see noise_source.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -33,18 +47,41 @@ namespace dprl::privacy {
 
 using BitSource = std::function<std::uint64_t()>;
 
+inline constexpr std::uint64_t kMaxDiscreteGaussianSigma = std::uint64_t{1} << 28;
+// Largest scale / grid ratios the secure samplers accept: the discrete Gaussian's s = ceil(ratio)
+// stays below 2^28; the discrete Laplace's samples stay far below 2^53 (exact in a double).
+inline constexpr double kMaxSecureGaussianRatio = double(kMaxDiscreteGaussianSigma) - 2.0;
+inline constexpr double kMaxSecureLaplaceRatio = 0x1p40;
+
 // Uniform integer in [0, n), n >= 1 (rejection, unbiased).
 std::uint64_t uniform_below(std::uint64_t n, const BitSource& bits);
-// Bernoulli(exp(-n / d)), d >= 1.
+// Bernoulli(exp(-n / d)), 1 <= d < 2^120.
 bool bernoulli_exp(unsigned __int128 n, unsigned __int128 d, const BitSource& bits);
 std::int64_t discrete_laplace(std::uint64_t t, const BitSource& bits);
 std::int64_t discrete_gaussian(std::uint64_t s, const BitSource& bits);
 
-// The grid used for a continuous scale (> 0): 2^(floor(log2(scale)) - 12).
+// The default grid for a continuous scale (> 0): 2^(floor(log2(scale)) - 12).
 double secure_grid(double scale);
-// value rounded to the nearest multiple of g.
+// value rounded to the nearest multiple of g (a power of two).
 double snap_to_grid(double value, double g);
+// Exact noise on the grid g (a normal power of two, scale / g in [1, max ratio above]; ParamError
+// otherwise), and on the default grid.
+double secure_laplace(double scale, double g, const BitSource& bits);
+double secure_gaussian(double sigma, double g, const BitSource& bits);
 double secure_laplace(double scale, const BitSource& bits);
 double secure_gaussian(double sigma, const BitSource& bits);
+
+enum class SensitivityNorm { kL1, kL2 };
+
+struct SecurePlan {
+  double grid;       // g, a power of two
+  double scale;      // the inflated scale scale' (the sampler rounds it up to a multiple of g)
+  double inflation;  // scale' / scale = 1 + c g / Delta
+};
+// The grid and inflated scale for releasing `dim` snapped coordinates with base noise `scale`
+// calibrated to `sensitivity` in `norm` (see above). max_ratio: kMaxSecureLaplaceRatio or
+// kMaxSecureGaussianRatio.
+SecurePlan plan_secure_release(double scale, double sensitivity, std::size_t dim,
+                               SensitivityNorm norm, double max_ratio);
 
 }  // namespace dprl::privacy

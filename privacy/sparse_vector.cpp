@@ -27,7 +27,7 @@ SvtPieces svt_params(const SvtParams& p) {
   SvtPieces s{};
   s.eps_prime = p.epsilon1 / std::sqrt(32.0 * t * std::log(2.0 / p.delta1));
   s.delta_prime = p.delta1 / (2.0 * t * static_cast<double>(p.max_length));
-  s.c_min = std::exp(s.eps_prime) / std::expm1(s.eps_prime);
+  s.c_min = -1.0 / std::expm1(-s.eps_prime);  // e^e' / (e^e' - 1), without overflow
   s.theta = s.c_min / p.p_min;
   s.threshold_shift = 4.0 / s.eps_prime * std::log(1.0 / s.delta_prime);
   s.threshold_noise_scale = 2.0 / s.eps_prime;

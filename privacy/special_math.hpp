@@ -1,4 +1,4 @@
-// Numerical helpers shared by the accountants and mechanisms: log-space sums, Gaussian tails
+// Numerical functions shared by the accountants and mechanisms: log-space sums, Gaussian tails
 // in log space, log binomial coefficients and the regularised incomplete beta function.
 //
 // Sources: log_erfc uses std::erfc where it is accurate and the asymptotic (Abramowitz and Stegun

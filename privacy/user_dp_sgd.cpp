@@ -40,14 +40,14 @@ std::size_t noised_values(std::span<const DpNetGrad> nets) {
 }
 
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
-                                 int users, NoiseSource& noise) {
+                                 int users, double noise_sd, const GaussianRelease& release) {
   const int k = cfg.contribution;
-  const double b = cfg.expected_batch, C = cfg.clip_norm;
+  const double C = cfg.clip_norm;
   UserDpStepStats st;
   st.users = users;
   thread_local std::vector<double> sq;
   thread_local std::vector<float> weights;
-  thread_local std::vector<double> z;
+  thread_local std::vector<double> x;
   // joint per-user squared norms over every trained network
   sq.assign(users, 0.0);
   if (users > 0)
@@ -58,14 +58,15 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
   weights.resize(static_cast<std::size_t>(users) * k);
   double total = 0.0;
   for (int u = 0; u < users; ++u) {
-    const double norm = std::sqrt(sq[u]);
+    // sq holds |sum_j g_j|^2 over the user's k transitions; g_u is their mean
+    const double norm = std::sqrt(sq[u]) / k;
     if (!std::isfinite(norm))
-      throw DataError("user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
+      throw DataError(
+          "user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
     total += norm;
     if (norm > C) ++st.clipped;
-    const double c = std::min(1.0, C / (norm + 1e-6));
-    // the user's mean over its k transitions, clipped, divided by the expected batch
-    const float w = static_cast<float>(c / (k * b));
+    // the user's mean over its k transitions, clipped
+    const float w = static_cast<float>(std::min(1.0, C / (norm + 1e-6)) / k);
     for (int j = 0; j < k; ++j) weights[static_cast<std::size_t>(u) * k + j] = w;
   }
   st.mean_norm = users > 0 ? total / users : 0.0;
@@ -73,22 +74,34 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
     std::fill(g.grad, g.grad + g.shape->num_params(), 0.0f);
     if (users > 0) nn::accumulate_grad(*g.shape, *g.cache, weights, g.grad);
   }
-  // noise on the real parameters only (padding stays zero), one bulk draw
-  z.assign(noised_values(nets), 0.0);
-  noise.add_gaussian(z, cfg.noise_multiplier * C);
-  std::size_t pos = 0;
-  const double inv_b = 1.0 / b;
-  auto add = [&](float* dst, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) dst[i] += static_cast<float>(z[pos + i] * inv_b);
-    pos += n;
+  // the release: the clipped sum over the real parameters (padding stays zero), noised, over b
+  x.resize(noised_values(nets));
+  auto blocks = [&](auto&& f) {
+    std::size_t pos = 0;
+    for (const auto& g : nets)
+      for (int l = 0; l < g.shape->num_layers(); ++l) {
+        const auto w = static_cast<std::size_t>(g.shape->out(l)) * g.shape->in(l);
+        f(g.grad + g.shape->weight_offset(l), w, pos);
+        pos += w;
+        f(g.grad + g.shape->bias_offset(l), static_cast<std::size_t>(g.shape->out(l)), pos);
+        pos += static_cast<std::size_t>(g.shape->out(l));
+      }
   };
-  for (const auto& g : nets)
-    for (int l = 0; l < g.shape->num_layers(); ++l) {
-      add(g.grad + g.shape->weight_offset(l),
-          static_cast<std::size_t>(g.shape->out(l)) * g.shape->in(l));
-      add(g.grad + g.shape->bias_offset(l), static_cast<std::size_t>(g.shape->out(l)));
-    }
+  blocks([&](const float* src, std::size_t n, std::size_t pos) {
+    for (std::size_t i = 0; i < n; ++i) x[pos + i] = src[i];
+  });
+  release(x, noise_sd);
+  const double inv_b = 1.0 / cfg.expected_batch;
+  blocks([&](float* dst, std::size_t n, std::size_t pos) {
+    for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(x[pos + i] * inv_b);
+  });
   return st;
+}
+
+UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
+                                 int users, NoiseSource& noise) {
+  return user_dp_gradient(cfg, nets, users, cfg.noise_multiplier * cfg.clip_norm,
+                          [&noise](std::span<double> x, double sd) { noise.add_gaussian(x, sd); });
 }
 
 PrivacyReport user_dp_report(const UserDpReportInput& in) {
@@ -106,11 +119,13 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.reproducible_noise = in.seeded;
   nlohmann::ordered_json d;
   d["mechanism"] = "user-level DP-SGD: Poisson-sampled users, per-user clipping, Gaussian noise";
-  d["relation"] = fmt::format("add or remove one {} together with all of their data", in.unit);
+  d["relation"] =
+      fmt::format("add or remove one {} together with all the data it contributed", in.unit);
   d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
                                                  std::max<std::int64_t>(in.steps, 1))
                                          .to_json());
   d["noise_multiplier"] = in.cfg.noise_multiplier;
+  d["noise_sd_on_sum"] = in.noise_sd;
   d["clip_norm"] = in.cfg.clip_norm;
   d["expected_batch"] = in.cfg.expected_batch;
   d["num_users"] = in.cfg.num_users;

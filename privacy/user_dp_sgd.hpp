@@ -22,11 +22,14 @@
 // of their data changes the sum of clipped per-user gradients by at most C (the user is absent or
 // present in the sample; their k transitions enter through one clipped vector). N steps compose
 // as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the Ledger;
-// the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's user.
-// Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded noise
-// gives a reproducible run that is NOT formally private (anyone with the seed can subtract the
-// noise). The accounting treats the noise as the continuous Gaussian (see noise_source.hpp for the
-// secure sampler's caveat).
+// the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's
+// user. Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded
+// noise gives a reproducible run that is NOT formally private (anyone with the seed can subtract
+// the noise). The release rule is the caller's (GaussianRelease): the offline learners use
+// algos/private_noise.hpp's secure release with OS-entropy noise, which snaps the sum to the
+// discrete sampler's grid g and raises the noise std to cover the snapped sensitivity
+// C + sqrt(n) g (n noised values); the noise std passed here must be at least z times the
+// sensitivity of what release() sees.
 //
 // | field            | range          | meaning                                              |
 // |------------------|----------------|------------------------------------------------------|
@@ -39,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,16 +78,25 @@ struct DpNetGrad {
 };
 
 struct UserDpStepStats {
-  int users = 0;           // sampled users
-  double mean_norm = 0;    // mean per-user gradient norm before clipping
-  int clipped = 0;         // users whose norm exceeded C
+  int users = 0;         // sampled users
+  double mean_norm = 0;  // mean per-user gradient norm before clipping
+  int clipped = 0;       // users whose norm exceeded C
 };
+
+// Adds independent N(0, sd^2) noise to every value of x, the released vector (the caller's
+// release rule: NoiseSource::add_gaussian, or a secure release that snaps x to the sampler's grid
+// first and covers the snapping with a larger sd).
+using GaussianRelease = std::function<void(std::span<double> x, double sd)>;
 
 // Steps 3-5 above for `users` sampled users whose k = cfg.contribution transitions are columns
 // [u k, (u + 1) k) of every cache: joint per-user norms over all nets (double), clip factors,
-// the weighted sums into each grad, then the noise N(0, (z C)^2) on every real parameter (the
-// layer blocks, in net, layer, weight-then-bias order, from noise.add_gaussian), all divided by b.
-// users = 0 releases pure noise. A non-finite norm throws DataError (never a silent clamp).
+// the weighted sum into each grad, then release(sum, noise_sd) on every real parameter (the layer
+// blocks, in net, layer, weight-then-bias order) and the division by b. noise_sd must be at least
+// z times the sensitivity of the released sum (C, or more when the release snaps). users = 0
+// releases pure noise. A non-finite norm throws DataError (never a silent clamp).
+UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
+                                 int users, double noise_sd, const GaussianRelease& release);
+// The same with noise.add_gaussian and noise_sd = z C.
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, NoiseSource& noise);
 
@@ -100,8 +113,9 @@ struct UserDpReportInput {
   std::string unit;          // the dataset's unit (expert, trajectory, person, user)
   std::string noise_source;  // NoiseSource::name()
   bool seeded = false;       // seeded noise: reproducible, not formal
+  double noise_sd = 0;       // the std of the noise on the sum (z C, or more for a snapped release)
   std::vector<std::string> covers;
-  std::string extra_json;    // more fields for details ({} text or "")
+  std::string extra_json;  // more fields for details ({} text or "")
 };
 PrivacyReport user_dp_report(const UserDpReportInput& in);
 

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add_privacy_commands(app);
   add_dataset_commands(app);
   add_population_commands(app);
+  add_audit_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -27,5 +27,6 @@ void add_dataset_commands(CLI::App& app);  // collect, dataset info|validate, be
 void add_population_commands(CLI::App& app);  // population, bench data-release
 // `dprl run` on a pipeline file (tools/cli_population.cpp); jobs 0: every CPU.
 RunSummary run_pipeline_command(const std::string& file, const algos::RunOptions& opts, int jobs);
+void add_audit_commands(CLI::App& app);    // audit mechanism|dpsgd
 
 }  // namespace dprl::cli

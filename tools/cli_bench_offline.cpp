@@ -6,8 +6,9 @@
 // target at s' for the Q-learners), the loss's output gradients, backward, Adam and the target
 // update. dp_step_us is one user-level DP-SGD step on the same columns as --batch sampled users
 // (one transition each): the same forward and backward, joint per-user norms, clip factors, the
-// weighted sums, Gaussian noise on every parameter from a seeded NoiseSource (the fast bulk
-// sampler; OS-entropy noise costs more, see docs/offline.md) and Adam. Figures are medians of
+// weighted sums, Gaussian noise on every parameter (--noise seeded: the seeded NoiseSource's fast
+// bulk sampler, the default; --noise os-entropy: the secure exact sampler private runs use) and
+// Adam. Figures are medians of
 // --repeats timed blocks of --iters steps on one thread (the two kinds interleaved block by block);
 // step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
 // (also printed). tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
@@ -23,6 +24,7 @@
 
 #include "algos/algorithm.hpp"
 #include "algos/offline/offline_learner.hpp"
+#include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
@@ -39,6 +41,7 @@ struct BenchOfflineOpts {
   std::string hidden = "256,256";
   int iters = 200;
   int repeats = 7;
+  std::string noise = "seeded";
   bool json = false;
 };
 
@@ -102,9 +105,10 @@ std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, b
   auto algo = algos::algo_registry().make(o.algo, params);
   auto* learner = dynamic_cast<algos::OfflineLearner*>(algo.get());
   if (!learner)
-    throw ParamError(fmt::format("--algo {}: not an offline learner (bc, discrete_cql, "
-                                 "discrete_bcq)",
-                                 o.algo));
+    throw ParamError(
+        fmt::format("--algo {}: not an offline learner (bc, discrete_cql, "
+                    "discrete_bcq)",
+                    o.algo));
   algo.release();
   std::unique_ptr<algos::OfflineLearner> out(learner);
   out->setup(o.obs, o.actions, 1);
@@ -112,8 +116,7 @@ std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, b
 }
 
 void cmd_bench_offline(const BenchOfflineOpts& o) {
-  if (o.obs < 1 || o.actions < 2)
-    throw ParamError("--obs must be >= 1 and --actions >= 2");
+  if (o.obs < 1 || o.actions < 2) throw ParamError("--obs must be >= 1 and --actions >= 2");
   const algos::OfflineBatch b = random_batch(o.obs, o.actions, o.batch);
   auto plain = make_learner(o, false);
   auto priv = make_learner(o, true);
@@ -123,12 +126,24 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   cfg.expected_batch = o.batch;
   cfg.num_users = 100 * static_cast<std::int64_t>(o.batch);
   cfg.validate();
-  auto noise = privacy::make_seeded_noise(0, 0);
+  auto noise =
+      o.noise == "seeded" ? privacy::make_seeded_noise(0, 0) : privacy::make_os_entropy_noise(true);
+  // the release of a private run: seeded noise as drawn, OS-entropy noise through the secure
+  // snapped release with its covering noise scale (algos/private_noise.hpp)
+  std::size_t values = 0;
+  for (const auto& t : priv->trained_nets())
+    for (int l = 0; l < t.net->shape().num_layers(); ++l)
+      values += static_cast<std::size_t>(t.net->shape().out(l)) * (t.net->shape().in(l) + 1);
+  const double sd = algos::secure_noise_scale(cfg.noise_multiplier, cfg.clip_norm,
+                                              static_cast<double>(values), noise->secure());
+  const privacy::GaussianRelease release = [&](std::span<double> x, double s) {
+    algos::add_gaussian_release(x, s, *noise);
+  };
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;
   for (int r = 0; r < o.repeats; ++r) {
     time_block(o.iters, r == 0, step, [&] { plain->step(b); });
-    time_block(o.iters, r == 0, dp_step, [&] { priv->dp_step(b, cfg, *noise); });
+    time_block(o.iters, r == 0, dp_step, [&] { priv->dp_step(b, cfg, sd, release); });
   }
   const double s = median(step.cpu), d = median(dp_step.cpu);
   std::size_t params = 0;
@@ -176,6 +191,8 @@ void add_bench_offline_command(CLI::App& app) {
   cmd->add_option("--iters", o->iters, "steps per timed block (default 200)")
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--repeats", o->repeats, "timed blocks (default 7)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--noise", o->noise, "DP noise: seeded (default) or os-entropy (secure)")
+      ->check(CLI::IsMember({"seeded", "os-entropy"}));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { cmd_bench_offline(*o); });
 }

@@ -59,9 +59,10 @@ struct DatasetOpts {
 };
 
 Dataset load(const DatasetOpts& o) {
-  D4rlOptions d;
-  d.user_id_key = o.user_key;
-  return load_dataset(o.path, parse_dataset_format(o.format), d);
+  LoadOptions opt;
+  opt.format = parse_dataset_format(o.format);
+  opt.d4rl.user_id_key = o.user_key;
+  return load_dataset(o.path, opt);
 }
 
 void cmd_info(const DatasetOpts& o) {

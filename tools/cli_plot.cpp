@@ -1,6 +1,8 @@
-// `dprl plot RUN_DIR... --y COLUMN [--x COLUMN] -o FIG.svg [--title T] [--log-x] [--log-y]`: line
-// plots of metrics.csv columns, one series per configuration with the mean across its seeds and a
-// 95% band (tools/svg_plot.hpp has the statistics). docs/plot.md is the user guide.
+// `dprl plot RUN_DIR... --y COLUMN [--x COLUMN] -o FIG.svg [--title T] [--log-x] [--log-y]
+// [--stat mean|median] [--percentiles LO,HI] [--label L]...`: line plots of metrics.csv columns,
+// one series per configuration with the mean across its seeds and a 95% band, or (--stat median)
+// the median and a percentile band, 15th-85th by default (tools/svg_plot.hpp has the statistics).
+// docs/plot.md is the user guide.
 //
 // Log axes: the mean and band are computed on the data as it is (all seeds, zeros included), and
 // points whose x or mean is not positive are then left out of the drawing.
@@ -49,6 +51,9 @@ struct PlotOptions {
   int height = 480;
   bool log_x = false;
   bool log_y = false;
+  std::string stat = "mean";  // mean (95% band) or median (percentile band)
+  std::vector<double> percentiles{15, 85};
+  std::vector<std::string> labels;  // legend labels, one per configuration in order (optional)
 };
 
 struct Run {
@@ -219,6 +224,10 @@ void label_groups(std::vector<Group>& groups) {
 }
 
 void run_plot(const PlotOptions& opt) {
+  if (opt.percentiles.size() != 2 ||
+      !(opt.percentiles[0] >= 0 && opt.percentiles[0] <= opt.percentiles[1] &&
+        opt.percentiles[1] <= 100))
+    throw ParamError("--percentiles: must be LO,HI with 0 <= LO <= HI <= 100");
   std::vector<Run> runs;
   runs.reserve(opt.run_dirs.size());
   for (const auto& arg : opt.run_dirs) runs.push_back(load_run(arg));
@@ -244,6 +253,12 @@ void run_plot(const PlotOptions& opt) {
     groups[it->second].runs.push_back(&r);
   }
   label_groups(groups);
+  if (!opt.labels.empty()) {
+    if (opt.labels.size() != groups.size())
+      throw ParamError(
+          fmt::format("--label: {} given for {} configurations", opt.labels.size(), groups.size()));
+    for (std::size_t k = 0; k < groups.size(); ++k) groups[k].label = opt.labels[k];
+  }
 
   tools::PlotSpec spec;
   spec.title = opt.title;
@@ -267,7 +282,9 @@ void run_plot(const PlotOptions& opt) {
     std::vector<tools::Curve> curves;
     for (const Run* r : g.runs)
       curves.push_back({r->table.column(x_name, "--x"), r->table.column(opt.y, "--y")});
-    tools::Band band = tools::seed_band(curves);
+    tools::Band band = opt.stat == "median"
+                           ? tools::percentile_band(curves, opt.percentiles[0], opt.percentiles[1])
+                           : tools::seed_band(curves);
     if (band.x.empty()) {
       warnings.push_back(
           fmt::format("no finite ({}, {}) values for {}; left out", x_name, opt.y, g.label));
@@ -307,7 +324,9 @@ void run_plot(const PlotOptions& opt) {
 void add_plot_command(CLI::App& app) {
   auto opt = std::make_shared<PlotOptions>();
   auto* cmd = app.add_subcommand(
-      "plot", "Line plot of a metrics.csv column: mean and 95% band across seeds, as SVG");
+      "plot",
+      "Line plot of a metrics.csv column: mean and 95% band (or median and percentile band) "
+      "across seeds, as SVG");
   cmd->add_option("RUN_DIR", opt->run_dirs, "Run directories (each with metrics.csv)")
       ->required()
       ->expected(1, -1);
@@ -319,6 +338,18 @@ void add_plot_command(CLI::App& app) {
   cmd->add_option("--y-label", opt->y_label, "y axis label (default: the column name)");
   cmd->add_option("--width", opt->width, "Width in pixels")->capture_default_str();
   cmd->add_option("--height", opt->height, "Height in pixels")->capture_default_str();
+  cmd->add_option("--stat", opt->stat,
+                  "Centre line: mean (95% confidence band) or median (percentile band)")
+      ->check(CLI::IsMember({"mean", "median"}))
+      ->capture_default_str();
+  cmd->add_option("--percentiles", opt->percentiles,
+                  "Band of --stat median: LO,HI percentiles across seeds")
+      ->delimiter(',')
+      ->expected(2)
+      ->capture_default_str();
+  cmd->add_option("--label", opt->labels,
+                  "Legend label of each configuration, in the order of their first run "
+                  "(repeat once per configuration)");
   cmd->add_flag("--log-x", opt->log_x, "Base-10 logarithmic x axis (points with x <= 0 left out)");
   cmd->add_flag("--log-y", opt->log_y,
                 "Base-10 logarithmic y axis (points whose mean is <= 0 left out)");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/error.hpp"
+#include "privacy/best_accountant.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/composition.hpp"
 #include "privacy/dirichlet_mechanism.hpp"
@@ -44,10 +45,14 @@ void require_rate(double v, const char* flag) {
 void require_count(std::int64_t v, const char* flag) {
   if (v < 1) throw ParamError(fmt::format("{} = {} must be >= 1", flag, v));
 }
-void require_accountant(const std::string& a) {
-  if (a != "rdp" && a != "pld" && a != "best") {
-    throw ParamError(fmt::format("--accountant = '{}' is unknown (valid: rdp, pld, best)", a));
-  }
+
+// A privacy figure in JSON. JSON has no infinity (nlohmann would write null, indistinguishable
+// from "no value"), so +inf, the honest bound when nothing finite is certified, is the string
+// "inf". NaN never reaches here: the library refuses it.
+ordered_json number(double v) {
+  DPRL_CHECK(!std::isnan(v));
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
 }
 
 void print_json(const ordered_json& j) { fmt::print("{}\n", j.dump()); }
@@ -65,30 +70,35 @@ void cmd_epsilon(const DpsgdArgs& a) {
   require_rate(a.q, "--sampling-rate");
   require_count(a.steps, "--steps");
   require_delta(a.delta, "--delta");
-  require_accountant(a.accountant);
+  pv::check_accountant_name(a.accountant, "--accountant");
+  const pv::DpEvent event = pv::dpsgd_event(a.z, a.q, a.steps);
   ordered_json j;
   double eps;
   if (a.accountant == "rdp") {
     pv::RdpAccountant acc;
-    acc.compose(pv::dpsgd_event(a.z, a.q, a.steps));
+    acc.compose(event);
     const auto r = acc.epsilon_and_order(a.delta);
     eps = r.epsilon;
-    j["epsilon"] = eps;
+    j["epsilon"] = number(eps);
     j["accountant"] = "rdp";
-    j["optimal_order"] = r.order;
+    if (std::isfinite(eps)) j["optimal_order"] = r.order;
   } else if (a.accountant == "pld") {
-    eps = pv::dpsgd_epsilon(a.z, a.q, a.steps, a.delta, "pld");
-    j["epsilon"] = eps;
+    pv::PldAccountant acc;
+    acc.compose(event);
+    eps = acc.epsilon(a.delta);
+    j["epsilon"] = number(eps);
     j["accountant"] = "pld";
     j["value_discretization_interval"] = pv::kDefaultPldInterval;
   } else {
-    const double rdp = pv::dpsgd_epsilon(a.z, a.q, a.steps, a.delta, "rdp");
-    const double pld = pv::dpsgd_epsilon(a.z, a.q, a.steps, a.delta, "pld");
-    eps = std::min(rdp, pld);
-    j["epsilon"] = eps;
+    pv::BestAccountant acc;
+    acc.compose(event);
+    const auto parts = acc.epsilon_parts(a.delta);
+    eps = parts.best();
+    j["epsilon"] = number(eps);
     j["accountant"] = "best";
-    j["rdp_epsilon"] = rdp;
-    j["pld_epsilon"] = pld;
+    j["rdp_epsilon"] = number(parts.rdp);
+    j["pld_epsilon"] = number(parts.pld);
+    if (!parts.pld_error.empty()) j["pld_error"] = parts.pld_error;
   }
   j["noise_multiplier"] = a.z;
   j["sampling_rate"] = a.q;
@@ -104,14 +114,14 @@ void cmd_noise(const DpsgdArgs& a) {
   require_rate(a.q, "--sampling-rate");
   require_count(a.steps, "--steps");
   require_delta(a.delta, "--delta");
-  require_accountant(a.accountant);
+  pv::check_accountant_name(a.accountant, "--accountant");
   const double z = pv::calibrate_noise_multiplier(a.epsilon, a.q, a.steps, a.delta, a.accountant);
   const double achieved = pv::dpsgd_epsilon(z, a.q, a.steps, a.delta, a.accountant);
   if (a.json) {
     print_json(ordered_json{{"noise_multiplier", z},
                             {"accountant", a.accountant},
                             {"epsilon", a.epsilon},
-                            {"achieved_epsilon", achieved},
+                            {"achieved_epsilon", number(achieved)},
                             {"sampling_rate", a.q},
                             {"steps", a.steps},
                             {"delta", a.delta}});
@@ -164,8 +174,8 @@ void cmd_compose(const ComposeArgs& a) {
   const auto basic = pv::basic_composition(a.epsilon, a.delta, a.count);
   const auto adv = pv::advanced_composition(a.epsilon, a.delta, a.count, a.slack);
   if (a.json) {
-    print_json(ordered_json{{"basic", {{"epsilon", basic.epsilon}, {"delta", basic.delta}}},
-                            {"advanced", {{"epsilon", adv.epsilon}, {"delta", adv.delta}}},
+    print_json(ordered_json{{"basic", {{"epsilon", number(basic.epsilon)}, {"delta", basic.delta}}},
+                            {"advanced", {{"epsilon", number(adv.epsilon)}, {"delta", adv.delta}}},
                             {"epsilon0", a.epsilon},
                             {"delta0", a.delta},
                             {"count", a.count},
@@ -201,12 +211,9 @@ void cmd_dirichlet(DirichletArgs& a) {
   // m = 2: the exact value from the Beta CDF, beside the estimate
   const double exact = a.actions == 2 ? pv::dirichlet_delta_exact_m2(a.k, a.eta, a.tau) : NAN;
   if (a.json) {
-    ordered_json j{{"epsilon", eps},
-                   {"delta", d.estimate},
-                   {"delta_ci", {d.lower, d.upper}},
-                   {"delta_upper", d.upper},
-                   {"confidence", d.confidence},
-                   {"samples", d.samples},
+    ordered_json j{{"epsilon", number(eps)},         {"delta", d.estimate},
+                   {"delta_ci", {d.lower, d.upper}}, {"delta_upper", d.upper},
+                   {"confidence", d.confidence},     {"samples", d.samples},
                    {"noise_source", noise->name()}};
     if (a.actions == 2) j["delta_exact"] = exact;
     print_json(j);
@@ -243,7 +250,7 @@ void cmd_svt(const SvtArgs& a) {
                             {"query_noise_scale", s.query_noise_scale},
                             {"per_trajectory_epsilon", s.per_trajectory_epsilon},
                             {"per_trajectory_delta", s.per_trajectory_delta},
-                            {"composed_epsilon", s.composed_epsilon},
+                            {"composed_epsilon", number(s.composed_epsilon)},
                             {"composed_delta", s.composed_delta}});
     return;
   }

@@ -36,8 +36,12 @@ void cmd_run(const RunOpts& o) {
   const RunSummary s = algos::is_pipeline(load_yaml_file(o.config))
                            ? run_pipeline_command(o.config, opts, o.jobs)
                            : algos::run_experiment_file(o.config, opts);
-  fmt::print("{}: {} on {}, seed {}, {} env steps in {:.2f} s\n", s.name, s.algo, s.env, s.seed,
-             s.env_steps, s.wall_time_s);
+  std::string steps = fmt::format("{} env steps", s.env_steps);
+  for (const auto& [k, v] : s.extra)
+    if (k == "gradient_steps")
+      steps = fmt::format("{} gradient steps", static_cast<std::int64_t>(v));
+  fmt::print("{}: {} on {}, seed {}, {} in {:.2f} s\n", s.name, s.algo, s.env, s.seed, steps,
+             s.wall_time_s);
   fmt::print("final evaluation: return {:.4f} +- {:.4f} over {} episodes\n",
              s.final_eval.return_mean, s.final_eval.return_std, s.final_eval.episodes);
   for (const auto& [k, v] : s.extra)

@@ -199,8 +199,11 @@ double student_t_975(int dof) {
   return kNormal975 + (tl - kNormal975) * (static_cast<double>(dl) / dof);
 }
 
-Band seed_band(const std::vector<Curve>& runs) {
-  // x -> one value per contributing run, in run order (so sums are deterministic)
+namespace {
+
+// x -> one value per contributing run, in run order (so sums are deterministic); a run with
+// several rows at one x contributes their mean.
+std::map<double, std::vector<double>> align_runs(const std::vector<Curve>& runs) {
   std::map<double, std::vector<double>> at;
   for (const Curve& run : runs) {
     DPRL_CHECK(run.x.size() == run.y.size());
@@ -213,9 +216,15 @@ Band seed_band(const std::vector<Curve>& runs) {
     }
     for (const auto& [x, s] : own) at[x].push_back(s.first / s.second);
   }
+  return at;
+}
+
+}  // namespace
+
+Band seed_band(const std::vector<Curve>& runs) {
   Band band;
   const double nan = std::nan("");
-  for (const auto& [x, values] : at) {
+  for (const auto& [x, values] : align_runs(runs)) {
     const int n = static_cast<int>(values.size());
     double sum = 0;
     for (double v : values) sum += v;
@@ -233,6 +242,30 @@ Band seed_band(const std::vector<Curve>& runs) {
     band.mean.push_back(mean);
     band.lower.push_back(lower);
     band.upper.push_back(upper);
+    band.n.push_back(n);
+  }
+  return band;
+}
+
+double percentile(std::vector<double> values, double pct) {
+  DPRL_CHECK(!values.empty() && pct >= 0 && pct <= 100);
+  std::sort(values.begin(), values.end());
+  const double h = (static_cast<double>(values.size()) - 1) * pct / 100.0;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  const std::size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (h - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+Band percentile_band(const std::vector<Curve>& runs, double lo_pct, double hi_pct) {
+  DPRL_CHECK(lo_pct >= 0 && lo_pct <= hi_pct && hi_pct <= 100);
+  Band band;
+  const double nan = std::nan("");
+  for (const auto& [x, values] : align_runs(runs)) {
+    const int n = static_cast<int>(values.size());
+    band.x.push_back(x);
+    band.mean.push_back(percentile(values, 50));
+    band.lower.push_back(n >= 2 ? percentile(values, lo_pct) : nan);
+    band.upper.push_back(n >= 2 ? percentile(values, hi_pct) : nan);
     band.n.push_back(n);
   }
   return band;

@@ -1,4 +1,5 @@
-// Line plots as standalone SVG, with a mean line and a 95% confidence band across seeds.
+// Line plots as standalone SVG, with a mean line and a 95% confidence band across seeds, or a
+// median line and a percentile band (percentile_band).
 //
 // Two pure steps, both testable without files:
 //   seed_band(runs)   aligns the runs of one configuration on their x values and gives, at each x,
@@ -36,7 +37,7 @@ struct Curve {
 // Statistics across runs at each x (all vectors have the length of x).
 struct Band {
   std::vector<double> x;      // ascending union of the finite x where some run has a finite y
-  std::vector<double> mean;   // mean over the contributing runs
+  std::vector<double> mean;   // mean over the contributing runs (the median for percentile_band)
   std::vector<double> lower;  // mean - half width of the 95% interval; NaN where n < 2
   std::vector<double> upper;  // mean + half width; NaN where n < 2
   std::vector<int> n;         // number of contributing runs
@@ -47,6 +48,14 @@ double student_t_975(int dof);
 
 // Mean and 95% band across runs. A run with several rows at one x contributes their mean.
 Band seed_band(const std::vector<Curve>& runs);
+
+// The pct-th percentile (0..100) of values by linear interpolation between order statistics
+// (numpy's default "linear" method: position (n - 1) pct / 100).
+double percentile(std::vector<double> values, double pct);
+// Median (in Band::mean) and the [lo_pct, hi_pct] percentile band across runs at each x, aligned
+// as seed_band; the band is NaN where fewer than two runs have a value. Paper 003 draws the
+// median of 30 seeds with a 15th-85th percentile band.
+Band percentile_band(const std::vector<Curve>& runs, double lo_pct, double hi_pct);
 
 struct PlotSeries {
   std::string label;  // legend text

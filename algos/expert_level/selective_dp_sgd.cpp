@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "algos/private_noise.hpp"
+#include "engine/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
-#include "privacy/steps_within_budget.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
 namespace dprl::algos {
@@ -23,43 +24,27 @@ void SelectiveDpSgdParams::check() const {
 
 namespace {
 
-struct Sources {
-  std::unique_ptr<privacy::NoiseSource> noise, sampling, coins;
-};
-
-Sources make_sources(const SelectiveDpSgdParams& p, std::uint64_t seed) {
-  Sources s;
-  if (p.noise == "seeded") {
-    s.noise = privacy::make_seeded_noise(seed, 10);
-    s.sampling = privacy::make_seeded_noise(seed, 11);
-    s.coins = privacy::make_seeded_noise(seed, 12);
-  } else {
-    s.noise = privacy::make_os_entropy_noise(true);
-    s.sampling = privacy::make_os_entropy_noise(false);
-    s.coins = privacy::make_os_entropy_noise(false);
-  }
-  return s;
-}
-
+// The guarantee record of the DP-SGD part: the user-level DP-SGD record of the offline learners
+// (privacy/user_dp_sgd.hpp) with the expert as the unit and the selective figures added.
 PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserDpSgdConfig& cfg,
                              const SelectiveResult& r, const privacy::Ledger& ledger,
-                             const std::string& noise_source) {
+                             const std::string& noise_source, double noise_sd,
+                             std::size_t noised_values, bool secure) {
   const bool seeded = p.noise == "seeded";
-  PrivacyReport rep;
-  rep.epsilon = ledger.spent_epsilon();
-  rep.delta = p.delta2;
-  rep.accountant = p.accountant;
-  rep.neighbouring = "add-remove";
-  rep.unit = "expert";
-  rep.sensitivity = fmt::format(
-      "L2 C = {} per sampled expert (one transition; joint norm over all trained networks)",
-      cfg.clip_norm);
-  rep.covers = {"policy.bin (the released model)",
-                "metrics.csv (evaluation returns of the model in public env episodes; epsilon)",
-                "summary.json", privacy::Ledger::kFileName};
-  rep.formal = !seeded && p.accounting == "sound";
-  rep.noise_source = noise_source;
-  rep.reproducible_noise = seeded;
+  const bool paper = p.accounting == "paper";
+  privacy::UserDpReportInput in;
+  in.cfg = cfg;
+  in.steps = r.noisy_steps;
+  in.epsilon = ledger.spent_epsilon();
+  in.delta = p.delta2;
+  in.accountant = p.accountant;
+  in.unit = "expert";
+  in.noise_source = noise_source;
+  in.seeded = seeded;
+  in.noise_sd = noise_sd;
+  in.covers = {"policy.bin (the released model)",
+               "metrics.csv (evaluation returns of the model in public env episodes; epsilon)",
+               "summary.json", privacy::Ledger::kFileName};
   nlohmann::ordered_json d;
   d["mechanism"] =
       "selective DP-SGD (paper 000 Alg. 3; Alg. 4 steps): Bernoulli(p) between an expert-level "
@@ -67,25 +52,40 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["relation"] = "add or remove one expert together with all of its trajectories";
   d["accounting"] = p.accounting;
   d["p"] = p.p;
-  d["noise_multiplier"] = p.noise_multiplier;
-  d["clip_norm"] = cfg.clip_norm;
-  d["expected_batch"] = cfg.expected_batch;
-  d["num_experts"] = cfg.num_users;
-  d["q0"] = cfg.sampling_rate();
-  d["q_accounted"] = p.accounting == "paper" ? p.p * cfg.sampling_rate() : cfg.sampling_rate();
+  const double q0 = cfg.sampling_rate();
+  d["q0"] = q0;
+  d["q_accounted"] = paper ? p.p * q0 : q0;
+  if (paper)  // every iteration is accounted, at q = p b / m
+    d["event"] = nlohmann::json::parse(privacy::dpsgd_event(cfg.noise_multiplier, p.p * q0,
+                                                            std::max<std::int64_t>(r.iterations, 1))
+                                           .to_json());
   d["iterations"] = r.iterations;
   d["noisy_steps"] = r.noisy_steps;
   d["stable_steps"] = r.stable_steps;
   d["budget_epsilon"] = p.epsilon2;
+  d["noised_values"] = noised_values;
+  d["release"] = secure ? "secure: the clipped sum snapped to the sampler's grid, exact "
+                          "discrete Gaussian noise; noise_sd covers C + sqrt(n) grid"
+                        : "NoiseSource::add_gaussian, noise_sd = z C";
   d["public"] = "the number of experts m (it sets q0 = b/m), the coin draws (data-independent)";
-  if (p.accounting == "paper")
+  d["post_processing"] =
+      "steps on D_stable (a DataRelease output), target networks, Adam state, the greedy policy "
+      "and its evaluation returns";
+  if (paper)
     d["note"] =
         "paper accounting (q = p b/m per iteration) is valid only if noisy and stable steps "
         "cannot be told apart; with observable intermediate models it is optimistic, so the "
         "record is not formal";
   else if (seeded)
-    d["note"] = "seeded noise: reproducible, not a formal guarantee";
-  rep.details_json = d.dump();
+    d["note"] =
+        "seeded noise: the run is reproducible and anyone holding the seed can regenerate the "
+        "noise and the expert sampling, so the figures are not a formal guarantee";
+  in.extra_json = d.dump();
+  PrivacyReport rep = privacy::user_dp_report(in);
+  rep.sensitivity = fmt::format(
+      "L2 C = {} per sampled expert (one transition; joint norm over all trained networks)",
+      cfg.clip_norm);
+  rep.formal = !seeded && !paper;
   return rep;
 }
 
@@ -105,12 +105,17 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
     throw ParamError("selective.stable_steps must be >= 1 when p = 0 (no DP step runs)");
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
-  learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
-                ctx.seed());
+  const std::uint64_t seed = ctx.seed();
+  learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), seed);
   ctx.set_step_column("iteration");
-  std::optional<TransitionSampler> ss, us;
-  if (stable) ss.emplace(*stable);
-  if (unstable) us.emplace(*unstable);
+  // the samplers: uniform transitions of D_stable, Poisson-sampled experts of D_unst
+  std::optional<BatchGatherer> stable_gather, unstable_gather;
+  std::optional<UserIndex> unstable_users;
+  if (stable) stable_gather.emplace(*stable);
+  if (unstable) {
+    unstable_gather.emplace(*unstable);
+    unstable_users.emplace(*unstable);
+  }
 
   privacy::UserDpSgdConfig cfg;
   cfg.noise_multiplier = p.noise_multiplier;
@@ -119,11 +124,38 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
   cfg.num_users = num_experts;
   cfg.validate();
   const double q0 = cfg.sampling_rate();
-  Sources src = make_sources(p, ctx.seed());
-  if (dp && p.noise == "seeded")
-    std::fprintf(stderr,
-                 "dprl: warning: selective.noise: seeded makes the run reproducible but not "
-                 "formally private (the seed regenerates the noise)\n");
+  std::optional<PoissonUserSampler> poisson;
+  if (unstable_users) poisson.emplace(*unstable_users, q0, 1);
+
+  // noise as the offline learners draw it (algos/private_noise.hpp): os-entropy through the
+  // secure snapped release (its noise std covers the grid), seeded from the seed and the privacy
+  // parameters (reproducible, not formal, warned once); expert draws and coins from OS entropy
+  // unless seeded
+  const bool secure = p.noise == "os-entropy";
+  std::unique_ptr<privacy::NoiseSource> noise, sampling;
+  std::size_t noised = 0;
+  double noise_sd = 0;
+  if (dp) {
+    noise = make_private_noise(p.noise, seed, 10,
+                               {p.noise_multiplier, p.clip_norm, p.epsilon2, p.delta2, p.p,
+                                static_cast<double>(batch_size)},
+                               "selective");
+    if (secure) sampling = privacy::make_os_entropy_noise(false);
+    std::vector<privacy::DpNetGrad> nets;
+    for (const auto& t : learner.trained_nets())
+      nets.push_back({&t.net->shape(), t.cache, nullptr});
+    noised = privacy::noised_values(nets);
+    noise_sd =
+        secure_noise_scale(p.noise_multiplier, p.clip_norm, static_cast<double>(noised), secure);
+  }
+  const privacy::GaussianRelease release = [&noise](std::span<double> x, double sd) {
+    add_gaussian_release(x, sd, *noise);
+  };
+  // one 64-bit seed per iteration: its coin and its expert draws
+  auto draw_seed = [&](std::uint64_t kind, std::int64_t it) {
+    return sampling ? sampling->next_u64()
+                    : derive_seed(seed, Domain::kMinibatch, kind, static_cast<std::uint64_t>(it));
+  };
 
   SelectiveResult r;
   std::optional<privacy::Ledger> ledger;
@@ -133,19 +165,21 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
       privacy::DpEvent::poisson_sampled(q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
   if (dp) {
     ledger.emplace(p.epsilon2, p.delta2, p.accountant);
-    ledger->set_noise_source(src.noise->name());
-    const auto n = privacy::steps_within_budget(p.noise_multiplier, q_acc, p.epsilon2, p.delta2,
-                                                p.accountant, p.max_iterations);
-    if (n.steps < 1)
+    ledger->set_relation("add-remove", "expert");
+    ledger->set_noise_source(noise->name());
+    const std::int64_t n =
+        privacy::steps_within_budget(event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);
+    if (n < 1)
       throw BudgetExceeded(fmt::format(
           "selective: epsilon2 = {} cannot afford one step at noise_multiplier {} and q = {:.4g}",
           p.epsilon2, p.noise_multiplier, q_acc));
-    r.planned_noisy = p.accounting == "sound" ? n.steps : 0;
-    total = p.accounting == "sound" ? p.max_iterations : n.steps;
+    r.planned_noisy = p.accounting == "sound" ? n : 0;
+    total = p.accounting == "sound" ? p.max_iterations : n;
   }
   const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
-  Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 0));
   OfflineBatch batch;
+  std::vector<std::size_t> picked;
+  UserBatch users;
   std::vector<std::uint8_t> coins;
   bool finished = false;
   while (!finished) {
@@ -154,7 +188,11 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
     coins.clear();
     std::int64_t noisy = 0;
     for (std::int64_t i = 0; i < len; ++i) {
-      const bool c = dp && (p.p >= 1.0 || src.coins->bernoulli(p.p));
+      bool c = dp && p.p >= 1.0;
+      if (dp && p.p < 1.0) {
+        Rng coin(draw_seed(2, r.iterations + i + 1));
+        c = coin.uniform() < p.p;
+      }
       coins.push_back(c ? 1 : 0);
       noisy += c ? 1 : 0;
       if (p.accounting == "sound" && dp && r.noisy_steps + noisy == r.planned_noisy) break;
@@ -166,17 +204,22 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
                      fmt::format("iterations {}-{}", r.iterations + 1, r.iterations + n));
       ctx.set_epsilon(ledger->spent_epsilon());
     }
-    for (std::uint8_t c : coins) {
-      if (c) {
-        if (us) {
-          us->poisson_users(q0, 1, *src.sampling, batch);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t it = r.iterations + i + 1;
+      if (coins[static_cast<std::size_t>(i)]) {
+        if (poisson) {
+          Rng draws(draw_seed(1, it));
+          poisson->sample(draws, users);
+          unstable_gather->gather(users.transitions, batch, static_cast<int>(users.num_users()));
         } else {
           batch.n = batch.users = 0;
         }
-        learner.dp_step(batch, cfg, *src.noise);
+        learner.dp_step(batch, cfg, noise_sd, release);
         ++r.noisy_steps;
-      } else if (ss) {
-        ss->uniform(batch_size, rng, batch);
+      } else if (stable) {
+        Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));
+        sample_uniform(*stable, static_cast<std::size_t>(batch_size), draws, picked);
+        stable_gather->gather(picked, batch);
         learner.step(batch);
         ++r.stable_steps;
       } else {
@@ -205,7 +248,7 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
   if (ledger) {
     r.epsilon = ledger->spent_epsilon();
     ctx.write_file(privacy::Ledger::kFileName, ledger->to_json());
-    r.report = dp_part_report(p, cfg, r, *ledger, src.noise->name());
+    r.report = dp_part_report(p, cfg, r, *ledger, noise->name(), noise_sd, noised, secure);
   }
   return r;
 }

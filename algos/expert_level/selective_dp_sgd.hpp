@@ -14,7 +14,7 @@
 // is p = 1 with D_stable empty and D_unst = all the data.
 //
 // Training runs until the budget (epsilon2, delta2) is spent (paper sec. 6), by one of two
-// accountings (privacy/steps_within_budget.hpp finds the step counts):
+// accountings (privacy/calibration.hpp's steps_within_budget finds the step counts):
 //   sound (default)  the Bernoulli draws are data-independent, so the analysis conditions on them:
 //                    the run is K Poisson-subsampled Gaussian steps at q0 = b/m, K = the number of
 //                    noisy steps; iterations continue until K reaches the largest count the budget
@@ -26,6 +26,12 @@
 //                    profile is p delta_{q0}(eps) >= delta_{p q0}(eps), so the figure is
 //                    optimistic (spec item 14). Reproduction only: the record says formal: false.
 // With p = 0 (or epsilon2 = 0) no DP step runs and `stable_steps` ordinary steps are taken.
+//
+// Noise (as the offline learners, algos/private_noise.hpp): `os-entropy` (default) draws the noise,
+// the expert sampling and the coins from OS entropy and releases each noisy sum through the secure
+// snapped release, whose noise std covers C + sqrt(n) g (n noised values, g the sampler's grid);
+// `seeded` derives all of them from the seed and the privacy parameters: reproducible, not
+// formal, and warned once per process on stderr.
 //
 // Guarantee (sound mode, OS-entropy noise): the trained networks and everything computed from
 // them are (epsilon2, delta2)-DP at the expert level with respect to D_unst given D_stable:

@@ -31,9 +31,7 @@ void BcParams::check() const {
   dp.check("bc");
 }
 
-Bc::Bc(const Params& p) : OfflineLearner("bc", p.common, p.dp), p_(p) {
-  validate_params(p_, "bc");
-}
+Bc::Bc(const Params& p) : OfflineLearner("bc", p.common, p.dp), p_(p) { validate_params(p_, "bc"); }
 
 void Bc::build(int obs_dim, int actions, std::uint64_t seed) {
   net_ = make_relu_mlp(obs_dim, hidden(), actions, seed, 0);

@@ -79,8 +79,8 @@ std::unique_ptr<BcqPolicy> BcqPolicy::load(const std::filesystem::path& file) {
   const nn::SavedNet& q = f.net("q");
   const nn::SavedNet& g = f.net("g");
   if (q.shape.in() != g.shape.in() || q.shape.out() != g.shape.out())
-    throw DataError(fmt::format("{}: nets q and g have different inputs or outputs",
-                                file.string()));
+    throw DataError(
+        fmt::format("{}: nets q and g have different inputs or outputs", file.string()));
   nn::Mlp qn(q.shape), gn(g.shape);
   qn.buffer() = q.params;
   gn.buffer() = g.params;

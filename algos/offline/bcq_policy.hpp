@@ -2,7 +2,8 @@
 //
 // Discrete BCQ (Fujimoto, Conti, Ghavamzadeh and Pineau, "Benchmarking Batch Deep Reinforcement
 // Learning Algorithms", NeurIPS 2019 Deep RL workshop) acts greedily in Q among the actions the
-// behaviour classifier G finds plausible, as d3rlpy 2.8.1's DiscreteBCQImpl.inner_predict_best_action:
+// behaviour classifier G finds plausible, as d3rlpy 2.8.1's
+// DiscreteBCQImpl.inner_predict_best_action:
 //   allowed(a) = log G(a|s) - max_a' log G(a'|s) > log(threshold)
 //   action     = argmax_a (Q(s, a) - min_a' Q(s, a') + 1e-5) * allowed(a)
 // (the shift keeps every allowed value positive, so a masked action never wins; ties go to the

@@ -39,24 +39,25 @@ void DiscreteBcq::build(int obs_dim, int actions, std::uint64_t seed) {
 
 std::vector<TrainedNet> DiscreteBcq::trained() {
   if (p_.share_encoder) return {{&trunk_[0], &c_trunk_[0]}, {&qhead_, &c_qh_}, {&ghead_, &c_gh_}};
-  return {{&trunk_[0], &c_trunk_[0]}, {&qhead_, &c_qh_}, {&trunk_[1], &c_trunk_[1]},
-          {&ghead_, &c_gh_}};
+  return {
+      {&trunk_[0], &c_trunk_[0]}, {&qhead_, &c_qh_}, {&trunk_[1], &c_trunk_[1]}, {&ghead_, &c_gh_}};
 }
 
 double DiscreteBcq::compute_errors(const OfflineBatch& b, float dout_scale) {
   const int n = b.n, A = actions_, gt = g_trunk();
   const float gamma = static_cast<float>(p_.target.gamma);
+  const float reward_scale = static_cast<float>(p_.target.reward_scale);
   const double log_flex = std::log(p_.action_flexibility);
   // targets: constrained argmax of the online Q and G at s', valued by the target network
   const nn::Mat& hn = trunk_[0].forward(b.next_obs, n_trunk_[0]);
   const nn::Mat& qn = qhead_.forward(hn, n_qh_);
-  const nn::Mat& gn = ghead_.forward(gt == 0 ? hn : trunk_[1].forward(b.next_obs, n_trunk_[1]),
-                                     n_gh_);
+  const nn::Mat& gn =
+      ghead_.forward(gt == 0 ? hn : trunk_[1].forward(b.next_obs, n_trunk_[1]), n_gh_);
   const nn::Mat& tq = target_qhead_.forward(target_trunk_.forward(b.next_obs, t_trunk_), t_qh_);
   y_.resize(n);
   for (int i = 0; i < n; ++i) {
     const int k = bcq_select(qn.col(i).data(), gn.col(i).data(), A, log_flex);
-    y_[i] = b.rewards[i] + gamma * b.not_done[i] * tq(k, i);
+    y_[i] = reward_scale * b.rewards[i] + gamma * b.not_done[i] * tq(k, i);
   }
   // the loss at s
   const nn::Mat& h = trunk_[0].forward(b.obs, c_trunk_[0]);

@@ -18,10 +18,10 @@
 // | target_update_interval | 8000    | d3rlpy                                              |
 // | tau                    | 1.0     | d3rlpy (hard copy)                                  |
 // | action_flexibility     | 0.3     | d3rlpy; Fujimoto et al.'s threshold                 |
-// | beta                   | 0.01    | Fujimoto et al.'s code and d3rlpy's Atari reproduction (d3rlpy's config default is 0.5) |
-// | share_encoder          | true    | d3rlpy                                              |
-// | hidden_sizes           | 256,256 | d3rlpy VectorEncoderFactory                         |
-// plus the shared offline and user-level DP parameters (algos/offline/offline_learner.hpp).
+// | beta                   | 0.01    | Fujimoto et al.'s code and d3rlpy's Atari reproduction
+// (d3rlpy's config default is 0.5) | | share_encoder          | true    | d3rlpy | | hidden_sizes
+// | 256,256 | d3rlpy VectorEncoderFactory                         | plus the shared offline and
+// user-level DP parameters (algos/offline/offline_learner.hpp).
 #pragma once
 
 #include "algos/offline/offline_learner.hpp"
@@ -69,7 +69,7 @@ class DiscreteBcq final : public OfflineLearner {
   Params p_;
   nn::Mlp trunk_[2], qhead_, ghead_;  // trunk_[1] only without a shared encoder
   nn::Mlp target_trunk_, target_qhead_;
-  nn::MlpCache c_trunk_[2], c_qh_, c_gh_;          // s, with gradients
+  nn::MlpCache c_trunk_[2], c_qh_, c_gh_;                   // s, with gradients
   nn::MlpCache n_trunk_[2], n_qh_, n_gh_, t_trunk_, t_qh_;  // s', no gradients
   nn::Mat dq_, dg_, dh_;
   std::vector<float> y_;

@@ -27,6 +27,7 @@ void DiscreteCql::build(int obs_dim, int actions, std::uint64_t seed) {
 double DiscreteCql::compute_errors(const OfflineBatch& b, float dout_scale) {
   const int n = b.n, A = actions_;
   const float gamma = static_cast<float>(p_.target.gamma), alpha = static_cast<float>(p_.alpha);
+  const float reward_scale = static_cast<float>(p_.target.reward_scale);
   // double-DQN targets: online argmax at s', target network value (no gradient)
   const nn::Mat& qn = q_.forward(b.next_obs, cn_);
   const nn::Mat& tq = target_.forward(b.next_obs, ct_);
@@ -34,7 +35,7 @@ double DiscreteCql::compute_errors(const OfflineBatch& b, float dout_scale) {
   for (int i = 0; i < n; ++i) {
     int k;
     qn.col(i).maxCoeff(&k);
-    y_[i] = b.rewards[i] + gamma * b.not_done[i] * tq(k, i);
+    y_[i] = reward_scale * b.rewards[i] + gamma * b.not_done[i] * tq(k, i);
   }
   const nn::Mat& qs = q_.forward(b.obs, cq_);
   dout_.resize(A, n);

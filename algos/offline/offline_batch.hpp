@@ -1,26 +1,17 @@
-// Minibatches of transitions drawn from an offline Dataset, for the offline learners.
+// Minibatches of transitions for the offline learners: the columns a learner's networks read.
 //
-// Two samplers:
-//   uniform        n transitions uniformly with replacement (d3rlpy 2.8.1's transition picker;
-//                  the non-private learners)
-//   poisson_users  each of the m distinct users (Dataset::users()) independently with
-//                  probability q, then k transitions of each sampled user, uniformly with
-//                  replacement among that user's transitions (user-level DP-SGD, paper 000
-//                  Algorithm 4 with k = 1). Columns are user-major: user u owns columns
-//                  [u k, (u + 1) k). The draws come from a NoiseSource, so a private run samples
-//                  with the same secret randomness as its noise. Poisson sampling skips ahead
-//                  geometrically: the gap to the next sampled user is floor(ln U / ln(1 - q)),
-//                  U uniform in (0, 1), which has exactly the law of independent coin flips.
-// A transition is (s, a, r, s', 1 - terminated): truncated episodes still bootstrap from s'.
+// The transitions are chosen by the dataset samplers (engine/dataset_sampler.hpp: sample_uniform
+// for non-private learning, PoissonUserSampler for user-level DP-SGD, whose batches list each
+// sampled user's k transitions consecutively, so user u owns columns [u k, (u + 1) k)). A
+// transition is (s, a, r, s', 1 - terminated): truncated episodes still bootstrap from s'.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/dataset.hpp"
 #include "engine/nn_mlp.hpp"
-#include "engine/rng.hpp"
-#include "privacy/noise_source.hpp"
 
 namespace dprl::algos {
 
@@ -31,26 +22,19 @@ struct OfflineBatch {
   std::vector<float> rewards;   // n
   std::vector<float> not_done;  // n: 1 - terminated
   int n = 0;                    // transitions (columns)
-  int users = 0;                // Poisson batches: sampled users (n = users * k)
+  int users = 0;                // user batches: sampled users (n = users * k); else n
 };
 
-class TransitionSampler {
+// Copies transitions into batch columns (the dataset must outlive it and have Discrete actions).
+class BatchGatherer {
  public:
-  // The dataset must outlive the sampler and have Discrete actions.
-  explicit TransitionSampler(const Dataset& ds);
-
-  std::int64_t num_users() const { return static_cast<std::int64_t>(user_episodes_.size()); }
-  void uniform(int n, Rng& rng, OfflineBatch& b) const;
-  void poisson_users(double q, int k, privacy::NoiseSource& src, OfflineBatch& b) const;
+  explicit BatchGatherer(const Dataset& ds);
+  // Column i of b is transition transitions[i]; b.users is set to `users` (n when negative).
+  void gather(std::span<const std::size_t> transitions, OfflineBatch& b, int users = -1) const;
 
  private:
-  void resize(int n, OfflineBatch& b) const;
-  void put(std::size_t t, std::size_t e, int col, OfflineBatch& b) const;
-
   const Dataset& ds_;
-  std::vector<std::uint32_t> episode_;                   // episode of each transition
-  std::vector<std::vector<std::uint32_t>> user_episodes_;  // per user, its episodes
-  std::vector<std::vector<std::uint64_t>> user_cum_;       // per user, cumulative lengths
+  std::vector<std::uint32_t> episode_;  // episode of each transition
 };
 
 }  // namespace dprl::algos

@@ -17,8 +17,8 @@
 // noise noise_multiplier * clip_norm, divided by batch_size. Before each block of steps up to the
 // next evaluation, the block is charged to a Ledger (budget `epsilon`, `delta`, `accountant`);
 // `train.until_budget: true` trains for the largest N with epsilon(N) <= budget
-// (privacy/steps_within_budget.hpp), otherwise a run whose train.steps the budget cannot afford
-// is refused before its first step. Noise and user sampling come from OS entropy (`noise:
+// (steps_within_budget, privacy/calibration.hpp), otherwise a run whose train.steps the budget
+// cannot afford is refused before its first step. Noise and user sampling come from OS entropy (`noise:
 // os-entropy`, formal) or from the seed (`noise: seeded`: reproducible, not formal, warned).
 // Target networks, the Adam state and the greedy policy are post-processing of the noised
 // gradients; evaluation returns are computed from the released policy and public env episodes.
@@ -77,6 +77,7 @@ struct QTargetParams {
   double gamma = 0.99;
   int target_update_interval = 8000;
   double tau = 1.0;
+  double reward_scale = 1.0;
 
   template <class V>
   void visit(V& v) {
@@ -85,6 +86,8 @@ struct QTargetParams {
       "gradient steps between target updates (d3rlpy: 8000)");
     v("tau", tau, Range::left_open(0, 1),
       "target update rate at each update (1: hard copy; < 1: Polyak)");
+    v("reward_scale", reward_scale, Range::positive(),
+      "rewards are multiplied by this in the TD target (d3rlpy's MultiplyRewardScaler)");
   }
 };
 
@@ -101,11 +104,9 @@ struct UserDpParams {
   template <class V>
   void visit(V& v) {
     v("dp", dp, "user-level DP-SGD (privacy unit: the dataset's user_id)");
-    v("noise_multiplier", noise_multiplier, Range::left_open(0, 1e6),
-      "noise std / clip_norm");
+    v("noise_multiplier", noise_multiplier, Range::left_open(0, 1e6), "noise std / clip_norm");
     v("clip_norm", clip_norm, Range::positive(), "L2 bound on each sampled user's gradient");
-    v("epsilon", epsilon, Range::non_negative(),
-      "privacy budget (required > 0 when dp is true)");
+    v("epsilon", epsilon, Range::non_negative(), "privacy budget (required > 0 when dp is true)");
     v("delta", delta, Range::open(0, 1), "delta of the guarantee");
     v("accountant", accountant, Choices{{"pld", "rdp", "best"}}, "privacy accountant");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
@@ -124,8 +125,16 @@ struct TrainedNet {
 
 class OfflineLearner : public Algorithm {
  public:
+  OfflineLearner(const OfflineLearner&) = delete;
+  OfflineLearner& operator=(const OfflineLearner&) = delete;
+  ~OfflineLearner() override;
+  // Before the run directory exists: the dataset against the env and settings, and for private
+  // runs the DP configuration, the noise scale, the step count the budget affords and the ledger
+  // (opened, and locked, in the run directory).
+  void check(const RunPlan& plan) override;
   std::int64_t train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
+  bool needs_dataset() const override { return true; }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
@@ -139,6 +148,10 @@ class OfflineLearner : public Algorithm {
   double step(const OfflineBatch& b);
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
                privacy::NoiseSource& noise);
+  // The same with a given release rule and noise std on the sum (train() uses the secure release
+  // of algos/private_noise.hpp).
+  void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg, double noise_sd,
+               const privacy::GaussianRelease& release);
   std::int64_t steps_taken() const { return steps_; }
   // The gradient of trained network i from the last step (tests).
   const nn::Buffer& last_grad(std::size_t i) const { return grad_[i]; }
@@ -165,9 +178,11 @@ class OfflineLearner : public Algorithm {
   int obs_dim_ = 0, actions_ = 0;
 
  private:
-  struct DpRun;
-  std::int64_t plan_dp(TrainContext& ctx, const Dataset& ds, DpRun& run);
-  void finish_dp(const TrainContext& ctx, const DpRun& run, std::int64_t steps);
+  struct DpRun;  // algos/offline/offline_dp.cpp
+  void check_inputs(const RunPlan& plan);
+  void plan_dp(const RunPlan& plan);
+  void charge_block(TrainContext& ctx, std::int64_t step, std::int64_t total);
+  void finish_dp(const TrainContext& ctx, std::int64_t steps);
 
   void apply(const std::vector<TrainedNet>& nets);
 
@@ -177,6 +192,9 @@ class OfflineLearner : public Algorithm {
   std::vector<nn::Adam> opt_;
   std::vector<nn::Buffer> grad_;
   std::int64_t steps_ = 0;
+  bool checked_ = false;
+  std::int64_t planned_steps_ = 0;
+  std::unique_ptr<DpRun> run_;  // private runs, from check() to the end of train()
   std::optional<PrivacyReport> privacy_;
   std::vector<std::pair<std::string, double>> extra_;
 };

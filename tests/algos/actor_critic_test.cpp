@@ -1,6 +1,7 @@
 #include "algos/actor_critic.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "engine/io.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
+#include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
 
 namespace fs = std::filesystem;
@@ -22,6 +24,11 @@ using dprl::algos::OneHotFeatures;
 
 namespace {
 
+// per process: test runs of other checkouts share the temporary directory
+fs::path temp_dir(const std::string& name) {
+  return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+}
+
 std::span<const float> obs_of(const float& s) { return {&s, 1}; }
 
 dprl::algos::RunOptions quiet(const fs::path& out) {
@@ -29,6 +36,32 @@ dprl::algos::RunOptions quiet(const fs::path& out) {
   o.out = out;
   o.progress = dprl::Progress::Mode::kOff;
   return o;
+}
+
+// log Phi(-a) for a >= 0, the normal lower tail; the asymptotic series where erfc underflows
+double log_phi_lower(double a) {
+  const double t = 0.5 * std::erfc(a / std::sqrt(2.0));
+  if (t > 1e-300) return std::log(t);
+  return -0.5 * a * a - std::log(a * std::sqrt(2.0 * M_PI)) + std::log1p(-1.0 / (a * a));
+}
+
+// Exact epsilon at delta of a mu-GDP mechanism (Dong, Roth and Su 2019, Cor. 2.13): the
+// composition of Gaussian mechanisms with noise multipliers z_i is mu-GDP with
+// mu^2 = sum 1 / z_i^2, and delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), which
+// decreases in eps; bisection to 1e-10 relative.
+double gdp_epsilon(double mu, double delta) {
+  auto delta_of = [mu](double eps) {
+    const double a = eps / mu - mu / 2, b = eps / mu + mu / 2;
+    const double p1 = a >= 0 ? std::exp(log_phi_lower(a)) : 1 - std::exp(log_phi_lower(-a));
+    return p1 - std::exp(eps + log_phi_lower(b));
+  };
+  double lo = 0, hi = 1;
+  while (delta_of(hi) > delta) hi *= 2;
+  while (hi - lo > 1e-10 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    (delta_of(mid) > delta ? lo : hi) = mid;
+  }
+  return hi;
 }
 
 }  // namespace
@@ -142,29 +175,41 @@ TEST_SUITE("statistical") {
 }
 
 TEST_SUITE("e2e") {
-  TEST_CASE("DP-Both run reports per-update and whole-run privacy and is reproducible") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test";
+  TEST_CASE("DP-Both: the whole-run epsilon is that of sensitivity 2C (exact GDP), not C") {
+    const auto dir = temp_dir("dprl_ac_test");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 3\nenv: {id: chain_mdp, params: {n: 10}}\n"
-        "algo: {id: actor_critic, params: {dp: both, epsilon: 2, episodes: 20, "
+        "algo: {id: actor_critic, params: {dp: both, epsilon: 2, episodes: 20, noise: seeded, "
         "trace_similarity: true}}\ntrain: {steps: 1000000, eval_every: 0, eval_episodes: 5}\n";
     const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "a"));
     dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "b"));
+    // seeded noise is reproducible
     CHECK(dprl::read_file(dir / "a" / "metrics.csv") == dprl::read_file(dir / "b" / "metrics.csv"));
     REQUIRE(s.privacy.has_value());
-    auto d = nlohmann::json::parse(s.privacy->details_json);
-    CHECK(d["formal"] == false);
-    CHECK(d["classical_calibration_valid"] == false);
+    const auto d = nlohmann::json::parse(s.privacy->details_json);
     const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 2;
     CHECK(d["sigma"].get<double>() == doctest::Approx(sigma).epsilon(1e-14));
     const auto releases = d["releases"].get<std::int64_t>();
     CHECK(releases == 2 * s.env_steps);  // actor and critic every step
-    auto acc = dprl::privacy::make_accountant("rdp");
-    acc->compose(dprl::privacy::DpEvent::gaussian(sigma), releases);
-    CHECK(s.privacy->epsilon == doctest::Approx(acc->epsilon(1e-6)).epsilon(1e-12));
-    // the per-update exact epsilon of noise multiplier sigma is below the nominal 2 at delta 1e-6
-    CHECK(d["per_update_epsilon_exact"].get<double>() < 2.0);
+    // each release: a vector of norm exactly C, replaced by another of norm C (sensitivity 2C),
+    // plus N(0, sigma^2 C^2): noise multiplier sigma / 2. T of them compose to mu-GDP with
+    // mu = sqrt(T) 2 / sigma; the reported RDP epsilon must be a valid bound on the exact one
+    // (>=) and close to it (RDP's conversion slack is 2% here, mu = 33; with sensitivity C the
+    // old figure was about a quarter of the exact one)
+    const double exact = gdp_epsilon(std::sqrt(static_cast<double>(releases)) * 2 / sigma, 1e-6);
+    CHECK(s.privacy->epsilon >= exact);
+    CHECK(s.privacy->epsilon <= 1.1 * exact);
+    // the per-update exact epsilon of noise multiplier sigma / 2 at delta 1e-6
+    CHECK(d["per_update_epsilon_exact"].get<double>() ==
+          doctest::Approx(gdp_epsilon(2 / sigma, 1e-6)).epsilon(1e-6));
+    // the record: replace-one trajectory, only the noised vectors covered, never formal
+    CHECK_FALSE(s.privacy->formal);
+    CHECK(s.privacy->neighbouring == "replace");
+    CHECK(s.privacy->unit == "trajectory");
+    CHECK(s.privacy->reproducible_noise);
+    CHECK(s.privacy->covers.size() == 2);
+    CHECK(d["classical_calibration_valid"] == false);
     // 20 episode rows with cosine similarities in [-1, 1]
     const std::string csv = dprl::read_file(dir / "a" / "metrics.csv");
     CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
@@ -178,18 +223,62 @@ TEST_SUITE("e2e") {
     CHECK(found);
   }
 
-  TEST_CASE("fixed clipping gives a formal whole-run guarantee") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_fixed";
+  TEST_CASE("fixed clipping is not formal either: the record says what is covered") {
+    const auto dir = temp_dir("dprl_ac_test_fixed");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"
         "algo: {id: actor_critic, params: {dp: actor, clip: fixed, clip_norm: 1, episodes: 3}}\n"
         "train: {steps: 1000000, eval_every: 0, eval_episodes: 3}\n";
     const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
-    auto d = nlohmann::json::parse(s.privacy->details_json);
-    CHECK(d["formal"] == true);
+    REQUIRE(s.privacy.has_value());
+    CHECK_FALSE(s.privacy->formal);
+    CHECK(s.privacy->covers ==
+          std::vector<std::string>{"the noised actor gradients (not written)"});
+    // secure by default: OS entropy, exact discrete samples on snapped vectors
+    CHECK(s.privacy->noise_source == "os_entropy(secure, chacha20)");
+    CHECK_FALSE(s.privacy->reproducible_noise);
+    const auto d = nlohmann::json::parse(s.privacy->details_json);
     CHECK(d["critic_releases"] == 0);
     CHECK(d["actor_releases"].get<std::int64_t>() == s.env_steps);
+    // snapping the 3000-element actor vector to the grid g <= sigma C 2^-12 widens the
+    // sensitivity to 2C + sqrt(3000) g: noise multiplier sigma / (2 + sqrt(3000) sigma 2^-12)
+    const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 10;
+    CHECK(d["noise_multiplier_actor"].get<double>() ==
+          doctest::Approx(sigma / (2 + std::sqrt(3000.0) * sigma / 4096)).epsilon(1e-12));
+    auto summary = nlohmann::json::parse(dprl::read_file(dir / "summary.json"));
+    CHECK(summary["privacy"]["formal"] == false);
+    CHECK(summary["privacy"]["neighbouring"] == "replace");
+  }
+
+  TEST_CASE("metrics.csv's epsilon column uses the configured accountant") {
+    const auto dir = temp_dir("dprl_ac_test_pld");
+    fs::remove_all(dir);
+    const std::string yaml =
+        "seed: 2\nenv: {id: chain_mdp, params: {n: 5}}\n"
+        "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 0.5, episodes: 6, "
+        "accountant: pld, noise: seeded}}\n"
+        "train: {steps: 1000000, eval_every: 0, eval_episodes: 3}\n";
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    REQUIRE(s.privacy.has_value());
+    CHECK(s.privacy->accountant == "pld");
+    const std::string csv = dprl::read_file(dir / "metrics.csv");
+    // the last row's epsilon (5th column) is the summary's PLD figure, not RDP's
+    std::string last = csv.substr(csv.rfind('\n', csv.size() - 2) + 1);
+    std::vector<std::string> cells;
+    for (std::size_t p = 0, q; p <= last.size(); p = q + 1) {
+      q = last.find_first_of(",\n", p);
+      if (q == std::string::npos) q = last.size();
+      cells.push_back(last.substr(p, q - p));
+    }
+    REQUIRE(cells.size() >= 5);
+    const double col = std::stod(cells[4]);
+    CHECK(col == doctest::Approx(s.privacy->epsilon).epsilon(1e-6));
+    const auto d = nlohmann::json::parse(s.privacy->details_json);
+    auto rdp = dprl::privacy::make_accountant("rdp");
+    rdp->compose(dprl::privacy::DpEvent::gaussian(d["noise_multiplier_actor"].get<double>()),
+                 d["releases"].get<std::int64_t>());
+    CHECK(std::fabs(col - rdp->epsilon(1e-6)) > 1e-3 * col);
   }
 
   TEST_CASE("bad actor-critic parameters are rejected with the rule") {
@@ -231,41 +320,96 @@ TEST_SUITE("e2e") {
 }
 
 TEST_SUITE("e2e") {
-  TEST_CASE("a whole-run budget stops training before it is exceeded and writes the ledger") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_budget";
+  TEST_CASE(
+      "a budget is charged before release in a persistent ledger, and a rerun cannot respend") {
+    const auto dir = temp_dir("dprl_ac_test_budget");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 2\nenv: {id: chain_mdp, params: {n: 30}}\n"
         "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1, budget_epsilon: "
-        "150, "
-        "episodes: 1000}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
+        "150, episodes: 1000, charge_block: 100, noise: seeded}}\n"
+        "train: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
     const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
     REQUIRE(s.privacy.has_value());
     CHECK(s.privacy->epsilon <= 150.0);
     auto d = nlohmann::json::parse(s.privacy->details_json);
     CHECK(d["stopped_by_budget"] == true);
-    CHECK(d["formal"] == true);
-    // one more release would have crossed the budget
+    CHECK(s.episodes < 1000);
+    // every release was paid for: the ledger charged at least the releases made
     const auto releases = d["releases"].get<std::int64_t>();
+    CHECK(d["charged_steps"].get<std::int64_t>() == releases);  // stopped exactly at the budget
+    CHECK(d["charged_steps_unused"] == 0);
+    // one more release would have crossed the budget (the ledger's own accountant)
     auto acc = dprl::privacy::make_accountant("rdp");
-    acc->compose(dprl::privacy::DpEvent::gaussian(d["sigma"].get<double>()), releases + 1);
+    acc->compose(dprl::privacy::DpEvent::gaussian(d["noise_multiplier_actor"].get<double>()),
+                 releases + 1);
     CHECK(acc->epsilon(1e-6) > 150.0);
-    auto ledger = nlohmann::json::parse(dprl::read_file(dir / "privacy_ledger.json"));
+    const fs::path file = dir / "privacy_ledger.json";
+    const std::string before = dprl::read_file(file);
+    auto ledger = nlohmann::json::parse(before);
     CHECK(ledger["guarantee"]["epsilon"].get<double>() ==
           doctest::Approx(s.privacy->epsilon).epsilon(1e-12));
+    CHECK(ledger["guarantee"]["neighbouring"] == "replace");
     CHECK(ledger["budget"]["epsilon"] == 150.0);
-    CHECK(s.episodes < 1000);
+    CHECK(ledger["charges"].size() == d["ledger_charges_this_run"].get<std::size_t>());
+    CHECK(ledger["checksum"].get<std::string>().rfind("fnv1a64:", 0) == 0);
+    // a rerun into the same directory finds the budget spent and is refused before it writes
+    fs::remove(dir / "config.yaml");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir)),
+        doctest::Contains(doctest::String(
+            ("the privacy budget in " + file.string() + " is already spent").c_str())),
+        dprl::BudgetExceeded);
+    CHECK(dprl::read_file(file) == before);
+    CHECK_FALSE(fs::exists(dir / "config.yaml"));
+    // a budget too small for one step is refused before anything is written
+    const auto tiny = dir.string() + "_tiny";
+    fs::remove_all(tiny);
+    std::string small = yaml;
+    small.replace(small.find("budget_epsilon: 150"), 19, "budget_epsilon: 0.001");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(dprl::parse_yaml(small, "t"), "t", quiet(tiny)),
+        doctest::Contains("cannot afford a single step"), dprl::BudgetExceeded);
+    CHECK_FALSE(fs::exists(tiny));
+  }
+
+  TEST_CASE("runs sharing a ledger file share one budget") {
+    const auto dir = temp_dir("dprl_ac_test_shared");
+    fs::remove_all(dir);
+    const fs::path file = dir / "shared" / "budget.json";
+    auto yaml = [&](int episodes) {
+      return "seed: 4\nenv: {id: chain_mdp, params: {n: 10}}\n"
+             "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1, "
+             "budget_epsilon: 300, noise: seeded, charge_block: 50, ledger: " +
+             file.string() + ", episodes: " + std::to_string(episodes) +
+             "}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
+    };
+    const auto a =
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1), "t"), "t", quiet(dir / "a"));
+    const double after_a = dprl::privacy::Ledger::load_file(file).spent_epsilon();
+    CHECK(after_a > 0);
+    CHECK_FALSE(fs::exists(dir / "a" / "privacy_ledger.json"));
+    const auto b =
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1000), "t"), "t", quiet(dir / "b"));
+    const auto l = dprl::privacy::Ledger::load_file(file);
+    CHECK(l.spent_epsilon() <= 300.0);
+    CHECK(l.spent_epsilon() > after_a);
+    // b stopped early: it could spend only what a left
+    auto db = nlohmann::json::parse(b.privacy->details_json);
+    CHECK(db["stopped_by_budget"] == true);
+    CHECK(b.privacy->epsilon < l.spent_epsilon());
   }
 }
 
 TEST_SUITE("e2e") {
   TEST_CASE("noise that blows the weights up stops training and is reported as divergence") {
-    const auto dir = fs::temp_directory_path() / "dprl_ac_test_diverge";
+    const auto dir = temp_dir("dprl_ac_test_diverge");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"
         "algo: {id: actor_critic, params: {alpha_v: 0.05, alpha_w: 0.05, lambda: 0, dp: critic, "
-        "epsilon: 0.1, episodes: 500}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: "
+        "epsilon: 0.1, episodes: 500, noise: seeded}}\ntrain: {steps: 10000000, eval_every: 0, "
+        "eval_episodes: "
         "3}\n";
     const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
     double diverged = 0, at = -1;

@@ -48,7 +48,7 @@ TEST_CASE("linspace grids include both ends and follow numpy" * doctest::test_su
   CHECK_THROWS_AS(parse_grid_values(Node::scalar("1.5", "t"), "k"), ConfigError);
 }
 
-TEST_CASE("the plan has one seeded run per setting and run; tied keys are set together" *
+TEST_CASE("the plan has one seeded run per setting and run, and tied keys are set together" *
           doctest::test_suite("unit")) {
   const auto spec = parse_population(
       yaml("name: a\nseed: 1\nout: o\nenv: {id: acrobot}\nvariants:\n  grid:\n"

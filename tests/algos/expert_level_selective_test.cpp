@@ -10,8 +10,8 @@
 #include "envs/register_envs.hpp"
 #include "offline_test_util.hpp"
 #include "privacy/accountant.hpp"
+#include "privacy/calibration.hpp"
 #include "privacy/dp_event.hpp"
-#include "privacy/steps_within_budget.hpp"
 
 using namespace dprl;
 using namespace dprl::algos;
@@ -53,6 +53,12 @@ SelectiveDpSgdParams dp_params(double p, const char* accounting) {
   return s;
 }
 
+// The largest step count the budget (2, 1e-3) affords at noise multiplier 3 and rate q (PLD).
+std::int64_t budget_steps(double q) {
+  return privacy::steps_within_budget(
+      privacy::DpEvent::poisson_sampled(q, privacy::DpEvent::gaussian(3.0)), 2.0, 1e-3, "pld");
+}
+
 }  // namespace
 
 TEST_CASE("expert-level DP-SGD (p = 1) takes exactly the steps the budget affords" *
@@ -62,15 +68,15 @@ TEST_CASE("expert-level DP-SGD (p = 1) takes exactly the steps the budget afford
   const auto p = dp_params(1.0, "sound");
   const auto r = train_selective(learner, nullptr, &data(), kExperts, 8, p, ctx);
   const double q = 8.0 / kExperts;
-  const auto n = privacy::steps_within_budget(3.0, q, 2.0, 1e-3, "pld");
-  REQUIRE(n.steps > 1);
-  CHECK(r.noisy_steps == n.steps);
-  CHECK(r.iterations == n.steps);
+  const auto n = budget_steps(q);
+  REQUIRE(n > 1);
+  CHECK(r.noisy_steps == n);
+  CHECK(r.iterations == n);
   CHECK(r.stable_steps == 0);
   CHECK(r.epsilon <= 2.0);
   // one more step would exceed the budget
   auto acc = privacy::make_accountant("pld");
-  acc->compose(privacy::dpsgd_event(3.0, q, n.steps + 1));
+  acc->compose(privacy::dpsgd_event(3.0, q, n + 1));
   CHECK(acc->epsilon(1e-3) > 2.0);
   REQUIRE(r.report);
   CHECK(r.report->unit == "expert");
@@ -78,11 +84,11 @@ TEST_CASE("expert-level DP-SGD (p = 1) takes exactly the steps the budget afford
   CHECK(r.report->delta == 1e-3);
   CHECK_FALSE(r.report->formal);  // seeded noise
   CHECK(r.report->reproducible_noise);
-  CHECK(learner.steps_taken() == n.steps);
+  CHECK(learner.steps_taken() == n);
 }
 
 TEST_CASE(
-    "sound accounting counts only noisy steps at q = b/m; paper counts every iteration at "
+    "sound accounting counts only noisy steps at q = b/m, paper counts every iteration at "
     "q = p b/m" *
     doctest::test_suite("unit")) {
   const double q = 8.0 / kExperts, p = 0.5;
@@ -91,8 +97,8 @@ TEST_CASE(
     auto ctx = make_ctx(2);
     const auto r =
         train_selective(learner, &data(), &data(), kExperts, 8, dp_params(p, "sound"), ctx);
-    const auto n = privacy::steps_within_budget(3.0, q, 2.0, 1e-3, "pld");
-    CHECK(r.noisy_steps == n.steps);
+    const auto n = budget_steps(q);
+    CHECK(r.noisy_steps == n);
     CHECK(r.iterations == r.noisy_steps + r.stable_steps);
     CHECK(r.stable_steps > 0);
     CHECK(r.report->formal == false);  // seeded
@@ -105,21 +111,21 @@ TEST_CASE(
     auto ctx = make_ctx(3);
     const auto r =
         train_selective(learner, &data(), &data(), kExperts, 8, dp_params(p, "paper"), ctx);
-    const auto n = privacy::steps_within_budget(3.0, p * q, 2.0, 1e-3, "pld");
-    CHECK(r.iterations == n.steps);
-    CHECK(r.noisy_steps + r.stable_steps == n.steps);
+    const auto n = budget_steps(p * q);
+    CHECK(r.iterations == n);
+    CHECK(r.noisy_steps + r.stable_steps == n);
     // the coins: noisy ~ Binomial(N, 1/2); |noisy - N/2| < 4.9 sd has probability > 1 - 1e-6
-    const double sd = std::sqrt(n.steps * 0.25);
-    CHECK(std::abs(r.noisy_steps - 0.5 * n.steps) < 4.9 * sd);
+    const double sd = std::sqrt(n * 0.25);
+    CHECK(std::abs(r.noisy_steps - 0.5 * n) < 4.9 * sd);
     const auto d = nlohmann::json::parse(r.report->details_json);
     CHECK(d["q_accounted"].get<double>() == doctest::Approx(p * q));
     CHECK_FALSE(r.report->formal);  // the paper's accounting is never a formal record
     // the paper's rule affords more noisy steps than the sound one (about 1/p times as many)
-    CHECK(n.steps * p > privacy::steps_within_budget(3.0, q, 2.0, 1e-3, "pld").steps);
+    CHECK(n * p > budget_steps(q));
   }
 }
 
-TEST_CASE("p = 0 trains on the stable data only; an empty stable set skips the coin's zeros" *
+TEST_CASE("p = 0 trains on the stable data only, and an empty stable set skips the coin's zeros" *
           doctest::test_suite("unit")) {
   SelectiveDpSgdParams s;
   s.p = 0.0;

@@ -26,8 +26,8 @@ inline int cartpole_expert(std::span<const float> s) {
 
 // `episodes` episodes of `greedy` with action floor `floor` in env `id`; episode e belongs to user
 // e % users.
-inline Dataset rollout_dataset(const std::string& id, const Greedy& greedy, int episodes,
-                               int users, double floor, std::uint64_t seed) {
+inline Dataset rollout_dataset(const std::string& id, const Greedy& greedy, int episodes, int users,
+                               double floor, std::uint64_t seed) {
   auto env = envs::make_env(id);
   const EnvSpec& spec = env->spec();
   DatasetInfo info;

@@ -222,11 +222,11 @@ TEST_SUITE("unit") {
     CHECK(load_error(fixture("d4rl_absurd.hdf5"))
               .find("d4rl_absurd.hdf5: observations: shape claims 16000000000000 bytes but the "
                     "file stores 0") != std::string::npos);
-    dprl::D4rlOptions opt;
-    opt.user_id_key = "infos/user_id";
+    dprl::LoadOptions opt;
+    opt.d4rl.user_id_key = "infos/user_id";
     const auto d4rl_error = [&](const fs::path& p) {
       try {
-        dprl::load_dataset(p, dprl::DatasetFormat::kD4rl, opt);
+        dprl::load_dataset(p, opt);
       } catch (const DataError& e) {
         return std::string(e.what());
       }

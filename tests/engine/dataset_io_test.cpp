@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/error.hpp"
@@ -76,7 +78,56 @@ TEST_SUITE("unit") {
       // and through the explicit format, the data/ folder and the file itself
       check_equal(d, dprl::load_dataset(out / "data", "minari"));
       check_equal(d, dprl::load_minari(out / "data" / "main_data.hdf5"));
+      // the same through HDF5 alone, without the index
+      CHECK(fs::is_regular_file(out / "data" / "dprl_index.bin"));
+      check_equal(d, dprl::load_minari(out, false));
     }
+  }
+
+  TEST_CASE("the index is ignored once main_data.hdf5 changes or the index is damaged") {
+    const auto dir = scratch("index");
+    const Dataset d = dprl::test::random_dataset(0, 5, 77);
+    dprl::save_minari(d, dir / "ds");
+    const fs::path h5 = dir / "ds" / "data" / "main_data.hdf5";
+    const fs::path index = dir / "ds" / "data" / "dprl_index.bin";
+    // damaged index (one byte flipped): the checksum fails, HDF5 is read
+    std::string bytes = dprl::read_file(index);
+    bytes[100] = static_cast<char>(bytes[100] ^ 1);
+    dprl::write_file_atomic(index, bytes);
+    check_equal(d, dprl::load_dataset(dir / "ds"));
+    // a main_data.hdf5 rewritten by another tool: its time stamp differs, HDF5 is read
+    dprl::save_minari(d, dir / "ds2");
+    fs::last_write_time(dir / "ds2" / "data" / "main_data.hdf5",
+                        fs::last_write_time(h5) + std::chrono::seconds(5));
+    check_equal(d, dprl::load_dataset(dir / "ds2"));
+    // a user id changed in the HDF5 file is seen (the index is not trusted any more)
+    {
+      // set_attr creates; rewrite the file's episode 0 user through a fresh copy of the data
+      Dataset relabelled = d;
+      relabelled.set_user_id(0, 99);
+      dprl::save_minari(relabelled, dir / "ds3");
+      fs::copy_file(dir / "ds" / "data" / "dprl_index.bin", dir / "ds3" / "data" / "dprl_index.bin",
+                    fs::copy_options::overwrite_existing);
+      CHECK(dprl::load_dataset(dir / "ds3").user_id(0) == 99);
+    }
+  }
+
+  TEST_CASE("loads from several threads take turns in HDF5 and agree") {
+    const auto dir = scratch("threads");
+    const Dataset d = dprl::test::random_dataset(2, 30, 8);
+    dprl::save_minari(d, dir / "ds");
+    std::vector<Dataset> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      threads.emplace_back([&, i] {
+        // through HDF5 (no index) and the D4RL reader at once
+        got[i] = i % 2 ? dprl::load_minari(dir / "ds", false)
+                       : dprl::load_dataset(fixture("d4rl_gzip.hdf5"));
+      });
+    for (auto& t : threads) t.join();
+    check_equal(d, got[1]);
+    check_equal(d, got[3]);
+    check_equal(got[0], got[2]);
   }
 
   TEST_CASE("metadata.json carries Minari's keys and ours") {
@@ -169,10 +220,9 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("h5py-written D4RL file: next_observations, N x 1 rewards, float flags, user key") {
-    dprl::D4rlOptions opt;
-    opt.user_id_key = "infos/user_id";
-    const Dataset d =
-        dprl::load_dataset(fixture("d4rl_next_obs.hdf5"), dprl::DatasetFormat::kD4rl, opt);
+    dprl::LoadOptions opt;
+    opt.d4rl.user_id_key = "infos/user_id";
+    const Dataset d = dprl::load_dataset(fixture("d4rl_next_obs.hdf5"), opt);
     REQUIRE(d.num_episodes() == 2);
     CHECK(d.num_transitions() == 6);
     CHECK(d.user_id(0) == 10);
@@ -187,10 +237,9 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("D4RL without timeouts: max_episode_steps also ends episodes") {
-    dprl::D4rlOptions opt;
-    opt.max_episode_steps = 2;
-    const Dataset d =
-        dprl::load_dataset(fixture("d4rl_next_obs.hdf5"), dprl::DatasetFormat::kD4rl, opt);
+    dprl::LoadOptions opt;
+    opt.d4rl.max_episode_steps = 2;
+    const Dataset d = dprl::load_dataset(fixture("d4rl_next_obs.hdf5"), opt);
     // rows 0-1 (limit), 2 (terminal), 3-4 (limit), 5 (terminal)
     REQUIRE(d.num_episodes() == 4);
     CHECK(d.truncated(1));

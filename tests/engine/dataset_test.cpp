@@ -70,7 +70,7 @@ TEST_SUITE("unit") {
     CHECK(d.episode_return(2) == 0 + 1 + 2 + 3);
   }
 
-  TEST_CASE("users are sorted and distinct; episodes_by_user groups episodes") {
+  TEST_CASE("users are sorted and distinct, and episodes_by_user groups episodes") {
     Dataset d(box_info());
     add(d, 1, 0, 9);
     add(d, 1, 0, 2);

@@ -1,4 +1,4 @@
-// Helpers shared by the dataset tests: scratch folders, fixtures, seeded random datasets.
+// Shared by the dataset tests: scratch folders, fixtures, seeded random datasets.
 #pragma once
 
 #include <unistd.h>

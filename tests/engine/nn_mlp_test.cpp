@@ -126,28 +126,6 @@ TEST_SUITE("unit") {
     CHECK((got - expect).norm() <= 1e-5 * expect.norm());
   }
 
-  TEST_CASE("nn dp noise has std sigma times C on real parameters and none on padding") {
-    Mlp net(MlpShape({3, 5, 2}, Act::kRelu));
-    MlpCache c;
-    net.forward(Mat::Zero(3, 2), c);
-    backward_errors(net.shape(), net.data(), Mat::Zero(2, 2), c);
-    Buffer g(net.size());
-    Rng rng(11);
-    dp_sgd_grad(
-        net.shape(), c, DpSgdConfig{2.0, 1.5},
-        [&](std::span<float> o) { fill_standard_normal(rng, o); }, g.data());
-    int real = 0;
-    for (int l = 0; l < net.shape().num_layers(); ++l) {
-      real += net.shape().out(l) * (net.shape().in(l) + 1);
-      const std::size_t end_w =
-          net.shape().weight_offset(l) + net.shape().out(l) * net.shape().in(l);
-      for (std::size_t k = end_w; k < net.shape().bias_offset(l); ++k) CHECK(g[k] == 0.0f);
-    }
-    int nonzero = 0;
-    for (float v : g) nonzero += v != 0.0f;
-    CHECK(nonzero == real);
-  }
-
   TEST_CASE("nn fill_standard_normal moments") {
     // n = 2^20 values: the sample mean has sd 1/1024 and the sample variance sd sqrt(2)/1024.
     // Two-sided p = 1e-6 gives |z| < 4.89: |mean| < 4.89/1024 = 0.0048, |var - 1| < 0.0068.
@@ -256,5 +234,50 @@ TEST_SUITE("unit") {
     std::vector<float> y(3), scratch;
     forward_one(net.shape(), net.data(), x.data(), y.data(), scratch);
     for (int j = 0; j < 3; ++j) CHECK(y[j] == doctest::Approx(out(j, 0)).epsilon(1e-6));
+  }
+}
+
+TEST_SUITE("statistical") {
+  TEST_CASE("nn dp noise has std sigma times C on real parameters and none on padding") {
+    Mlp net(MlpShape({3, 5, 2}, Act::kRelu));
+    MlpCache c;
+    net.forward(Mat::Zero(3, 2), c);
+    backward_errors(net.shape(), net.data(), Mat::Zero(2, 2), c);
+    Buffer g(net.size());
+    Rng rng(11);
+    // zero errors: the gradient is pure noise, N(0, (sigma C)^2) = N(0, 9) per real parameter
+    const DpSgdConfig cfg{2.0, 1.5};
+    const double sd = cfg.noise_multiplier * cfg.clip_norm;
+    int real = 0;
+    for (int l = 0; l < net.shape().num_layers(); ++l) {
+      real += net.shape().out(l) * (net.shape().in(l) + 1);
+    }
+    // 2000 draws of the 32 real parameters: n = 64000 values. The sample variance of n normals
+    // has sd var sqrt(2 / n) = 0.56% of var; two-sided p = 1e-6 (z = 4.892): |var / 9 - 1| <
+    // 0.0274. The fourth moment (3 sd^4, sd of its estimate sd^4 sqrt(96 / n)) separates a
+    // normal shape from, e.g., a uniform one (1.8 sd^4): |m4 / sd^4 - 3| < 4.892 sqrt(96 / n).
+    const int draws = 2000;
+    double s2 = 0.0, s4 = 0.0, mean = 0.0;
+    for (int r = 0; r < draws; ++r) {
+      dp_sgd_grad(
+          net.shape(), c, cfg, [&](std::span<float> o) { fill_standard_normal(rng, o); }, g.data());
+      int nonzero = 0;
+      for (int l = 0; l < net.shape().num_layers(); ++l) {
+        const std::size_t end_w =
+            net.shape().weight_offset(l) + net.shape().out(l) * net.shape().in(l);
+        for (std::size_t k = end_w; k < net.shape().bias_offset(l); ++k) CHECK(g[k] == 0.0f);
+      }
+      for (float v : g) {
+        nonzero += v != 0.0f;
+        mean += v;
+        s2 += double(v) * v;
+        s4 += double(v) * v * v * v;
+      }
+      CHECK(nonzero == real);
+    }
+    const double n = double(draws) * real;
+    CHECK(std::fabs(mean / n) < 4.892 * sd / std::sqrt(n));
+    CHECK(std::fabs(s2 / n / (sd * sd) - 1.0) < 4.892 * std::sqrt(2.0 / n));
+    CHECK(std::fabs(s4 / n / std::pow(sd, 4) - 3.0) < 4.892 * std::sqrt(96.0 / n));
   }
 }

@@ -2,6 +2,7 @@
 // p = 1e-6 (two-sided normal quantile z = 4.892; one-sided 4.753), so they cannot flake.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -22,6 +23,23 @@ double chi2_crit(int k) {
   const double c = 2.0 / (9.0 * k);
   return k * std::pow(1.0 - c + 4.753 * std::sqrt(c), 3.0);
 }
+
+// Kolmogorov-Smirnov statistic sup |F_n - F| of the sample against the CDF F.
+template <class Cdf>
+double ks_statistic(std::vector<double> x, Cdf cdf) {
+  std::sort(x.begin(), x.end());
+  const double n = double(x.size());
+  double d = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double f = cdf(x[i]);
+    d = std::max({d, f - double(i) / n, double(i + 1) / n - f});
+  }
+  return d;
+}
+
+// One-sample KS critical value at p = 1e-6: P(sqrt(n) D > c) ~ 2 exp(-2 c^2) (Kolmogorov's
+// limit, its first term an upper bound), so c = sqrt(ln(2e6) / 2) = 2.6934.
+double ks_crit(std::size_t n) { return 2.6934 / std::sqrt(double(n)); }
 
 struct Moments {
   double mean = 0, var = 0;
@@ -58,6 +76,51 @@ TEST_SUITE("statistical") {
       CHECK(std::fabs(l.var - 2 * 2.25) <
             kZ * 2.25 * std::sqrt(20.0 / n) + (secure ? 4.5 * 1e-3 : 0));
     }
+  }
+
+  TEST_CASE("seeded Gaussian and Laplace samplers have the right shape (Kolmogorov-Smirnov)") {
+    // n = 100000: D < 0.0085 at p = 1e-6. A wrong shape with the right variance fails by far
+    // (uniform vs normal: D = 0.03; normal vs Laplace: D = 0.05). The secure samplers are
+    // discrete on a grid of 2^-12 of the scale (scale rounded up by < 2^-12): their CDF is within
+    // ~1e-4 of the continuous one, far inside the critical value.
+    const std::size_t n = 100000;
+    for (bool secure : {false, true}) {
+      CAPTURE(secure);
+      auto noise = make_seeded_noise(43, 1, 2, secure);
+      std::vector<double> g(n), l(n);
+      for (double& v : g) v = noise->gaussian(2.0);
+      for (double& v : l) v = noise->laplace(1.5);
+      CHECK(ks_statistic(g, [](double x) { return 0.5 * std::erfc(-x / (2.0 * std::sqrt(2.0))); }) <
+            ks_crit(n));
+      CHECK(ks_statistic(l, [](double x) {
+              return x < 0 ? 0.5 * std::exp(x / 1.5) : 1.0 - 0.5 * std::exp(-x / 1.5);
+            }) < ks_crit(n));
+      // and the test's power: each sample against the other's shape at equal variance
+      CHECK(ks_statistic(g, [](double x) {
+              const double b = 2.0 / std::sqrt(2.0);
+              return x < 0 ? 0.5 * std::exp(x / b) : 1.0 - 0.5 * std::exp(-x / b);
+            }) > ks_crit(n));
+    }
+  }
+
+  TEST_CASE("discrete Gaussian at s = 2^20 (128-bit arithmetic) has the normal shape (KS)") {
+    // for s >> 1 the discrete Gaussian's CDF at integer k is Phi((k + 1/2) / s) up to
+    // O(e^(-2 pi^2 s^2)) (Poisson summation); n = 50000, D < 0.012 at p = 1e-6
+    auto noise = make_seeded_noise(44, 0, 0);
+    BitSource bits = [&] { return noise->next_u64(); };
+    const double s = 0x1p20;
+    std::vector<double> y(50000);
+    for (double& v : y) v = double(discrete_gaussian(std::uint64_t{1} << 20, bits));
+    CHECK(ks_statistic(y, [&](double k) {
+            return 0.5 * std::erfc(-(k + 0.5) / (s * std::sqrt(2.0)));
+          }) < ks_crit(y.size()));
+    // near 2^28 as well (the largest s the sampler takes)
+    std::vector<double> z(20000);
+    for (double& v : z) v = double(discrete_gaussian((std::uint64_t{1} << 28) - 1, bits));
+    const double s2 = double((std::uint64_t{1} << 28) - 1);
+    CHECK(ks_statistic(z, [&](double k) {
+            return 0.5 * std::erfc(-(k + 0.5) / (s2 * std::sqrt(2.0)));
+          }) < ks_crit(z.size()));
   }
 
   TEST_CASE("discrete Laplace matches its pmf (chi-square - p = 1e-6)") {
@@ -141,7 +204,7 @@ TEST_SUITE("unit") {
     CHECK(x == b->gaussian(1.0));
     CHECK(x != c->gaussian(1.0));
     auto os = make_os_entropy_noise();
-    CHECK(os->name() == "os_entropy(secure)");
+    CHECK(os->name() == "os_entropy(secure, chacha20)");
     CHECK(os->next_u64() != os->next_u64());
     auto z = make_zero_noise();
     CHECK(z->gaussian(5.0) == 0.0);

@@ -102,7 +102,8 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("paper 002: private LSVI-UCB runs from the CLI and its time-indexed policy evaluates") {
-    const auto d = scratch("paper002");
+    // per process: test runs of other checkouts share the temporary directory
+    const auto d = scratch("paper002_" + std::to_string(::getpid()));
     const std::string out = (d / "run").string();
     auto r = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " + out +
                       " --set algo.params.episodes=1000 --set algo.params.private=true"
@@ -113,6 +114,24 @@ TEST_SUITE("e2e") {
     CHECK(s["privacy"]["epsilon"].get<double>() <= 10.0);
     CHECK(s["privacy"]["delta"].get<double>() == 1e-5);
     CHECK(s["extra"]["updates"].get<double>() == s["extra"]["batches"].get<double>());
+    // secure by default: OS-entropy noise, and with the fixed initial state every published
+    // figure is post-processing of the releases
+    CHECK(s["privacy"]["noise_source"] == "os_entropy(secure, chacha20)");
+    CHECK(s["privacy"]["reproducible_noise"] == false);
+    CHECK(s["privacy"]["formal"] == true);
+    CHECK(s["privacy"]["neighbouring"] == "replace");
+    CHECK(r.err.empty());
+    // seeded noise: reproducible, not formal, and one warning line
+    auto seeded = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " +
+                           (d / "seeded").string() +
+                           " --set algo.params.episodes=100 --set algo.params.private=true"
+                           " --set algo.params.noise=seeded");
+    REQUIRE(seeded.code == 0);
+    CHECK(one_line(seeded.err));
+    CHECK(seeded.err.rfind("dprl: warning: lsvi_ucb: noise: seeded", 0) == 0);
+    auto ss = nlohmann::json::parse(dprl::read_file(d / "seeded" / "summary.json"));
+    CHECK(ss["privacy"]["reproducible_noise"] == true);
+    CHECK(ss["privacy"]["formal"] == false);
     CHECK(s["extra"]["regret"].get<double>() > 0);
     // the policy file is time-indexed (horizon 5) and evaluates on the same env
     auto e = dprl_cmd(
@@ -125,12 +144,13 @@ TEST_SUITE("e2e") {
     // the metrics are the regret curve on a log-spaced episode grid
     const std::string m = dprl::read_file(d / "run" / "metrics.csv");
     CHECK(m.rfind("episode,regret,regret_k,updates", 0) == 0);
-    // a non-linear env is refused with one line naming the learner
+    // a non-linear env is refused with one line naming the learner, before anything is written
     auto bad = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " +
                         (d / "bad").string() + " --set env.id=taxi --set 'env.params={}'");
-    CHECK(bad.code != 0);
+    CHECK(bad.code == 2);
     CHECK(one_line(bad.err));
     CHECK(bad.err.find("linear_mdp") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "bad"));
   }
 
   TEST_CASE("bad input gives one line on stderr and a non-zero exit and writes nothing") {

@@ -94,7 +94,7 @@ TEST_SUITE("e2e") {
     CHECK(dprl_cmd("collect --env cartpole --policy random --overwrite --out " + out).code == 0);
   }
 
-  TEST_CASE("collect: built-in heuristic on LunarLander; continuous env with action noise") {
+  TEST_CASE("collect: built-in heuristic on LunarLander, continuous env with action noise") {
     const auto d = scratch("heuristic");
     auto r = dprl_cmd(
         "collect --env lunar_lander --policy lunar_lander_heuristic --episodes 2"

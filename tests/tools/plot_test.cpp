@@ -455,3 +455,51 @@ TEST_SUITE("e2e") {
     CHECK_FALSE(fs::exists(bad));
   }
 }
+
+TEST_SUITE("unit") {
+  TEST_CASE("percentile_band: median and 15th-85th percentiles by linear interpolation") {
+    // numpy.percentile([1, 2, 3, 4], [15, 50, 85]) = [1.45, 2.5, 3.55]
+    CHECK(dprl::tools::percentile({4, 1, 3, 2}, 15) == doctest::Approx(1.45));
+    CHECK(dprl::tools::percentile({4, 1, 3, 2}, 50) == doctest::Approx(2.5));
+    CHECK(dprl::tools::percentile({4, 1, 3, 2}, 85) == doctest::Approx(3.55));
+    CHECK(dprl::tools::percentile({7}, 85) == 7);
+    // five runs at x = 0 (values 10, 50, 20, 40, 30) and one at x = 1
+    std::vector<Curve> runs{{{0, 1}, {10, 5}}, {{0}, {50}}, {{0}, {20}}, {{0}, {40}}, {{0}, {30}}};
+    const Band b = dprl::tools::percentile_band(runs, 15, 85);
+    REQUIRE(b.x.size() == 2);
+    CHECK(b.mean[0] == 30);                    // the median
+    CHECK(b.lower[0] == doctest::Approx(16));  // h = 0.6: 10 + 0.6 * 10
+    CHECK(b.upper[0] == doctest::Approx(44));  // h = 3.4: 40 + 0.4 * 10
+    CHECK(b.n[0] == 5);
+    CHECK(b.mean[1] == 5);
+    CHECK(std::isnan(b.lower[1]));  // one run: no band
+  }
+}
+
+TEST_SUITE("e2e") {
+  TEST_CASE("dprl plot --stat median draws the percentile band and bad --percentiles exit 2") {
+    TempDir tmp;
+    const fs::path runs = tmp.path / "runs";
+    std::string dirs;
+    for (int s = 1; s <= 5; ++s) {
+      const auto d = runs / ("m_seed" + std::to_string(s));
+      write_run(d, "ppo", s, "step,train_return\n0," + std::to_string(10 * s) + "\n1,5\n");
+      dirs += " '" + d.string() + "'";
+    }
+    const fs::path svg = tmp.path / "m.svg";
+    const fs::path err = tmp.path / "err.txt";
+    CHECK(run(dprl_exe() + " plot" + dirs + " --y train_return --stat median -o '" + svg.string() +
+              "' > /dev/null 2> '" + err.string() + "'") == 0);
+    REQUIRE(fs::exists(svg));
+    CHECK(well_formed(dprl::read_file(svg)));
+    CHECK(count(dprl::read_file(svg), "<path ") == 2);  // band + line
+    for (const char* bad : {"90,10", "15", "-1,50", "15,101"}) {
+      CAPTURE(bad);
+      CHECK(run(dprl_exe() + " plot" + dirs + " --y train_return --stat median --percentiles " +
+                bad + " -o '" + (tmp.path / "bad.svg").string() + "' 2> '" + err.string() + "'") ==
+            2);
+      CHECK(dprl::read_file(err).find("--percentiles") != std::string::npos);
+      CHECK_FALSE(fs::exists(tmp.path / "bad.svg"));
+    }
+  }
+}

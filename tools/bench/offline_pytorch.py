@@ -13,11 +13,17 @@ Run on one core, as the dprl side:
         --batch 256 --json
 Prints {"step_us": median, ...}: the median over `repeats` blocks of `iters` steps each, in thread
 CPU time (as `dprl bench offline`; wall time is printed too).
+
+With --dprl PATH the script also runs `PATH bench offline` (one timed block per call, same shapes)
+between its own blocks, so both sides see the same machine state, and prints both medians and the
+ratios the issue's targets are stated in (dprl step / PyTorch step, dprl DP step / dprl step).
 """
 
 import argparse
 import json
 import os
+import statistics
+import subprocess
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -45,6 +51,7 @@ def main():
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--dprl", type=str, default="", help="dprl executable to time alongside")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -82,13 +89,19 @@ def main():
 
     for _ in range(args.iters // 4 + 10):
         cql_step()
-    times, walls = [], []
+    times, walls, dprl_runs = [], [], []
     for _ in range(args.repeats):
         c0, t0 = time.thread_time(), time.perf_counter()
         for _ in range(args.iters):
             cql_step()
         times.append((time.thread_time() - c0) / args.iters * 1e6)
         walls.append((time.perf_counter() - t0) / args.iters * 1e6)
+        if args.dprl:
+            cmd = [args.dprl, "bench", "offline", "--algo", "discrete_cql", "--obs",
+                   str(args.obs), "--actions", str(args.actions), "--hidden", args.hidden,
+                   "--batch", str(b), "--iters", str(args.iters), "--repeats", "1", "--json"]
+            dprl_runs.append(json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                                       text=True).stdout))
     times.sort()
     walls.sort()
     out = {
@@ -104,6 +117,13 @@ def main():
         "repeats": args.repeats,
         "iters": args.iters,
     }
+    if dprl_runs:
+        med = lambda k: statistics.median(r[k] for r in dprl_runs)  # noqa: E731
+        out["dprl_step_us"] = med("step_us")
+        out["dprl_dp_step_us"] = med("dp_step_us")
+        out["dprl_step_wall_us"] = med("step_wall_us")
+        out["dprl_over_pytorch"] = out["dprl_step_us"] / out["step_us"]
+        out["dprl_dp_over_step"] = out["dprl_dp_step_us"] / out["dprl_step_us"]
     if args.json:
         print(json.dumps(out))
     else:

@@ -1,0 +1,139 @@
+// User-level DP-SGD planning for the offline learners: the configuration from the dataset, the
+// noise scale of the release, the step count the budget affords, the ledger, block charges and
+// the guarantee record (see offline_learner.hpp and privacy/user_dp_sgd.hpp).
+#include "algos/offline/offline_dp.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "algos/private_noise.hpp"
+#include "engine/error.hpp"
+#include "privacy/calibration.hpp"
+
+namespace dprl::algos {
+
+namespace {
+
+// The dataset's privacy unit: metadata "privacy_unit" when the collector wrote one, else "user".
+std::string dataset_unit(const Dataset& ds) {
+  const std::string& meta = ds.info().metadata_json;
+  if (!meta.empty()) {
+    const auto j = nlohmann::json::parse(meta, nullptr, false);
+    if (j.is_object() && j.contains("privacy_unit") && j["privacy_unit"].is_string())
+      return j["privacy_unit"].get<std::string>();
+  }
+  return "user";
+}
+
+constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
+
+}  // namespace
+
+void OfflineLearner::plan_dp(const RunPlan& plan) {
+  auto run = std::make_unique<DpRun>();
+  run->cfg.noise_multiplier = dp_.noise_multiplier;
+  run->cfg.clip_norm = dp_.clip_norm;
+  run->cfg.expected_batch = common_.batch_size;
+  run->cfg.num_users = static_cast<std::int64_t>(plan.dataset->users().size());
+  run->cfg.contribution = dp_.contribution;
+  run->cfg.validate();
+  run->unit = dataset_unit(*plan.dataset);
+  // the release's noise: z C, or with the secure sampler enough more to cover its grid snapping
+  const EnvSpec& spec = plan.env.spec();
+  setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), plan.seed);
+  std::vector<privacy::DpNetGrad> nets;
+  for (const auto& t : trained()) nets.push_back({&t.net->shape(), t.cache, nullptr});
+  run->noised_values = privacy::noised_values(nets);
+  run->secure = dp_.noise == "os-entropy";
+  run->noise_sd = secure_noise_scale(dp_.noise_multiplier, dp_.clip_norm,
+                                     static_cast<double>(run->noised_values), run->secure);
+  // the step count, decided before any ledger file is created unless one already exists (a run
+  // directory reused, or resumed: what it spent counts)
+  const privacy::DpEvent event = run->cfg.step_event();
+  const bool existing =
+      plan.run_dir && std::filesystem::exists(*plan.run_dir / privacy::Ledger::kFileName);
+  auto affordable = [&](const privacy::Ledger* ledger) {
+    return ledger ? ledger->affordable_count(event, kMaxSteps)
+                  : privacy::steps_within_budget(event, dp_.epsilon, dp_.delta, dp_.accountant,
+                                                 kMaxSteps);
+  };
+  auto decide = [&](const privacy::Ledger* ledger) {
+    const double spent = ledger ? ledger->spent_epsilon() : 0.0;
+    if (plan.train.until_budget) {
+      planned_steps_ = affordable(ledger);
+      if (planned_steps_ < 1)
+        throw BudgetExceeded(fmt::format(
+            "{}: epsilon = {} (spent {:.6g}) cannot afford one step at noise_multiplier {} and "
+            "q = {} / {} (delta {})",
+            name_, dp_.epsilon, spent, dp_.noise_multiplier, common_.batch_size, run->cfg.num_users,
+            dp_.delta));
+      return;
+    }
+    const privacy::Ledger fresh(dp_.epsilon, dp_.delta, dp_.accountant);
+    const privacy::Ledger& l = ledger ? *ledger : fresh;
+    if (!l.can_afford(event, plan.train.steps))
+      throw BudgetExceeded(fmt::format(
+          "{}: train.steps = {} would spend epsilon = {:.4g} > budget {} (spent {:.6g}; q = "
+          "{:.4g}, "
+          "noise_multiplier {}); the budget affords {} steps (or set train.until_budget: true)",
+          name_, plan.train.steps, l.epsilon_if_charged(event, plan.train.steps), dp_.epsilon,
+          spent, run->cfg.sampling_rate(), dp_.noise_multiplier, affordable(ledger)));
+  };
+  if (!existing) decide(nullptr);
+  run->ledger = std::make_unique<privacy::Ledger>(
+      plan.run_dir ? privacy::Ledger::open(*plan.run_dir, dp_.epsilon, dp_.delta, dp_.accountant)
+                   : privacy::Ledger(dp_.epsilon, dp_.delta, dp_.accountant));
+  run->ledger->set_relation("add-remove", run->unit);
+  run->spent_before = run->ledger->spent_epsilon();
+  if (existing) decide(run->ledger.get());
+  run_ = std::move(run);
+}
+
+void OfflineLearner::charge_block(TrainContext& ctx, std::int64_t step, std::int64_t total) {
+  // the block of steps up to the next evaluation, charged (and durable) before its first step
+  const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
+  const std::int64_t count = std::min(total, (step - 1) / every * every + every) - step + 1;
+  run_->ledger->charge(run_->cfg.step_event(), count,
+                       fmt::format("gradient steps {}-{}", step, step + count - 1));
+  run_->charged = step + count - 1;
+  ctx.set_epsilon(run_->ledger->spent_epsilon());
+}
+
+void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
+  const DpRun& run = *run_;
+  privacy::UserDpReportInput in;
+  in.cfg = run.cfg;
+  in.steps = steps;
+  in.epsilon = run.ledger->spent_epsilon();
+  in.delta = dp_.delta;
+  in.accountant = dp_.accountant;
+  in.unit = run.unit;
+  in.noise_source = run.noise_name;
+  in.seeded = dp_.noise == "seeded";
+  in.noise_sd = run.noise_sd;
+  in.covers = {policy_file() + " (the released model)",
+               "metrics.csv (evaluation returns of the released model in public env episodes; "
+               "epsilon spent)",
+               "summary.json (final_eval of the released model, step counts, this record)",
+               privacy::Ledger::kFileName};
+  nlohmann::ordered_json d;
+  d["until_budget"] = ctx.train().until_budget;
+  d["budget_epsilon"] = dp_.epsilon;
+  d["ledger"] = run.ledger->file() ? run.ledger->file()->string() : std::string("in memory");
+  d["ledger_spent_before_run"] = run.spent_before;
+  d["noised_values"] = run.noised_values;
+  d["release"] = run.secure ? "secure: the clipped sum snapped to the sampler's grid, exact "
+                              "discrete Gaussian noise; noise_sd covers C + sqrt(n) grid"
+                            : "NoiseSource::add_gaussian, noise_sd = z C";
+  d["public"] =
+      "the number of users m (it sets q = b / m, as in paper 000 and DP-SGD practice), the env, "
+      "the hyper-parameters";
+  d["post_processing"] =
+      "target networks, Adam state, the greedy policy and its evaluation returns";
+  in.extra_json = d.dump();
+  privacy_ = privacy::user_dp_report(in);
+}
+
+}  // namespace dprl::algos

@@ -1,0 +1,150 @@
+#include "privacy/chacha20.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sys/random.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "engine/error.hpp"
+
+namespace dprl::privacy {
+
+namespace {
+
+constexpr std::uint32_t rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+
+inline void quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::uint32_t& d) {
+  a += b;
+  d ^= a;
+  d = rotl(d, 16);
+  c += d;
+  b ^= c;
+  b = rotl(b, 12);
+  a += b;
+  d ^= a;
+  d = rotl(d, 8);
+  c += d;
+  b ^= c;
+  b = rotl(b, 7);
+}
+
+// Incremented in every forked child, so a generator notices a fork without a system call.
+std::atomic<std::uint64_t> fork_generation{0};
+void on_fork_child() { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+const int fork_hook = pthread_atfork(nullptr, nullptr, on_fork_child);
+
+void os_bytes(void* dst, std::size_t size) {
+  auto* bytes = static_cast<unsigned char*>(dst);
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = getrandom(bytes + got, size - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("getrandom failed: {}", std::strerror(errno)));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void chacha20_block(const std::array<std::uint32_t, 8>& key, std::uint32_t counter,
+                    const std::array<std::uint32_t, 3>& nonce, std::array<std::uint32_t, 16>& out) {
+  // "expand 32-byte k", the key, the block counter and the nonce (RFC 8439, 2.3)
+  const std::array<std::uint32_t, 16> in = {
+      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0],  key[1],   key[2],   key[3],
+      key[4],      key[5],      key[6],      key[7],      counter, nonce[0], nonce[1], nonce[2]};
+  std::array<std::uint32_t, 16> x = in;
+  for (int round = 0; round < 10; ++round) {
+    // a column round, then a diagonal round
+    quarter(x[0], x[4], x[8], x[12]);
+    quarter(x[1], x[5], x[9], x[13]);
+    quarter(x[2], x[6], x[10], x[14]);
+    quarter(x[3], x[7], x[11], x[15]);
+    quarter(x[0], x[5], x[10], x[15]);
+    quarter(x[1], x[6], x[11], x[12]);
+    quarter(x[2], x[7], x[8], x[13]);
+    quarter(x[3], x[4], x[9], x[14]);
+  }
+  for (int i = 0; i < 16; ++i) out[i] = x[i] + in[i];
+}
+
+Chacha20Rng::Chacha20Rng() { rekey_from_os(); }
+
+void Chacha20Rng::rekey_from_os() {
+  os_bytes(key_.data(), sizeof(key_));
+  refills_ = 0;
+  fork_generation_ = fork_generation.load(std::memory_order_relaxed);
+}
+
+// kLanes blocks at once, structure of arrays (x[word][lane]) so the compiler vectorises each
+// quarter-round across the lanes; lane l is block counter base + l. Equal, word for word, to
+// chacha20_block (tested).
+namespace {
+
+template <int kLanes>
+void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                    std::uint32_t* out) {
+  std::uint32_t in[16][kLanes], x[16][kLanes];
+  const std::uint32_t words[16] = {
+      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
+      key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+  for (int w = 0; w < 16; ++w)
+    for (int l = 0; l < kLanes; ++l) in[w][l] = words[w];
+  for (int l = 0; l < kLanes; ++l) in[12][l] = base + static_cast<std::uint32_t>(l);
+  std::memcpy(x, in, sizeof(x));
+  for (int round = 0; round < 10; ++round) {
+    // a column round, then a diagonal round; each quarter-round runs across the lanes
+#define DPRL_CHACHA_QR(a, b, c, d)         \
+  for (int l = 0; l < kLanes; ++l) {       \
+    x[a][l] += x[b][l];                    \
+    x[d][l] = rotl(x[d][l] ^ x[a][l], 16); \
+    x[c][l] += x[d][l];                    \
+    x[b][l] = rotl(x[b][l] ^ x[c][l], 12); \
+    x[a][l] += x[b][l];                    \
+    x[d][l] = rotl(x[d][l] ^ x[a][l], 8);  \
+    x[c][l] += x[d][l];                    \
+    x[b][l] = rotl(x[b][l] ^ x[c][l], 7);  \
+  }
+    DPRL_CHACHA_QR(0, 4, 8, 12)
+    DPRL_CHACHA_QR(1, 5, 9, 13)
+    DPRL_CHACHA_QR(2, 6, 10, 14)
+    DPRL_CHACHA_QR(3, 7, 11, 15)
+    DPRL_CHACHA_QR(0, 5, 10, 15)
+    DPRL_CHACHA_QR(1, 6, 11, 12)
+    DPRL_CHACHA_QR(2, 7, 8, 13)
+    DPRL_CHACHA_QR(3, 4, 9, 14)
+#undef DPRL_CHACHA_QR
+  }
+  for (int l = 0; l < kLanes; ++l)
+    for (int w = 0; w < 16; ++w) out[16 * l + w] = x[w][l] + in[w][l];
+}
+
+}  // namespace
+
+void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                      std::uint32_t* out) {
+  chacha20_lanes<8>(key, base, out);
+}
+
+void Chacha20Rng::refill() {
+  if (refills_ >= (1u << 20) || fork_generation.load(std::memory_order_relaxed) != fork_generation_)
+    rekey_from_os();
+  ++refills_;
+  // each refill uses a fresh key, so the counter restarts at 0 with a zero nonce
+  std::uint32_t words[kBlocks * 16];
+  static_assert(kBlocks % 8 == 0);
+  for (int b = 0; b < kBlocks; b += 8)
+    chacha20_blocks8(key_, static_cast<std::uint32_t>(b), words + 16 * b);
+  // fast key erasure: the first 32 bytes become the next key and are never output
+  std::memcpy(key_.data(), words, sizeof(key_));
+  std::memcpy(buf_, words, sizeof(words));
+  std::memset(words, 0, sizeof(words));
+  std::memset(buf_, 0, sizeof(key_));
+  pos_ = 4;  // words 0..3 of buf_ held the new key
+}
+
+}  // namespace dprl::privacy

@@ -1,0 +1,191 @@
+#include "privacy/one_run_audit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "engine/nn_dp.hpp"
+#include "engine/rng.hpp"
+#include "privacy/gaussian_mechanism.hpp"
+
+namespace dprl::privacy::audit {
+
+namespace {
+
+// log P(Binomial(r, q) = k), 0 < q < 1
+double log_binom_pmf(std::int64_t r, std::int64_t k, double log_q, double log_1q) {
+  return std::lgamma(double(r) + 1.0) - std::lgamma(double(k) + 1.0) -
+         std::lgamma(double(r - k) + 1.0) + double(k) * log_q + double(r - k) * log_1q;
+}
+
+}  // namespace
+
+double one_run_p_value(std::int64_t m, std::int64_t r, std::int64_t v, double epsilon,
+                       double delta) {
+  if (m < 1) throw ParamError(fmt::format("one-run audit: canaries m = {} must be >= 1", m));
+  if (!(0 <= v && v <= r && r <= m))
+    throw ParamError(fmt::format("one-run audit: need 0 <= v = {} <= r = {} <= m = {}", v, r, m));
+  if (!(epsilon >= 0.0) || std::isinf(epsilon))
+    throw ParamError(fmt::format("one-run audit: epsilon = {} must be finite and >= 0", epsilon));
+  if (!(delta >= 0.0 && delta <= 1.0))
+    throw ParamError(fmt::format("one-run audit: delta = {} must be in [0, 1]", delta));
+  if (v == 0) return 1.0;
+  // q = e^eps / (1 + e^eps) in logs: log q = -log1p(e^-eps), log(1 - q) = -eps + log q
+  const double log_q = -std::log1p(std::exp(-epsilon));
+  const double log_1q = -epsilon + log_q;
+  std::vector<double> pmf(static_cast<std::size_t>(r) + 1);
+  for (std::int64_t k = 0; k <= r; ++k) pmf[k] = std::exp(log_binom_pmf(r, k, log_q, log_1q));
+  // tail P(B >= v), summed from the small end for accuracy
+  double tail = 0.0;
+  for (std::int64_t k = r; k >= v; --k) tail += pmf[k];
+  double alpha = 0.0, window = 0.0;  // window = P(v - i <= B < v)
+  for (std::int64_t i = 1; i <= v; ++i) {
+    window += pmf[v - i];
+    alpha = std::max(alpha, window / double(i));
+  }
+  return std::min(1.0, tail + 2.0 * double(m) * delta * alpha);
+}
+
+double epsilon_lower_one_run(std::int64_t m, std::int64_t r, std::int64_t v, double delta,
+                             double confidence) {
+  if (!(confidence > 0.0 && confidence < 1.0))
+    throw ParamError(fmt::format("one-run audit: confidence = {} must be in (0, 1)", confidence));
+  const double level = 1.0 - confidence;
+  // the p-value increases with epsilon: find the largest epsilon still rejected
+  if (one_run_p_value(m, r, v, 0.0, delta) >= level) return 0.0;
+  double lo = 0.0, hi = 1.0;
+  while (one_run_p_value(m, r, v, hi, delta) < level) {
+    lo = hi;
+    hi *= 2.0;
+    if (hi > 1e3) return lo;  // every guess right with r huge: cap the search
+  }
+  for (int it = 0; it < 200 && hi - lo > 1e-9; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (one_run_p_value(m, r, v, mid, delta) < level ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
+  if (!p.white_box) throw ParamError("--white-box: only the white-box audit is implemented");
+  if (p.canaries < 2 || p.canaries > 1000000)
+    throw ParamError(fmt::format("--canaries = {} must be in [2, 1e6]", p.canaries));
+  if (!(p.noise_multiplier > 0.0) || !std::isfinite(p.noise_multiplier))
+    throw ParamError(
+        fmt::format("--noise-multiplier = {} must be finite and > 0", p.noise_multiplier));
+  if (p.steps < 1 || p.steps > 100000)
+    throw ParamError(fmt::format("--steps = {} must be in [1, 1e5]", p.steps));
+  if (p.examples < 1 || p.examples > 100000)
+    throw ParamError(fmt::format("--examples = {} must be in [1, 1e5]", p.examples));
+  if (p.guesses < 0 || p.guesses > p.canaries)
+    throw ParamError(fmt::format("--guesses = {} must be in [0, canaries]", p.guesses));
+  if (!(p.delta >= 0.0 && p.delta < 1.0))
+    throw ParamError(fmt::format("--delta = {} must be in [0, 1)", p.delta));
+  if (!(p.confidence > 0.0 && p.confidence < 1.0))
+    throw ParamError(fmt::format("--confidence = {} must be in (0, 1)", p.confidence));
+  if (!std::isnan(p.claim_epsilon) && !(p.claim_epsilon >= 0.0 && std::isfinite(p.claim_epsilon)))
+    throw ParamError(fmt::format("--claim-epsilon = {} must be finite and >= 0", p.claim_epsilon));
+  if (p.mis_specify != "none" && p.mis_specify != "halve-noise" &&
+      p.mis_specify != "double-sensitivity")
+    throw ParamError(fmt::format("--mis-specify = {} is unknown (halve-noise, double-sensitivity)",
+                                 p.mis_specify));
+  if (p.delta == 0.0 && std::isnan(p.claim_epsilon))
+    throw ParamError("--delta must be > 0 for the Gaussian accounting of DP-SGD");
+
+  const std::int64_t m = p.canaries;
+  const auto P = static_cast<std::size_t>(std::max<std::int64_t>(m, 16));
+  const auto n = static_cast<std::size_t>(p.examples);
+  const double clip = 1.0;
+  const double z_run =
+      p.mis_specify == "halve-noise" ? 0.5 * p.noise_multiplier : p.noise_multiplier;
+  const double canary_norm = p.mis_specify == "double-sensitivity" ? 2.0 * clip : clip;
+
+  // the task and the canaries' coins, each from its own derived stream
+  Rng data_rng(derive_seed(p.seed, Domain::kDataset, 0));
+  Rng coin_rng(derive_seed(p.seed, Domain::kAlgo, 1));
+  Rng noise_rng(derive_seed(p.seed, Domain::kDpNoise, 0));
+  std::vector<float> x(n * P), y(n), w_star(P), normals(P);
+  nn::fill_standard_normal(data_rng, w_star);
+  nn::fill_standard_normal(data_rng, x);
+  const float inv_sqrt_p = 1.0f / std::sqrt(float(P));
+  for (float& e : x) e *= inv_sqrt_p;
+  std::vector<float> eps_y(n);
+  nn::fill_standard_normal(data_rng, eps_y);
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] =
+        std::inner_product(w_star.begin(), w_star.end(), x.begin() + i * P, 0.0f) + 0.1f * eps_y[i];
+  }
+  std::vector<char> in(static_cast<std::size_t>(m));
+  std::int64_t included = 0;
+  for (auto& b : in) {
+    b = (coin_rng.next_u64() >> 63) != 0;
+    included += b;
+  }
+
+  // full-batch DP-SGD; sum holds the summed noisy gradient sums over the steps
+  std::vector<float> w(P, 0.0f), grad(P), resid(n), sq(n), factors(n);
+  std::vector<double> sum(P, 0.0);
+  nn::Buffer scratch;
+  const nn::NormalFill fill = [&noise_rng](std::span<float> out) {
+    nn::fill_standard_normal(noise_rng, out);
+  };
+  const float lr = 0.5f / float(n);
+  for (std::int64_t t = 0; t < p.steps; ++t) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const float* xi = x.data() + i * P;
+      resid[i] = std::inner_product(w.begin(), w.end(), xi, 0.0f) - y[i];
+      const float xx = std::inner_product(xi, xi + P, xi, 0.0f);
+      sq[i] = resid[i] * resid[i] * xx;  // |g_i|^2 = r_i^2 |x_i|^2
+    }
+    nn::clip_factors(sq, clip, factors);
+    std::fill(grad.begin(), grad.end(), 0.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+      const float c = factors[i] * resid[i];
+      const float* xi = x.data() + i * P;
+      for (std::size_t k = 0; k < P; ++k) grad[k] += c * xi[k];
+    }
+    for (std::int64_t j = 0; j < m; ++j) {
+      if (in[j]) grad[j] += static_cast<float>(canary_norm);
+    }
+    nn::add_gaussian_noise(grad, z_run * clip, fill, scratch);
+    for (std::size_t k = 0; k < P; ++k) {
+      sum[k] += grad[k];
+      w[k] -= lr * grad[k];
+    }
+  }
+
+  // guesses: "in" for the k largest scores, "out" for the k smallest
+  const std::int64_t r = p.guesses > 0 ? p.guesses : m / 5;
+  const std::int64_t k_in = r / 2, k_out = r - r / 2;
+  std::vector<std::int64_t> order(static_cast<std::size_t>(m));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return sum[a] > sum[b]; });
+  std::int64_t correct = 0;
+  for (std::int64_t i = 0; i < k_in; ++i) correct += in[order[i]] ? 1 : 0;
+  for (std::int64_t i = 0; i < k_out; ++i) correct += in[order[m - 1 - i]] ? 0 : 1;
+
+  double loss = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float ri = std::inner_product(w.begin(), w.end(), x.begin() + i * P, 0.0f) - y[i];
+    loss += double(ri) * ri;
+  }
+
+  DpSgdAuditReport rep;
+  rep.epsilon_claimed =
+      std::isnan(p.claim_epsilon)
+          ? gaussian_epsilon(p.noise_multiplier / std::sqrt(double(p.steps)), p.delta)
+          : p.claim_epsilon;
+  rep.epsilon_lower = epsilon_lower_one_run(m, r, correct, p.delta, p.confidence);
+  rep.refuted = rep.epsilon_lower > rep.epsilon_claimed;
+  rep.included = included;
+  rep.guesses = r;
+  rep.correct = correct;
+  rep.final_loss = loss / double(n);
+  return rep;
+}
+
+}  // namespace dprl::privacy::audit

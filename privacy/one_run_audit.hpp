@@ -1,0 +1,73 @@
+// Auditing with one training run (Steinke, Nasr and Jagielski, "Privacy Auditing with One (1)
+// Training Run", NeurIPS 2023): m canaries, each included independently with probability 1/2;
+// after training the auditor guesses "in" or "out" for r of them (abstaining on the rest) and v
+// guesses are right.
+//
+// Conversion (their main theorem, the (epsilon, delta) form): if the training is
+// (epsilon, delta)-DP with respect to each canary (add/remove one example), then
+//   P(V >= v) <= P(Binomial(r, q) >= v) + 2 m delta alpha,   q = e^eps / (1 + e^eps),
+//   alpha = max_{i = 1..v} P(v - i <= Binomial(r, q) < v) / i
+// (the maximum over i in 1..m of that paper reduces to i <= v: for i > v the probability stops
+// growing while i does). p_value() is the right-hand side (capped at 1). epsilon_lower_one_run()
+// is the largest epsilon whose p-value stays below 1 - confidence: every smaller epsilon is
+// rejected at that level, so the bound holds with probability >= confidence.
+//
+// White-box DP-SGD audit (audit_dpsgd): full-batch DP-SGD (Abadi et al., "Deep Learning with
+// Differential Privacy", CCS 2016, Algorithm 1 with sampling rate 1) on a small linear
+// least-squares task of dimension P = max(m, 16): n examples x ~ N(0, I / P),
+// y = <w*, x> + 0.1 N(0, 1), per-example gradients clipped to C = 1 (engine/nn_dp.hpp
+// clip_factors), noise z C N(0, I) (add_gaussian_noise, fill_standard_normal), step
+// w -= 0.5 g / n. Canary j is a gradient canary: when included it adds C e_j to every step's
+// clipped sum (norm exactly C, so clipping leaves it alone). Score_j = e_j . (sum over steps of
+// the noisy gradient sums). The auditor guesses "in" for the k largest scores and "out" for the
+// k smallest, k = guesses / 2 fixed before the run.
+// Claim (default): T full-batch Gaussian steps compose to the Gaussian mechanism with noise
+// multiplier z / sqrt(T) (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS B 2022),
+// epsilon = gaussian_epsilon(z / sqrt(T), delta) (tight).
+// Mis-specification: halve-noise runs z / 2, double-sensitivity makes each canary add 2 C e_j;
+// the claim stays that of z.
+// Not implemented: the black-box mode (scores from the released model only) and canary users of
+// user-level DP-SGD.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace dprl::privacy::audit {
+
+// P(V >= v) bound above; m >= 1, 0 <= v <= r <= m, epsilon >= 0, delta in [0, 1].
+double one_run_p_value(std::int64_t m, std::int64_t r, std::int64_t v, double epsilon,
+                       double delta);
+
+// The epsilon lower bound at delta with the given confidence (bisection to 1e-9; 0 when even
+// epsilon = 0 is not rejected).
+double epsilon_lower_one_run(std::int64_t m, std::int64_t r, std::int64_t v, double delta,
+                             double confidence);
+
+struct DpSgdAuditParams {
+  std::int64_t canaries = 1000;  // m
+  bool white_box = true;
+  double noise_multiplier = 1.0;  // z
+  std::int64_t steps = 10;        // T
+  std::int64_t examples = 256;    // n real examples
+  std::int64_t guesses = 0;       // r = k+ + k-; 0: m / 5
+  double claim_epsilon = NAN;     // NaN: gaussian_epsilon(z / sqrt(T), delta)
+  double delta = 1e-5;
+  std::uint64_t seed = 0;
+  double confidence = 0.95;
+  std::string mis_specify = "none";  // none | halve-noise | double-sensitivity
+};
+
+struct DpSgdAuditReport {
+  double epsilon_claimed = 0.0;
+  double epsilon_lower = 0.0;
+  bool refuted = false;
+  std::int64_t included = 0;  // canaries actually inserted
+  std::int64_t guesses = 0, correct = 0;
+  double final_loss = 0.0;  // mean squared error of the trained model on the real examples
+};
+
+DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p);
+
+}  // namespace dprl::privacy::audit

@@ -1,0 +1,59 @@
+#include "privacy/chacha20.hpp"
+
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "privacy/noise_source.hpp"
+
+using namespace dprl::privacy;
+
+TEST_SUITE("unit") {
+  TEST_CASE("chacha20 block matches the RFC 8439 test vector (section 2.3.2)") {
+    // key 00 01 .. 1f, nonce 00 00 00 09 00 00 00 4a 00 00 00 00, counter 1 (little-endian words)
+    std::array<std::uint32_t, 8> key;
+    for (int i = 0; i < 8; ++i) {
+      const auto b = static_cast<std::uint32_t>(4 * i);
+      key[i] = b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24;
+    }
+    std::array<std::uint32_t, 16> out;
+    chacha20_block(key, 1, {0x09000000u, 0x4a000000u, 0}, out);
+    const std::array<std::uint32_t, 16> expected = {0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3,
+                                                    0xc7f4d1c7, 0x0368c033, 0x9aaa2204, 0x4e6cd4c3,
+                                                    0x466482d2, 0x09aa9f07, 0x05d7c214, 0xa2028bd9,
+                                                    0xd19c12b5, 0xb94e16de, 0xe883d0cb, 0x4e3c50a2};
+    CHECK(out == expected);
+  }
+
+  TEST_CASE("chacha20: eight blocks side by side equal eight single blocks") {
+    std::array<std::uint32_t, 8> key = {0x01234567u, 0x89abcdefu, 0xdeadbeefu, 7u,
+                                        0xffffffffu, 0u,          42u,         0x80000000u};
+    std::uint32_t many[128];
+    chacha20_blocks8(key, 0xfffffffcu, many);  // the counter wraps inside the batch
+    for (std::uint32_t l = 0; l < 8; ++l) {
+      std::array<std::uint32_t, 16> one;
+      chacha20_block(key, 0xfffffffcu + l, {0, 0, 0}, one);
+      for (int w = 0; w < 16; ++w) CHECK(many[16 * l + w] == one[w]);
+    }
+  }
+}
+
+TEST_SUITE("statistical") {
+  TEST_CASE("os-entropy generator: two instances differ and bits are balanced") {
+    Chacha20Rng a, b;
+    int equal = 0;
+    std::int64_t ones = 0;
+    const int n = 1 << 16;  // 2^22 bits, crossing many refills and key erasures
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t x = a.next_u64();
+      equal += x == b.next_u64();
+      ones += std::popcount(x);
+    }
+    CHECK(equal == 0);
+    // ones ~ Binomial(2^22, 1/2): sd 1024; |z| > 5.33 has probability < 1e-7
+    CHECK(std::abs(static_cast<double>(ones) - n * 32.0) < 5.33 * 1024.0);
+    CHECK(make_os_entropy_noise(true)->name() == "os_entropy(secure, chacha20)");
+  }
+}
