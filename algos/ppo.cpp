@@ -88,7 +88,10 @@ std::int64_t Ppo::train(TrainContext& ctx) {
   }
   const nn::Act act = nn::parse_act(p_.activation, "ppo.activation");
   std::vector<int> sizes{D};
-  for (int l = 0; l < p_.hidden_layers; ++l) sizes.push_back(p_.hidden_size);
+  if (widths_.empty())
+    for (int l = 0; l < p_.hidden_layers; ++l) sizes.push_back(p_.hidden_size);
+  else
+    sizes.insert(sizes.end(), widths_.begin(), widths_.end());
   sizes.push_back(act_dim_);
   actor_ = nn::Mlp(nn::MlpShape(sizes, act));
   sizes.back() = 1;

@@ -165,6 +165,9 @@ class Ppo : public Algorithm {
   std::int64_t train_episodes() const override { return episodes_; }
 
  protected:
+  // Hidden widths per layer for learners built on this class (algos/expert_level/ppo_layers.hpp);
+  // empty (the default): hidden_layers layers of hidden_size.
+  void set_hidden_widths(std::vector<int> widths) { widths_ = std::move(widths); }
   // hooks (not owned; may be null) must outlive train().
   Ppo(const PpoParams& p, PpoHooks* hooks, PpoUpdateStyle style);
 
@@ -172,6 +175,7 @@ class Ppo : public Algorithm {
   std::unique_ptr<NnPolicy> make_policy() const;
 
   PpoParams p_;
+  std::vector<int> widths_;
   PpoHooks* hooks_ = nullptr;
   PpoUpdateStyle style_;
   std::string env_id_;

@@ -2,6 +2,7 @@
 #include "algos/algorithm.hpp"
 #include "algos/ddpg.hpp"
 #include "algos/dqn.hpp"
+#include "algos/expert_level/ppo_layers.hpp"
 #include "algos/kickstart_ppo.hpp"
 #include "algos/lsvi_ucb.hpp"
 #include "algos/model_based/primorl.hpp"
@@ -30,6 +31,9 @@ void register_builtin_algos(AlgoRegistry& r) {
   r.add(make_entry<Algorithm, PpoContinuous>(
       "ppo_continuous", "PPO with GAE, CleanRL ppo_continuous_action.py defaults",
       "Schulman et al. 2017; Huang et al. 2022"));
+  r.add(make_entry<Algorithm, PpoLayers>(
+      "ppo_layers", "PPO (CleanRL ppo.py defaults) with a width per hidden layer",
+      "Schulman et al. 2017; paper 000 App. B.1 (512, 256, 64) experts"));
   r.add(make_entry<Algorithm, PpoKickstart>(
       "ppo_kickstart",
       "PPO kickstarted by a teacher answering through the Dirichlet mechanism; privacy-aware "

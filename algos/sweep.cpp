@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/experiment.hpp"
+#include "algos/expert_level/pipeline.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "engine/sha256.hpp"
@@ -97,7 +98,9 @@ void add_point(SweepPlan& plan, std::size_t p, const std::vector<std::vector<std
     opts.seed = seed;
     opts.out = run.out;
     // validates now; the digest is that of the config.yaml the run will write
-    run.config_sha256 = sha256_hex(to_yaml(resolve_experiment(run.config, run.name, opts)));
+    run.config_sha256 = is_pipeline(run.config)
+                            ? parse_pipeline(run.config, run.name, {}, opts).digest
+                            : sha256_hex(to_yaml(resolve_experiment(run.config, run.name, opts)));
     plan.runs.push_back(std::move(run));
   }
 }
@@ -134,6 +137,11 @@ SweepPlan plan_sweep(const fs::path& file) {
     for (const auto& [k, v] : set.items())
       apply_override(base_config, k + "=" + v.as_string("set." + k), "set");
   }
+  // a pipeline's population file is named relative to the pipeline file (also when
+  // `set` names it)
+  if (Node* pop = is_pipeline(base_config) ? base_config.find("population") : nullptr)
+    if (pop->is_scalar())
+      *pop = Node::scalar((base_path.parent_path() / pop->text()).string(), pop->where());
 
   SweepPlan plan;
   if (const Node* o = top.find("out"))
@@ -182,7 +190,10 @@ RunOutcome execute_run(const SweepRun& run, int rank) {
     opts.seed = run.seed;
     opts.out = run.out;
     opts.progress = Progress::Mode::kOff;
-    o.summary = summary_json(run_experiment(run.config, run.name, opts));
+    o.summary = summary_json(
+        is_pipeline(run.config)
+            ? run_pipeline(parse_pipeline(run.config, run.name, {}, opts), {1, opts.progress})
+            : run_experiment(run.config, run.name, opts));
     nlohmann::ordered_json record;
     record["config_sha256"] = run.config_sha256;
     record["summary_sha256"] = sha256_hex(o.summary);

@@ -9,6 +9,10 @@
 //     algo.params.learning_rate: [0.1, 0.5]
 //     train.steps: [20000, 50000]
 //
+// The base may also be a pipeline file (algos/expert_level/pipeline.hpp, top-level key
+// `pipeline`): its runs are whole pipelines, digested by their resolved config the same way.
+// Build a pipeline's population first (`dprl population`): concurrent runs do not share it.
+//
 // plan_sweep() expands the grid (first key slowest) times the seeds into an ordered list of runs;
 // run k writes <out>/<label>/seed<S>/. Every run derives its randomness from its own seed only, so
 // a run's files do not depend on which thread, process or MPI rank executes it.

@@ -18,11 +18,13 @@ bool refuse_parallel_launch(int argc, char** argv) {
   const int n = launch_size();
   if (n <= 1) return false;
 #ifdef DPRL_MPI
-  if (argc > 1 && std::string_view(argv[1]) == "sweep") return false;
+  if (argc > 1 &&
+      (std::string_view(argv[1]) == "sweep" || std::string_view(argv[1]) == "population"))
+    return false;
   if (launch_rank() == 0)
     fmt::print(stderr,
                "dprl: launched as one of {} processes (mpirun or srun), but only 'dprl sweep' "
-               "runs over MPI\n",
+               "and 'dprl population' run over MPI\n",
                n);
 #else
   if (launch_rank() == 0)
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   add_privacy_commands(app);
   add_primorl_bench(app);
   add_dataset_commands(app);
+  add_population_commands(app);
   add_audit_commands(app);
   try {
     app.parse(argc, argv);

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "algos/experiment.hpp"
 
 namespace dprl::cli {
 
@@ -22,6 +25,9 @@ void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|com
 void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
 void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_commands)
 void add_dataset_commands(CLI::App& app);  // collect, dataset info|validate, bench dataset
+void add_population_commands(CLI::App& app);  // population, bench data-release
+// `dprl run` on a pipeline file (tools/cli_population.cpp); jobs 0: every CPU.
+RunSummary run_pipeline_command(const std::string& file, const algos::RunOptions& opts, int jobs);
 void add_audit_commands(CLI::App& app);    // audit mechanism|dpsgd
 
 }  // namespace dprl::cli

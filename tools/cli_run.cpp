@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "algos/experiment.hpp"
+#include "algos/expert_level/pipeline.hpp"
 #include "algos/sweep.hpp"
 #include "engine/error.hpp"
 #include "engine/thread_pool.hpp"
@@ -22,6 +23,7 @@ struct RunOpts {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  int jobs = 0;
 };
 
 void cmd_run(const RunOpts& o) {
@@ -30,7 +32,10 @@ void cmd_run(const RunOpts& o) {
   if (!o.out.empty()) opts.out = o.out;
   opts.overrides = o.sets;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
-  const RunSummary s = algos::run_experiment_file(o.config, opts);
+  // pipelines (algos/expert_level/pipeline.hpp) are files with a top-level `pipeline` key
+  const RunSummary s = algos::is_pipeline(load_yaml_file(o.config))
+                           ? run_pipeline_command(o.config, opts, o.jobs)
+                           : algos::run_experiment_file(o.config, opts);
   std::string steps = fmt::format("{} env steps", s.env_steps);
   for (const auto& [k, v] : s.extra)
     if (k == "gradient_steps")
@@ -126,6 +131,9 @@ void add_run_commands(CLI::App& app) {
   run->add_option("--out", ro->out, "run directory (overrides the file)");
   run->add_option("--set", ro->sets, "override a key: a.b.c=value (repeatable)");
   run->add_flag("--quiet", ro->quiet, "no progress line");
+  run->add_option("--jobs", ro->jobs,
+                  "pipelines: threads for expert training and queries (default: all CPUs)")
+      ->check(CLI::Range(1, 4096));
   run->callback([ro] { cmd_run(*ro); });
 
   auto so = std::make_shared<SweepOpts>();

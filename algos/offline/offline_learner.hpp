@@ -17,8 +17,8 @@
 // noise noise_multiplier * clip_norm, divided by batch_size. Before each block of steps up to the
 // next evaluation, the block is charged to a Ledger (budget `epsilon`, `delta`, `accountant`);
 // `train.until_budget: true` trains for the largest N with epsilon(N) <= budget
-// (privacy/steps_within_budget.hpp), otherwise a run whose train.steps the budget cannot afford
-// is refused before its first step. Noise and user sampling come from OS entropy (`noise:
+// (steps_within_budget, privacy/calibration.hpp), otherwise a run whose train.steps the budget
+// cannot afford is refused before its first step. Noise and user sampling come from OS entropy (`noise:
 // os-entropy`, formal) or from the seed (`noise: seeded`: reproducible, not formal, warned).
 // Target networks, the Adam state and the greedy policy are post-processing of the noised
 // gradients; evaluation returns are computed from the released policy and public env episodes.

@@ -86,12 +86,13 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("sweep: 8 runs, 8 complete, 0 to run") != std::string::npos);
     CHECK(check_same_tree(d / "local" / "out", d / "mpi" / "out") == 8 * 5 + 2);
 
-    // only sweeps run under mpirun: another command is refused, with one line from rank 0
+    // only sweeps and populations run under mpirun: another command is refused, with one line
+    // from rank 0
     r = run_in(d, "envs", kMpirun);
     CHECK(r.code != 0);
     CHECK(count(r.err,
                 "dprl: launched as one of 2 processes (mpirun or srun), but only 'dprl "
-                "sweep' runs over MPI") == 1);
+                "sweep' and 'dprl population' run over MPI") == 1);
   }
 
   TEST_CASE("a rank killed mid-sweep loses only runs in flight and the rerun completes the bytes") {

@@ -1,0 +1,105 @@
+// The expert-level DP offline RL pipeline of Sharma, Vinod, Thakurta, Agarwal, Balle, Dann,
+// Raghuveer, "Preserving Expert-Level Privacy in Offline Reinforcement Learning" (TMLR): expert
+// population -> DataRelease (Alg. 2) -> selective DP-SGD (Alg. 3), as stages that meet in files.
+//
+// Config (`dprl run FILE`; a file is a pipeline when it has the key `pipeline: expert_level`):
+//   pipeline: expert_level
+//   name: cartpole_cql_eps10          # default: the file's stem
+//   seed: 1                           # --seed overrides
+//   out: runs/paper000/cartpole/cell  # --out overrides
+//   population: cartpole.yaml         # a population file (relative to this file) or an inline
+//                                     # map (algos/expert_level/population.hpp); shared by cells
+//   experts: 1000                     # optional: a uniformly random subset of m experts (all their
+//                                     # trajectories, ids renumbered 0..m-1), drawn from the seed
+//                                     # (paper Fig. 4); default: every expert of the population
+//   mode: selective                   # selective (Alg. 2 + Alg. 3) | dp_sgd (the expert-level
+//                                     # DP-SGD baseline, Alg. 4 on all data) | non_private
+//   privacy:
+//     epsilon: 10                     # total budget
+//     delta: auto                     # auto: 1/m (m = experts the selection keeps)
+//     epsilon1_fraction: 0.75         # eps1 = fraction * eps (paper default 3/4); eps2 = the rest
+//     delta1_fraction: 0.9            # delta1 = fraction * delta (9/10); delta2 = the rest
+//     epsilon1: ...                   # or explicit parts (then eps1 + eps2 <= eps and
+//     epsilon2: ...                   #  delta1 + delta2 <= delta are checked)
+//     delta1: ...
+//     delta2: ...
+//     noise: os-entropy               # or seeded (reproducible, not formal; warned)
+//   release: {trajectories: 25, max_length: 200, calibration: paper}   # T, L (public cap)
+//   selective: {p: 0.8, noise_multiplier: 80, accounting: sound, accountant: pld,
+//               clip_norm: 1, max_iterations: 1e9}
+//                                     # calibrate_steps: N sets noise_multiplier to the value that
+//                                     # spends (eps2, delta2) in N accounted steps (sound: noisy
+//                                     # steps at q = b/m; paper: iterations at p b/m)
+//   learner: {id: discrete_cql, params: {learning_rate: 1e-4, batch_size: 128}}
+//   train: {stable_steps: 20000, eval_every: 10000, eval_episodes: 10, eval_max_steps: 1000}
+// Stages and files:
+//   <population.out>/                 experts and demonstrations (reused by content hash)
+//   <out>/release/                    stable/ (Minari) and release.json (sizes, the record and the
+//                                     stable prefix length of each episode; D_unst is rebuilt
+//                                     from the demonstrations, never stored); reused
+//                                     when its digest matches: rerunning a release would spend
+//                                     its budget again, so a finished release is never redrawn
+//   <out>/                            config.yaml, metrics.csv, summary.json, policy.bin,
+//                                     privacy_ledger.json, run.json (complete run: reused)
+// summary.json "privacy" is the whole pipeline's record: epsilon = eps1 + eps2 spent, delta =
+// delta1 + delta2 (basic composition, Thm. 5.6), unit expert, add/remove one expert with all of
+// its trajectories, and each part's own record under details.parts. extra holds m, the stable
+// set's size, the iteration counts and random_return (a uniform policy on the same evaluation
+// episodes, for the normalised score (R - R_random) / (R_nonprivate - R_random)).
+// Every input is checked before any stage runs or any directory is created.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "algos/experiment.hpp"
+#include "algos/expert_level/data_release.hpp"
+#include "algos/expert_level/population.hpp"
+#include "algos/expert_level/selective_dp_sgd.hpp"
+#include "engine/config.hpp"
+#include "engine/run_dir.hpp"
+
+namespace dprl::algos {
+
+struct PipelineSpec {
+  std::string name;
+  std::uint64_t seed = 0;
+  std::filesystem::path out;
+  PopulationSpec population;
+  std::int64_t experts = 0;  // m: the experts used (the population's, or a subset of them)
+  std::string mode = "selective";
+  double epsilon = 0, delta = 0;
+  double epsilon1 = 0, delta1 = 0, epsilon2 = 0, delta2 = 0;
+  std::string noise = "os-entropy";
+  DataReleaseParams release;
+  SelectiveDpSgdParams selective;
+  std::int64_t calibrate_steps = 0;  // > 0: noise_multiplier calibrated to spend the budget then
+  std::string learner_id;
+  ParamMap learner_params;
+  std::int64_t eval_every = 0;
+  int eval_episodes = 10;
+  std::int64_t eval_max_steps = 0;  // 0: the env's own limit
+  Node resolved;                    // what config.yaml holds
+  std::string digest;               // SHA-256 of config.yaml's bytes
+};
+
+// Whether a config tree is a pipeline (top-level key `pipeline`).
+bool is_pipeline(const Node& root);
+// Parses and validates everything (population plan and learner included). base_dir resolves a
+// population file name.
+PipelineSpec parse_pipeline(const Node& root, const std::string& default_name,
+                            const std::filesystem::path& base_dir, const RunOptions& opts);
+
+struct PipelineOptions {
+  int jobs = 1;  // threads for the population and the expert queries
+  Progress::Mode progress = Progress::Mode::kAuto;
+};
+
+// Runs (or reuses) every stage; returns the train stage's summary.
+RunSummary run_pipeline(const PipelineSpec& spec, const PipelineOptions& opts);
+RunSummary run_pipeline_file(const std::filesystem::path& file, const RunOptions& opts,
+                             const PipelineOptions& popts);
+
+}  // namespace dprl::algos

@@ -1,0 +1,256 @@
+#include "algos/expert_level/selective_dp_sgd.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "algos/private_noise.hpp"
+#include "engine/dataset_sampler.hpp"
+#include "engine/error.hpp"
+#include "engine/rng.hpp"
+#include "privacy/calibration.hpp"
+#include "privacy/ledger.hpp"
+#include "privacy/user_dp_sgd.hpp"
+
+namespace dprl::algos {
+
+void SelectiveDpSgdParams::check() const {
+  if (p > 0.0 && !(epsilon2 > 0.0 && delta2 > 0.0))
+    throw ParamError(fmt::format(
+        "selective.p = {} takes DP steps, which need epsilon2 > 0 and delta2 > 0 (got {} and {})",
+        p, epsilon2, delta2));
+}
+
+namespace {
+
+// The guarantee record of the DP-SGD part: the user-level DP-SGD record of the offline learners
+// (privacy/user_dp_sgd.hpp) with the expert as the unit and the selective figures added.
+PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserDpSgdConfig& cfg,
+                             const SelectiveResult& r, const privacy::Ledger& ledger,
+                             const std::string& noise_source, double noise_sd,
+                             std::size_t noised_values, bool secure) {
+  const bool seeded = p.noise == "seeded";
+  const bool paper = p.accounting == "paper";
+  privacy::UserDpReportInput in;
+  in.cfg = cfg;
+  in.steps = r.noisy_steps;
+  in.epsilon = ledger.spent_epsilon();
+  in.delta = p.delta2;
+  in.accountant = p.accountant;
+  in.unit = "expert";
+  in.noise_source = noise_source;
+  in.seeded = seeded;
+  in.noise_sd = noise_sd;
+  in.covers = {"policy.bin (the released model)",
+               "metrics.csv (evaluation returns of the model in public env episodes; epsilon)",
+               "summary.json", privacy::Ledger::kFileName};
+  nlohmann::ordered_json d;
+  d["mechanism"] =
+      "selective DP-SGD (paper 000 Alg. 3; Alg. 4 steps): Bernoulli(p) between an expert-level "
+      "DP-SGD step on D_unst and an ordinary step on D_stable";
+  d["relation"] = "add or remove one expert together with all of its trajectories";
+  d["accounting"] = p.accounting;
+  d["p"] = p.p;
+  const double q0 = cfg.sampling_rate();
+  d["q0"] = q0;
+  d["q_accounted"] = paper ? p.p * q0 : q0;
+  if (paper)  // every iteration is accounted, at q = p b / m
+    d["event"] = nlohmann::json::parse(privacy::dpsgd_event(cfg.noise_multiplier, p.p * q0,
+                                                            std::max<std::int64_t>(r.iterations, 1))
+                                           .to_json());
+  d["iterations"] = r.iterations;
+  d["noisy_steps"] = r.noisy_steps;
+  d["stable_steps"] = r.stable_steps;
+  d["budget_epsilon"] = p.epsilon2;
+  d["noised_values"] = noised_values;
+  d["release"] = secure ? "secure: the clipped sum snapped to the sampler's grid, exact "
+                          "discrete Gaussian noise; noise_sd covers C + sqrt(n) grid"
+                        : "NoiseSource::add_gaussian, noise_sd = z C";
+  d["public"] = "the number of experts m (it sets q0 = b/m), the coin draws (data-independent)";
+  d["post_processing"] =
+      "steps on D_stable (a DataRelease output), target networks, Adam state, the greedy policy "
+      "and its evaluation returns";
+  if (paper)
+    d["note"] =
+        "paper accounting (q = p b/m per iteration) is valid only if noisy and stable steps "
+        "cannot be told apart; with observable intermediate models it is optimistic, so the "
+        "record is not formal";
+  else if (seeded)
+    d["note"] =
+        "seeded noise: the run is reproducible and anyone holding the seed can regenerate the "
+        "noise and the expert sampling, so the figures are not a formal guarantee";
+  in.extra_json = d.dump();
+  PrivacyReport rep = privacy::user_dp_report(in);
+  rep.sensitivity = fmt::format(
+      "L2 C = {} per sampled expert (one transition; joint norm over all trained networks)",
+      cfg.clip_norm);
+  rep.formal = !seeded && !paper;
+  return rep;
+}
+
+}  // namespace
+
+SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
+                                const Dataset* unstable, std::int64_t num_experts, int batch_size,
+                                const SelectiveDpSgdParams& params, TrainContext& ctx) {
+  SelectiveDpSgdParams p = params;
+  validate_params(p, "selective");
+  if (stable && stable->num_transitions() == 0) stable = nullptr;
+  if (unstable && unstable->num_transitions() == 0) unstable = nullptr;
+  const bool dp = p.p > 0.0;
+  if (!dp && !stable)
+    throw DataError("selective DP-SGD: p = 0 trains on the stable data only, and it is empty");
+  if (!dp && p.stable_steps < 1)
+    throw ParamError("selective.stable_steps must be >= 1 when p = 0 (no DP step runs)");
+  auto env = ctx.make_env();
+  const EnvSpec& spec = env->spec();
+  const std::uint64_t seed = ctx.seed();
+  learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), seed);
+  ctx.set_step_column("iteration");
+  // the samplers: uniform transitions of D_stable, Poisson-sampled experts of D_unst
+  std::optional<BatchGatherer> stable_gather, unstable_gather;
+  std::optional<UserIndex> unstable_users;
+  if (stable) stable_gather.emplace(*stable);
+  if (unstable) {
+    unstable_gather.emplace(*unstable);
+    unstable_users.emplace(*unstable);
+  }
+
+  privacy::UserDpSgdConfig cfg;
+  cfg.noise_multiplier = p.noise_multiplier;
+  cfg.clip_norm = p.clip_norm;
+  cfg.expected_batch = batch_size;
+  cfg.num_users = num_experts;
+  cfg.validate();
+  const double q0 = cfg.sampling_rate();
+  std::optional<PoissonUserSampler> poisson;
+  if (unstable_users) poisson.emplace(*unstable_users, q0, 1);
+
+  // noise as the offline learners draw it (algos/private_noise.hpp): os-entropy through the
+  // secure snapped release (its noise std covers the grid), seeded from the seed and the privacy
+  // parameters (reproducible, not formal, warned once); expert draws and coins from OS entropy
+  // unless seeded
+  const bool secure = p.noise == "os-entropy";
+  std::unique_ptr<privacy::NoiseSource> noise, sampling;
+  std::size_t noised = 0;
+  double noise_sd = 0;
+  if (dp) {
+    noise = make_private_noise(p.noise, seed, 10,
+                               {p.noise_multiplier, p.clip_norm, p.epsilon2, p.delta2, p.p,
+                                static_cast<double>(batch_size)},
+                               "selective");
+    if (secure) sampling = privacy::make_os_entropy_noise(false);
+    std::vector<privacy::DpNetGrad> nets;
+    for (const auto& t : learner.trained_nets())
+      nets.push_back({&t.net->shape(), t.cache, nullptr});
+    noised = privacy::noised_values(nets);
+    noise_sd =
+        secure_noise_scale(p.noise_multiplier, p.clip_norm, static_cast<double>(noised), secure);
+  }
+  const privacy::GaussianRelease release = [&noise](std::span<double> x, double sd) {
+    add_gaussian_release(x, sd, *noise);
+  };
+  // one 64-bit seed per iteration: its coin and its expert draws
+  auto draw_seed = [&](std::uint64_t kind, std::int64_t it) {
+    return sampling ? sampling->next_u64()
+                    : derive_seed(seed, Domain::kMinibatch, kind, static_cast<std::uint64_t>(it));
+  };
+
+  SelectiveResult r;
+  std::optional<privacy::Ledger> ledger;
+  std::int64_t total = p.stable_steps;  // iterations (sound: a cap; the noisy count ends the run)
+  const double q_acc = p.accounting == "paper" ? p.p * q0 : q0;
+  const privacy::DpEvent event =
+      privacy::DpEvent::poisson_sampled(q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
+  if (dp) {
+    ledger.emplace(p.epsilon2, p.delta2, p.accountant);
+    ledger->set_relation("add-remove", "expert");
+    ledger->set_noise_source(noise->name());
+    const std::int64_t n =
+        privacy::steps_within_budget(event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);
+    if (n < 1)
+      throw BudgetExceeded(fmt::format(
+          "selective: epsilon2 = {} cannot afford one step at noise_multiplier {} and q = {:.4g}",
+          p.epsilon2, p.noise_multiplier, q_acc));
+    r.planned_noisy = p.accounting == "sound" ? n : 0;
+    total = p.accounting == "sound" ? p.max_iterations : n;
+  }
+  const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
+  OfflineBatch batch;
+  std::vector<std::size_t> picked;
+  UserBatch users;
+  std::vector<std::uint8_t> coins;
+  bool finished = false;
+  while (!finished) {
+    // the block up to the next evaluation: draw its coins, charge its noisy steps, then run it
+    const std::int64_t len = std::min(every - r.iterations % every, total - r.iterations);
+    coins.clear();
+    std::int64_t noisy = 0;
+    for (std::int64_t i = 0; i < len; ++i) {
+      bool c = dp && p.p >= 1.0;
+      if (dp && p.p < 1.0) {
+        Rng coin(draw_seed(2, r.iterations + i + 1));
+        c = coin.uniform() < p.p;
+      }
+      coins.push_back(c ? 1 : 0);
+      noisy += c ? 1 : 0;
+      if (p.accounting == "sound" && dp && r.noisy_steps + noisy == r.planned_noisy) break;
+    }
+    const auto n = static_cast<std::int64_t>(coins.size());
+    const std::int64_t charge = p.accounting == "paper" ? n : noisy;
+    if (dp && charge > 0) {
+      ledger->charge(event, charge,
+                     fmt::format("iterations {}-{}", r.iterations + 1, r.iterations + n));
+      ctx.set_epsilon(ledger->spent_epsilon());
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t it = r.iterations + i + 1;
+      if (coins[static_cast<std::size_t>(i)]) {
+        if (poisson) {
+          Rng draws(draw_seed(1, it));
+          poisson->sample(draws, users);
+          unstable_gather->gather(users.transitions, batch, static_cast<int>(users.num_users()));
+        } else {
+          batch.n = batch.users = 0;
+        }
+        learner.dp_step(batch, cfg, noise_sd, release);
+        ++r.noisy_steps;
+      } else if (stable) {
+        Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));
+        sample_uniform(*stable, static_cast<std::size_t>(batch_size), draws, picked);
+        stable_gather->gather(picked, batch);
+        learner.step(batch);
+        ++r.stable_steps;
+      } else {
+        ++r.skipped;
+      }
+    }
+    r.iterations += n;
+    finished = r.iterations >= total ||
+               (dp && p.accounting == "sound" && r.noisy_steps >= r.planned_noisy);
+    r.capped =
+        dp && p.accounting == "sound" && r.noisy_steps < r.planned_noisy && r.iterations >= total;
+    if (ctx.eval_due(r.iterations) || finished) {
+      auto pol = learner.policy();
+      ctx.evaluate(*pol, r.iterations, 0,
+                   {{"noisy_steps", static_cast<double>(r.noisy_steps)},
+                    {"stable_steps", static_cast<double>(r.stable_steps)}});
+    }
+    // sound mode ends by its noisy-step count: about planned / p iterations
+    const std::int64_t shown =
+        dp && p.accounting == "sound"
+            ? static_cast<std::int64_t>(static_cast<double>(r.planned_noisy) / p.p)
+            : total;
+    ctx.progress().update(r.iterations, std::max(shown, r.iterations), 0,
+                          ctx.last_eval().return_mean);
+  }
+  if (ledger) {
+    r.epsilon = ledger->spent_epsilon();
+    ctx.write_file(privacy::Ledger::kFileName, ledger->to_json());
+    r.report = dp_part_report(p, cfg, r, *ledger, noise->name(), noise_sd, noised, secure);
+  }
+  return r;
+}
+
+}  // namespace dprl::algos

@@ -1,0 +1,140 @@
+// End-to-end: the paper 000 smoke pipeline through `dprl run`, stage reuse, and bad input.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/io.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result dprl_cmd(const std::string& args) {
+  static int counter = 0;
+  const auto dir = fs::temp_directory_path() / "dprl_p000_test_io";
+  fs::create_directories(dir);
+  const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const auto out = dir / ("out" + tag);
+  const auto err = dir / ("err" + tag);
+  const std::string cmd = std::string(DPRL_EXE) + " " + args + " >" + out.string() + " 2>" +
+                          err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
+}
+
+bool one_line(const std::string& s) {
+  return !s.empty() && s.find('\n') == s.size() - 1 && s.rfind("dprl: ", 0) == 0;
+}
+
+const std::string kSmoke = std::string(DPRL_SOURCE_DIR) + "/configs/paper000/smoke.yaml";
+
+fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("dprl_p000_test_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string smoke_args(const fs::path& d) {
+  return "run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train").string() +
+         " --set population.out=" + (d / "population").string();
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("the paper 000 smoke pipeline runs end to end and reuses its finished stages") {
+    const auto d = scratch("smoke");
+    const auto r = dprl_cmd(smoke_args(d));
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto s = nlohmann::json::parse(dprl::read_file(d / "train" / "summary.json"));
+    const auto& p = s.at("privacy");
+    CHECK(p.at("unit") == "expert");
+    CHECK(p.at("neighbouring") == "add-remove");
+    CHECK(p.at("formal") == false);  // the smoke file uses seeded noise
+    CHECK(p.at("reproducible_noise") == true);
+    const auto& parts = p.at("details").at("parts");
+    const double e1 = parts.at("release").at("epsilon"), e2 = parts.at("dp_sgd").at("epsilon");
+    CHECK(p.at("epsilon").get<double>() == doctest::Approx(e1 + e2));
+    CHECK(e1 <= 7.5);  // eps1 = 3/4 of 10, the exact composition never above it
+    CHECK(e2 <= 2.5);
+    const double m = s.at("extra").at("experts");
+    CHECK(m == 32);
+    CHECK(p.at("delta").get<double>() == doctest::Approx(1.0 / 32));  // delta = 1/m
+    CHECK(fs::exists(d / "population" / "manifest.json"));
+    CHECK(fs::exists(d / "population" / "experts" / "expert_00031.bin"));
+    CHECK(fs::exists(d / "train" / "release" / "release.json"));
+    CHECK(fs::exists(d / "train" / "privacy_ledger.json"));
+    // a second run reuses the population and the release (no expert is trained again)
+    const auto summary = dprl::read_file(d / "train" / "summary.json");
+    const auto r2 = dprl_cmd(smoke_args(d));
+    REQUIRE(r2.code == 0);
+    CHECK(r2.err.find("releasing anew") == std::string::npos);
+    CHECK(dprl::read_file(d / "train" / "summary.json") == summary);  // seeded: same bytes
+    // a random subset of 16 experts (paper Fig. 4): delta = 1/16, the population reused
+    const auto r3 = dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " +
+                             (d / "train16").string() + " --set population.out=" +
+                             (d / "population").string() + " --set experts=16");
+    INFO(r3.err);
+    REQUIRE(r3.code == 0);
+    const auto s16 = nlohmann::json::parse(dprl::read_file(d / "train16" / "summary.json"));
+    CHECK(s16.at("extra").at("experts") == 16);
+    CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(1.0 / 16));
+    CHECK(dprl_cmd(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
+  }
+
+  TEST_CASE("bad pipeline input: one line naming the key, exit 2, nothing created") {
+    const auto d = scratch("bad");
+    auto bad = [&](const std::string& set, const std::string& needle) {
+      const auto out = d / "never";
+      const auto r =
+          dprl_cmd("run " + kSmoke + " --out " + out.string() +
+                   " --set population.out=" + (d / "never_pop").string() + " --set '" + set + "'");
+      CAPTURE(set);
+      CHECK(r.code == 2);
+      CHECK(one_line(r.err));
+      CHECK(r.err.find(needle) != std::string::npos);
+      CHECK_FALSE(fs::exists(out));
+      CHECK_FALSE(fs::exists(d / "never_pop"));
+    };
+    bad("privacy.epsilon2=5", "exceeds epsilon");  // eps1 + eps2 = 7.5 + 5 > 10
+    bad("privacy.epsilon1=12", "exceeds epsilon");
+    bad("privacy.delta2=0.03", "exceeds delta");  // delta1 + delta2 = 0.028 + 0.03 > 1/32
+    bad("population.action_floor=0.5", "population.action_floor");
+    bad("population.action_floor=0", "population.action_floor");
+    bad("population.env.id=pendulum", "continuous actions");
+    bad("release.trajectories=100000", "release.trajectories");
+    bad("selective.accounting=optimistic", "selective.accounting");
+    bad("mode=private", "mode");
+    bad("learner.id=ppo", "offline learner");
+    bad("population.variants.grid.gravity=linspace(1,2)", "linspace");
+  }
+
+  TEST_CASE("an experts folder that does not match the dataset is refused before any stage") {
+    const auto d = scratch("mismatch");
+    const auto r = dprl_cmd(smoke_args(d));
+    REQUIRE(r.code == 0);
+    // drop one expert from the manifest: 31 experts against 32 users in the dataset
+    auto j = nlohmann::json::parse(dprl::read_file(d / "population" / "manifest.json"));
+    j["experts"].erase(j["experts"].size() - 1);
+    dprl::write_file_atomic(d / "population" / "manifest.json", j.dump());
+    fs::remove_all(d / "train");
+    const auto r2 = dprl_cmd(smoke_args(d));
+    CHECK(r2.code == 2);
+    CHECK(one_line(r2.err));
+    CHECK(r2.err.find("manifest.json") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "train"));
+  }
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Writes configs/paper000/: one pipeline config per table cell of paper 000 (Sharma et al.,
+"Preserving Expert-Level Privacy in Offline Reinforcement Learning", TMLR; Tables 1-3), the
+expert populations (full scale and the reduced scale run on a 2-core machine), and the sweeps
+(3 seeds per cell; `reduced/` sweeps switch a cell to the reduced population and step budget).
+
+Cell values are the paper's Table 3 (eta / b / p / s), its T per env (App. B.3), the budget
+splits of App. B.3 and sec. 6.1 as read in the spec (pure DP-SGD at eps = 5 except Acrobot;
+eps1 = eps for Acrobot and HIV-CQL at eps >= 7.5; 3/4 and 1/4 otherwise). Rerun after editing:
+    python3 tools/gen_paper000_configs.py
+Standard library only; the output is deterministic."""
+import os
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "paper000")
+CITE = ('Sharma et al., "Preserving Expert-Level Privacy in Offline Reinforcement Learning", '
+        'TMLR')
+
+# env: id, |A|, T per eps, data cap L, evaluation horizon, Q-network widths, variants
+ENVS = {
+    "cartpole": dict(id="cartpole", T={10: 25, 7.5: 20}, L=200, horizon=1000, hidden="256,256",
+                     grid=[("gravity", "linspace(8.75, 11.0, 10)"),
+                           ("force_mag", "linspace(9.0, 11.25, 10)"),
+                           ("masscart", "linspace(0.8, 1.25, 10)")], fixed={}),
+    "acrobot": dict(id="acrobot", T={10: 25, 7.5: 20, 5: 20}, L=200, horizon=200,
+                    hidden="256,256",
+                    grid=[("link_length_1+link_length_2", "linspace(0.8, 1.2, 10)"),
+                          ("link_mass_1", "linspace(0.9, 1.1, 10)"),
+                          ("link_mass_2", "linspace(0.9, 1.1, 10)")], fixed={}),
+    "lunar_lander": dict(id="lunar_lander", T={10: 100, 7.5: 62}, L=1000, horizon=1000,
+                         hidden="256,256",
+                         grid=[("gravity", "linspace(-9.0, -11.0, 10)"),
+                               ("wind_power", "linspace(0.0, 5.0, 10)"),
+                               ("turbulence_power", "linspace(0.0, 0.5, 10)")],
+                         fixed={"enable_wind": "true"}),
+    "hiv": dict(id="hiv", T={10: 50, 7.5: 50, 5: 50}, L=50, horizon=50, hidden="512",
+                grid=[("drug1_penalty", "linspace(18750, 21250, 50)"),
+                      ("drug2_penalty", "linspace(1850, 2150, 20)"),
+                      ("efficacy_noise_std", "[0, 0.01]")], fixed={}),
+}
+
+# Table 3: (eta, b, p, s); s None: no DP-SGD
+TABLE3 = {
+    ("acrobot", "cql"): {5: (0.001, 128, 0.0, None), 7.5: (0.001, 128, 0.0, None),
+                         10: (0.0005, 128, 0.0, None)},
+    ("acrobot", "bcq"): {5: (0.01, 256, 0.0, None), 7.5: (0.01, 256, 0.0, None),
+                         10: (0.01, 256, 0.0, None)},
+    ("lunar_lander", "cql"): {5: (0.0005, 256, 1.0, 80), 7.5: (0.005, 64, 0.8, 20),
+                              10: (0.0005, 64, 0.8, 40)},
+    ("lunar_lander", "bcq"): {5: (0.005, 64, 1.0, 10), 7.5: (0.001, 128, 0.5, 50),
+                              10: (0.005, 128, 0.5, 20)},
+    ("cartpole", "cql"): {5: (0.005, 256, 1.0, 20), 7.5: (0.001, 128, 0.9, 50),
+                          10: (0.0001, 128, 0.8, 80)},
+    ("cartpole", "bcq"): {5: (0.005, 128, 1.0, 10), 7.5: (0.01, 128, 0.5, 20),
+                          10: (0.001, 128, 0.5, 40)},
+    ("hiv", "cql"): {5: (0.01, 256, 1.0, 10), 7.5: (0.0001, 64, 0.0, None),
+                     10: (0.0001, 64, 0.0, None)},
+    ("hiv", "bcq"): {5: (0.005, 128, 1.0, 20), 7.5: (0.005, 64, 0.9, 20),
+                     10: (0.005, 64, 0.9, 20)},
+}
+LEARNER = {"cql": "discrete_cql", "bcq": "discrete_bcq"}
+
+# reduced scale run here (docs/paper000.md): the step budget every private cell is calibrated
+# to, the non-private / stable-only step count, and the target-network interval
+REDUCED = dict(calibrate_steps=10000, stable_steps=10000, nonprivate_steps=20000,
+               target_update_interval=1000)
+FULL = dict(stable_steps=100000, nonprivate_steps=1000000, target_update_interval=8000)
+
+
+def eps_name(e):
+    return str(e).replace(".", "_") if e != int(e) else str(int(e))
+
+
+def write(path, text):
+    path = os.path.join(ROOT, path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def population(env, full):
+    e = ENVS[env]
+    hidden = "512" if env == "hiv" else ("512,256,64" if full else "64,64")
+    steps = (2000000 if env == "hiv" else 1000000) if full else 100000
+    select = ("{rule: hiv, extra: 1000}" if env == "hiv" else "{rule: top_k, k: 3}")
+    grid = "".join(f"      {k}: {v}\n" for k, v in e["grid"])
+    fixed = ", ".join(f"{k}: {v}" for k, v in e["fixed"].items())
+    tag = "full" if full else "reduced"
+    note = ("the paper's scale: (512, 256, 64) actor and critic (HIV: one layer of 512), "
+            "1e6 PPO env steps (HIV 2e6)" if full else
+            "reduced: (64, 64) actor and critic (HIV: 512), 1e5 PPO env steps per run")
+    name = env if not full else env + "_full"
+    return (f"# {env} expert population of paper 000 ({CITE}, sec. 6, App. B.1), {tag}:\n"
+            f"# {note}; CleanRL ppo.py defaults otherwise (no lr/batch grid: 3 seeds per "
+            f"variant).\n# Written by tools/gen_paper000_configs.py.\n"
+            f"population:\n  name: {name}\n  seed: 1\n  out: runs/paper000/{name}/population\n"
+            f"  env: {{id: {e['id']}}}\n  variants:\n"
+            + (f"    params: {{{fixed}}}\n" if fixed else "")
+            + f"    grid:\n{grid}  runs_per_setting: 3\n  ppo:\n    algo: ppo_layers\n"
+            f"    params: {{hidden_sizes: \"{hidden}\"}}\n"
+            f"    train: {{steps: {steps}, eval_every: 0, eval_episodes: 10}}\n"
+            f"  select: {select}\n  action_floor: 0.02\n"
+            f"  demos: {{episodes: 20, max_steps: {e['L']}}}\n")
+
+
+def learner(env, algo, eta, b, tui):
+    hidden = ENVS[env]["hidden"]
+    extra = ", share_encoder: false" if algo == "bcq" else ""
+    return (f"learner:\n  id: {LEARNER[algo]}\n  params: {{learning_rate: {eta}, batch_size: {b}, "
+            f"hidden_sizes: \"{hidden}\", target_update_interval: {tui}{extra}}}\n")
+
+
+def cell(env, algo, eps, mode):
+    e = ENVS[env]
+    eta, b, p, s = TABLE3[(env, algo)][eps]
+    name = f"{env}_{algo}_eps{eps_name(eps)}" + ("_dpsgd" if mode == "dp_sgd" else "")
+    head = (f"# paper 000 ({CITE}): {env}, {LEARNER[algo]}, eps = {eps}, "
+            + ("the expert-level DP-SGD baseline (Alg. 4 on all data, eps2 = eps)"
+               if mode == "dp_sgd" else
+               f"selective DP-SGD (Table 3: eta {eta}, b {b}, p {p}, s {s})")
+            + ".\n# Written by tools/gen_paper000_configs.py. Full scale; "
+            "sweeps/reduced/ runs it at the reduced scale.\n")
+    txt = head + (f"pipeline: expert_level\nname: {name}\nseed: 1\nout: runs/paper000/{name}\n"
+                  f"population: {env}_population_full.yaml\nmode: {mode}\n")
+    if mode == "dp_sgd":
+        sb = s if s is not None else 20
+        txt += f"privacy: {{epsilon: {eps}, delta: auto}}\n"
+        txt += f"selective: {{noise_multiplier: {sb}, accounting: sound}}\n"
+    else:
+        if p == 0.0:
+            priv = f"{{epsilon: {eps}, delta: auto, epsilon1_fraction: 1}}"
+        elif p == 1.0:
+            priv = f"{{epsilon: {eps}, delta: auto, epsilon1_fraction: 0}}"
+        else:
+            priv = f"{{epsilon: {eps}, delta: auto}}"
+        txt += f"privacy: {priv}\n"
+        if p < 1.0:
+            txt += f"release: {{trajectories: {e['T'][eps]}, max_length: {e['L']}}}\n"
+        sel = f"p: {p}, accounting: sound" + (f", noise_multiplier: {s}" if s else "")
+        txt += f"selective: {{{sel}}}\n"
+    txt += learner(env, algo, eta, b, FULL["target_update_interval"])
+    txt += (f"train: {{stable_steps: {FULL['stable_steps']}, eval_every: 10000, "
+            f"eval_episodes: 10, eval_max_steps: {e['horizon']}}}\n")
+    return name, txt
+
+
+def nonprivate(env, algo):
+    e = ENVS[env]
+    eta, b, _, _ = TABLE3[(env, algo)][10]
+    name = f"{env}_{algo}_nonprivate"
+    txt = (f"# paper 000 ({CITE}): {env}, {LEARNER[algo]} without privacy on all the "
+           f"demonstrations\n# (the normaliser of every score). The paper gives no step count or "
+           f"hyper-parameters;\n# these are the eps = 10 cell's. Written by "
+           f"tools/gen_paper000_configs.py.\n"
+           f"pipeline: expert_level\nname: {name}\nseed: 1\nout: runs/paper000/{name}\n"
+           f"population: {env}_population_full.yaml\nmode: non_private\n")
+    txt += learner(env, algo, eta, b, FULL["target_update_interval"])
+    txt += (f"train: {{stable_steps: {FULL['nonprivate_steps']}, eval_every: 10000, "
+            f"eval_episodes: 10, eval_max_steps: {e['horizon']}}}\n")
+    return name, txt
+
+
+def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None):
+    steps = REDUCED["nonprivate_steps"] if "nonprivate" in cell_name else REDUCED["stable_steps"]
+    lines = [f"# {cell_name} at the reduced scale (docs/paper000.md): the reduced population, "
+             f"the noise multiplier\n# calibrated to spend the DP-SGD budget in "
+             f"{REDUCED['calibrate_steps']} noisy steps, 3 seeds. Written by "
+             f"tools/gen_paper000_configs.py.",
+             f"base: ../../{cell_name}.yaml", f"out: runs/paper000/reduced/{env}/{name}",
+             "seeds: [1, 2, 3]", "set:", f"  population: {env}_population.yaml",
+             f"  train.stable_steps: {steps}",
+             f"  learner.params.target_update_interval: {REDUCED['target_update_interval']}"]
+    if private:
+        lines.append(f"  selective.calibrate_steps: {REDUCED['calibrate_steps']}")
+    for k, v in (extra_set or {}).items():
+        lines.append(f"  {k}: {v}")
+    if grid:
+        lines.append("grid:")
+        for k, v in grid.items():
+            lines.append(f"  {k}: {v}")
+    write(f"sweeps/reduced/{name}.yaml", "\n".join(lines) + "\n")
+
+
+def main():
+    for env in ENVS:
+        write(f"{env}_population_full.yaml", population(env, True))
+        write(f"{env}_population.yaml", population(env, False))
+        for algo in ("cql", "bcq"):
+            for eps in (5, 7.5, 10):
+                if eps not in TABLE3[(env, algo)]:
+                    continue
+                name, txt = cell(env, algo, eps, "selective")
+                write(f"{name}.yaml", txt)
+                reduced_sweep(env, name, name, TABLE3[(env, algo)][eps][2] > 0)
+                write(f"sweeps/{name}.yaml",
+                      f"# {name}: 3 seeds at full scale.\nbase: ../{name}.yaml\n"
+                      f"out: runs/paper000/{env}/{name}\nseeds: [1, 2, 3]\n")
+                if eps > 5 or env == "acrobot":
+                    dname, dtxt = cell(env, algo, eps, "dp_sgd")
+                    write(f"{dname}.yaml", dtxt)
+                    reduced_sweep(env, dname, dname, True)
+                    write(f"sweeps/{dname}.yaml",
+                          f"# {dname}: 3 seeds at full scale.\nbase: ../{dname}.yaml\n"
+                          f"out: runs/paper000/{env}/{dname}\nseeds: [1, 2, 3]\n")
+            name, txt = nonprivate(env, algo)
+            write(f"{name}.yaml", txt)
+            reduced_sweep(env, name, name, False)
+            write(f"sweeps/{name}.yaml",
+                  f"# {name}: 3 seeds at full scale.\nbase: ../{name}.yaml\n"
+                  f"out: runs/paper000/{env}/{name}\nseeds: [1, 2, 3]\n")
+    # Table 2: the p ablation at eps = 10 (the eps split kept, spec item 12) and the eps
+    # allocation at low eps (BCQ; p = 0.5 with eps1 = 0 wastes nothing: coins with an empty
+    # stable set are skipped and only noisy steps are accounted)
+    for env, algo, ps in (("cartpole", "cql", "[0.0, 0.8, 1.0]"),
+                          ("cartpole", "bcq", "[0.0, 0.5, 1.0]"),
+                          ("lunar_lander", "cql", "[0.0, 0.8, 1.0]"),
+                          ("lunar_lander", "bcq", "[0.0, 0.5, 1.0]")):
+        reduced_sweep(env, f"table2_{algo}_p", f"{env}_{algo}_eps10", True,
+                      grid={"selective.p": ps})
+    for env in ("cartpole", "acrobot"):
+        reduced_sweep(env, "table2_bcq_allocation", f"{env}_bcq_eps7_5", True,
+                      extra_set={"selective.p": 0.5},
+                      grid={"privacy.epsilon": "[2.5, 5.0]",
+                            "privacy.epsilon1_fraction": "[0.75, 0.0]"})
+
+
+if __name__ == "__main__":
+    main()
