@@ -15,6 +15,8 @@ namespace dprl {
 RunDir::RunDir(std::filesystem::path dir)
     : dir_(std::move(dir)), last_flush_(std::chrono::steady_clock::now()) {
   make_dirs(dir_);
+  // a previous run's wall-clock figures; this run's learner may add its own (below)
+  std::filesystem::remove(dir_ / "timing.json");
 }
 
 RunDir::~RunDir() {
@@ -122,7 +124,20 @@ std::string timing_json(const RunSummary& s) {
 void RunDir::write_summary(const RunSummary& s) {
   flush_metrics();
   write_file_atomic(dir_ / "summary.json", summary_json(s));
-  write_file_atomic(dir_ / "timing.json", timing_json(s));
+  // wall_time_s first, then any figures the learner wrote to timing.json during this run (stage
+  // times; the constructor removed an older file)
+  std::string timing = timing_json(s);
+  const auto file = dir_ / "timing.json";
+  if (std::filesystem::exists(file)) {
+    const auto own = nlohmann::ordered_json::parse(read_file(file), nullptr, false);
+    if (own.is_object()) {
+      auto j = nlohmann::ordered_json::parse(timing);
+      for (const auto& [k, v] : own.items())
+        if (k != "wall_time_s") j[k] = v;
+      timing = j.dump(2) + "\n";
+    }
+  }
+  write_file_atomic(file, timing);
 }
 
 }  // namespace dprl

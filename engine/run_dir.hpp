@@ -3,7 +3,8 @@
 //   <out>/config.yaml    the resolved experiment (defaults filled in, overrides applied)
 //   <out>/metrics.csv    one row per evaluation; columns fixed by the first row
 //   <out>/summary.json   final figures, privacy guarantee, versions, seed
-//   <out>/timing.json    wall-clock figures: {"wall_time_s": ...}, the only bytes that vary
+//   <out>/timing.json    wall-clock figures: {"wall_time_s": ..., then any the learner wrote to
+//                        timing.json during the run (stage times)}, the only bytes that vary
 //
 // summary.json keys (read by our checks): seed, env_steps,
 // final_eval {return_mean, return_std, episodes}, privacy (null or the guarantee record below),

@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 
@@ -61,7 +62,9 @@ def mean_ci(xs):
     m = statistics.mean(xs)
     if len(xs) < 2:
         return m, None
-    return m, 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+    # Student t, two-sided 95%: with 2-5 seeds the normal 1.96 would understate the interval
+    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571}.get(len(xs), 1.96)
+    return m, t * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
 def fmt(m, ci):
@@ -110,6 +113,16 @@ def svg_curve(run_dirs, path, title):
     return True
 
 
+def process_cpu(runs, name, seed):
+    """User + system seconds of a run from the `/usr/bin/time -f "%e wall %U user %S sys"` line
+    of runs/<dir>/<config without pendulum_><seed>.log, as text; None when there is none."""
+    log = os.path.join(runs, f"{name.replace('pendulum_', '')}{seed}.log")
+    if not os.path.exists(log):
+        return None
+    m = re.findall(r"([\d.]+) wall ([\d.]+) user ([\d.]+) sys", open(log).read())
+    return f"{float(m[-1][1]) + float(m[-1][2]):.0f}" if m else None
+
+
 def generate(runs, dprl):
     out = []
     mopo = [score(d)[0] for d in seeds_of(runs, "pendulum_mopo")]
@@ -117,11 +130,12 @@ def generate(runs, dprl):
     out += ["### Table 1 (Pendulum, our reduced scale)", "",
             "Return = mean over the last `final_window` epochs of the 10-episode evaluation "
             "means (Pendulum-v1 native reward, 200 steps: higher is better, 0 is the maximum); "
-            "± is a 95% interval over seeds when there are several. Percentages are of our MOPO "
+            "± is a 95% Student-t interval over seeds when there are several (wide with 2-3 "
+            "seeds); the per-seed returns are listed in seed order. Percentages are of our MOPO "
             "(ours) and of the paper's MOPO (paper); the paper's Pendulum returns use an "
             "unstated reward transform, so only the percentages compare.", "",
-            "| method | seeds | our epsilon (RDP; PLD) | our return | % of our MOPO | paper epsilon "
-            "| paper return | paper % |", "|---|---|---|---|---|---|---|---|"]
+            "| method | seeds | our epsilon (RDP; PLD) | our return | per seed | % of our MOPO "
+            "| paper epsilon | paper return | paper % |", "|---|---|---|---|---|---|---|---|---|"]
     for name, label in (("pendulum_mopo", "MOPO"), ("pendulum_no_priv", "PriMORL no privacy"),
                         ("pendulum_low", "PriMORL low (z 0.35)"),
                         ("pendulum_high", "PriMORL high (z 0.52)")):
@@ -141,8 +155,9 @@ def generate(runs, dprl):
         pct = "" if m is None or not mopo_m else f"{100 * mopo_m / m:.1f}%" if m < 0 else \
             f"{100 * m / mopo_m:.1f}%"
         pe, pr_ret, pp = PAPER_T1[name][2], PAPER_T1[name][0], PAPER_T1[name][1]
-        out.append(f"| {label} | {len(dirs)} | {eps} | {fmt(m, ci)} | {pct} | {pe} | {pr_ret} "
-                   f"| {pp} |")
+        per = ", ".join(f"{v:.0f}" for v in vals)
+        out.append(f"| {label} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | {pct} | {pe} "
+                   f"| {pr_ret} | {pp} |")
         svg_curve(dirs, os.path.join("docs", "paper004", name + ".svg"), label)
     out += ["", "For negative returns the percentage is MOPO / method (so 100% means equal and "
             "below 100% worse), the reading that keeps 'higher is better'.", ""]
@@ -165,13 +180,19 @@ def generate(runs, dprl):
         r, p = epsilon(dprl, z, 0.05, 3000, "rdp"), epsilon(dprl, z, 0.05, 3000, "pld")
         out.append(f"| Pendulum, our scale | {'Low' if z < 0.5 else 'High'} | {z} | 0.05 | 3000 "
                    f"| - | {r:.2f} | {p:.2f} |")
-    out += ["", "### Time per stage (seed 1 runs; CPU seconds of the process, wall in brackets)",
-            "", "| config | data | model | policy | total |", "|---|---|---|---|---|"]
+    out += ["", "### Time per stage (CPU seconds of the process, wall in brackets)",
+            "", "| config | seed | data | model | policy | total |", "|---|---|---|---|---|---|"]
     for name in ("pendulum_mopo", "pendulum_no_priv", "pendulum_low", "pendulum_high"):
-        for d in seeds_of(runs, name)[:1]:
+        for d in seeds_of(runs, name):
             with open(os.path.join(d, "timing.json")) as f:
                 t = json.load(f)
-            out.append(f"| {name} | {t['data_cpu_s']:.0f} ({t['data_s']:.0f}) | "
+            seed = score(d)[2].get("seed")
+            if "model_s" not in t:  # runs whose stage times were not recorded: the whole process
+                cpu = process_cpu(runs, name, seed)
+                out.append(f"| {name} | {seed} | - | - | - | "
+                           f"{cpu if cpu else '-'} ({t['wall_time_s']:.0f}) |")
+                continue
+            out.append(f"| {name} | {seed} | {t['data_cpu_s']:.0f} ({t['data_s']:.0f}) | "
                        f"{t['model_cpu_s']:.0f} ({t['model_s']:.0f}) | "
                        f"{t['policy_cpu_s']:.0f} ({t['policy_s']:.0f}) | "
                        f"{t['total_cpu_s']:.0f} ({t['total_s']:.0f}) |")

@@ -46,8 +46,7 @@ std::string tiny_config(const std::string& extra_params, const std::string& env 
          "    model_hidden: '16,16'\n    sac_hidden: '16,16'\n    sac_batch_size: 32\n"
          "    steps_per_epoch: 50\n    rollout_freq: 50\n    rollout_batch: 64\n"
          "    horizon: 5\n    noise: " +
-         noise + "\n" +
-         extra_params + "train: {steps: 100, eval_episodes: 2}\n";
+         noise + "\n" + extra_params + "train: {steps: 100, eval_episodes: 2}\n";
 }
 
 }  // namespace
@@ -74,6 +73,9 @@ TEST_SUITE("e2e") {
       for (const char* f : {"metrics.csv", "model_training.csv", "privacy_ledger.json",
                             "timing.json", "policy.bin", "config.yaml"})
         CHECK(fs::exists(out / f));
+      const auto t = nlohmann::json::parse(dprl::read_file(out / "timing.json"));
+      for (const char* k : {"wall_time_s", "data_s", "model_cpu_s", "policy_cpu_s", "total_s"})
+        CHECK(t.contains(k));
       metrics.push_back(dprl::read_file(out / "metrics.csv"));
       policies.push_back(dprl::read_file(out / "policy.bin"));
     }
@@ -165,10 +167,10 @@ TEST_SUITE("unit") {
 
   TEST_CASE("a budget below one round fails before the run directory exists") {
     const auto out = temp_dir("budget");
-    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
-                             dprl::parse_yaml(tiny_config("    budget_epsilon: 0.01\n"), "t"), "t",
-                             quiet(out)),
-                         doctest::Contains("primorl.budget_epsilon"), dprl::BudgetExceeded);
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(
+            dprl::parse_yaml(tiny_config("    budget_epsilon: 0.01\n"), "t"), "t", quiet(out)),
+        doctest::Contains("primorl.budget_epsilon"), dprl::BudgetExceeded);
     CHECK(!fs::exists(out));
   }
 

@@ -1,0 +1,38 @@
+// RunDir's timing.json: wall_time_s first, then the figures the learner wrote during the run;
+// a previous run's file in the same directory does not leak into the next one.
+#include "engine/run_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "engine/io.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_SUITE("unit") {
+  TEST_CASE("timing.json keeps the learner's figures of this run and drops an older file's") {
+    const auto d = fs::temp_directory_path() / "dprl_run_dir_test_timing";
+    fs::remove_all(d);
+    dprl::RunSummary s;
+    s.wall_time_s = 2.5;
+    {
+      dprl::RunDir dir(d);
+      dir.write_file("timing.json", R"({"model_s": 1.25, "wall_time_s": 99})");
+      dir.write_summary(s);
+    }
+    auto t = nlohmann::ordered_json::parse(dprl::read_file(d / "timing.json"));
+    CHECK(t.begin().key() == "wall_time_s");
+    CHECK(t["wall_time_s"] == 2.5);  // the run's, not the learner's
+    CHECK(t["model_s"] == 1.25);
+    {
+      dprl::RunDir dir(d);  // a new run in the same directory writes no figures of its own
+      dir.write_summary(s);
+    }
+    t = nlohmann::ordered_json::parse(dprl::read_file(d / "timing.json"));
+    CHECK(t.size() == 1);
+    CHECK(t["wall_time_s"] == 2.5);
+    fs::remove_all(d);
+  }
+}
