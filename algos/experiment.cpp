@@ -182,7 +182,12 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
   // the disk
-  if (p.audit) auditable(p, *algo);
+  if (p.audit) {
+    // the audit's own checks, on a separate learner, before anything is written
+    auto probe = algo_registry().make(p.algo_id, p.algo_params);
+    check_offline_audit(auditable(p, *probe), probe_env->spec(), *data, p.train.steps,
+                        p.train.until_budget, *p.audit);
+  }
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
                       data.get()});

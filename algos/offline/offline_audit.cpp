@@ -104,11 +104,16 @@ void validate(const OfflineAuditParams& a) {
         fmt::format("audit.guesses = {} must be <= audit.canaries = {}", a.guesses, a.canaries));
 }
 
-}  // namespace
+// Everything decided before training: the audited population, q, T, the noised values.
+struct Plan {
+  privacy::UserDpSgdConfig cfg;
+  double q = 0;
+  std::int64_t T = 0, m_run = 0;
+  std::size_t coords = 0;
+};
 
-OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
-                                 std::int64_t steps, bool until_budget,
-                                 const OfflineAuditParams& a) {
+Plan plan_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
+                std::int64_t steps, bool until_budget, const OfflineAuditParams& a) {
   validate(a);
   const UserDpParams& dp = learner.dp_params();
   const OfflineCommonParams& common = learner.common_params();
@@ -116,39 +121,58 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     throw ParamError(
         "audit: the learner is not private (set algo.params.dp: true); only user-level DP-SGD "
         "runs carry a claim to audit");
-  const auto m_run = static_cast<std::int64_t>(data.users().size());
+  Plan pl;
+  pl.m_run = static_cast<std::int64_t>(data.users().size());
   const std::int64_t M = a.canaries;
-  const double q = static_cast<double>(common.batch_size) / static_cast<double>(m_run);
-  if (!(q > 0.0 && q <= 1.0))
+  pl.q = static_cast<double>(common.batch_size) / static_cast<double>(pl.m_run);
+  if (!(pl.q > 0.0 && pl.q <= 1.0))
     throw ParamError(
         fmt::format("audit: sampling rate q = batch_size / users = {} / {} must be in (0, 1]",
-                    common.batch_size, m_run));
-
-  privacy::UserDpSgdConfig cfg;  // the audited population: the run's users and the canaries
-  cfg.noise_multiplier = dp.noise_multiplier;
-  cfg.clip_norm = dp.clip_norm;
-  cfg.num_users = m_run + M;
-  cfg.expected_batch = q * static_cast<double>(cfg.num_users);
-  cfg.contribution = dp.contribution;
-  cfg.validate();
-  const privacy::DpEvent event = cfg.step_event();
-  std::int64_t T = a.steps > 0 ? a.steps : steps;
+                    common.batch_size, pl.m_run));
+  // the audited population: the run's users and the canaries, at the run's q
+  pl.cfg.noise_multiplier = dp.noise_multiplier;
+  pl.cfg.clip_norm = dp.clip_norm;
+  pl.cfg.num_users = pl.m_run + M;
+  pl.cfg.expected_batch = pl.q * static_cast<double>(pl.cfg.num_users);
+  pl.cfg.contribution = dp.contribution;
+  pl.cfg.validate();
+  pl.T = a.steps > 0 ? a.steps : steps;
   if (a.steps == 0 && until_budget)
-    T = privacy::steps_within_budget(event, dp.epsilon, dp.delta, dp.accountant,
-                                     std::int64_t{1} << 40);
-  if (T < 1) throw ParamError(fmt::format("audit: {} gradient steps: nothing to audit", T));
-
-  const auto seed = static_cast<std::uint64_t>(a.seed);
+    pl.T = privacy::steps_within_budget(pl.cfg.step_event(), dp.epsilon, dp.delta, dp.accountant,
+                                        std::int64_t{1} << 40);
+  if (pl.T < 1) throw ParamError(fmt::format("audit: {} gradient steps: nothing to audit", pl.T));
   learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
-                derive_seed(seed, Domain::kAlgo, kAuditStream, 2));
+                derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 2));
   std::vector<privacy::DpNetGrad> nets;
   for (const auto& t : learner.trained_nets()) nets.push_back({&t.net->shape(), t.cache, nullptr});
-  const std::size_t coords = privacy::noised_values(nets);
-  if (a.white_box && static_cast<std::size_t>(M) > coords)
+  pl.coords = privacy::noised_values(nets);
+  if (a.white_box && static_cast<std::size_t>(M) > pl.coords)
     throw ParamError(fmt::format(
         "audit.canaries = {}: white-box canaries need one noised coordinate each ({} here)", M,
-        coords));
+        pl.coords));
+  return pl;
+}
 
+}  // namespace
+
+void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
+                         std::int64_t steps, bool until_budget, const OfflineAuditParams& a) {
+  plan_audit(learner, spec, data, steps, until_budget, a);
+}
+
+OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
+                                 std::int64_t steps, bool until_budget,
+                                 const OfflineAuditParams& a) {
+  const Plan pl = plan_audit(learner, spec, data, steps, until_budget, a);
+  const UserDpParams& dp = learner.dp_params();
+  const OfflineCommonParams& common = learner.common_params();
+  const std::int64_t M = a.canaries;
+  const privacy::UserDpSgdConfig& cfg = pl.cfg;
+  const double q = pl.q;
+  const std::int64_t T = pl.T;
+  const std::size_t coords = pl.coords;
+  const std::int64_t m_run = pl.m_run;
+  const auto seed = static_cast<std::uint64_t>(a.seed);
   const Canaries can = draw_canaries(data, spec, a);
   const Dataset audited = with_canaries(data, can, a);
   const UserIndex users(audited);

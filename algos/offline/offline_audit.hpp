@@ -106,6 +106,10 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
                                  std::int64_t steps, bool until_budget,
                                  const OfflineAuditParams& a);
 
+// The checks audit_offline makes before training (the same throws), without training.
+void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
+                         std::int64_t steps, bool until_budget, const OfflineAuditParams& a);
+
 // The report as one JSON object (audit.json), with the learner's name and the epsilon the run
 // reported (epsilon_reported; the claim of the audited training is epsilon_claimed).
 std::string audit_json(const OfflineAuditReport& r, const std::string& learner,

@@ -142,6 +142,12 @@ TEST_SUITE("e2e") {
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK_FALSE(fs::exists(run));
+    // more white-box canaries than the network's 17410 parameters: refused before training
+    r = dprl_cmd("run " + cfg + " --quiet --out " + run.string() + " --set audit.canaries=20000");
+    CHECK(r.code == 2);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("17410") != std::string::npos);
+    CHECK_FALSE(fs::exists(run));
     // a finished non-private run has no claim to audit
     const auto plain = scratch() / "plain_run";
     REQUIRE(dprl_cmd("run " + experiment(false) + " --quiet --out " + plain.string() +
