@@ -66,7 +66,7 @@ OfflineAuditParams white_box(const char* mis) {
 }  // namespace
 
 TEST_SUITE("statistical") {
-  TEST_CASE("white box: bc run as claimed is not refuted; half the noise or twice C is") {
+  TEST_CASE("white box: bc run as claimed is not refuted, with half the noise or twice C it is") {
     const auto p = private_params<dprl::algos::BcParams>(4.0, 10, "128,128");
     const auto ok = run<dprl::algos::Bc>(p, 4, white_box("none"));
     CAPTURE(ok.epsilon_lower);

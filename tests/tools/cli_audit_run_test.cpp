@@ -74,7 +74,7 @@ train: {steps: 4, eval_every: 4, eval_episodes: 1}
 }  // namespace
 
 TEST_SUITE("e2e") {
-  TEST_CASE("dprl run with an audit section writes audit.json; audit run refutes half noise") {
+  TEST_CASE("dprl run with an audit section writes audit.json, audit run refutes half noise") {
     const std::string cfg = experiment();
     const auto run = (scratch() / "run").string();
     auto r = dprl_cmd("run " + cfg + " --quiet --out " + run);
