@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "algos/algorithm.hpp"
+#include "algos/offline/offline_audit.hpp"
+#include "algos/offline/offline_learner.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "envs/register_envs.hpp"
@@ -24,11 +26,13 @@ struct Parsed {
   std::string data_path;  // the `data:` section ("" when absent)
   std::string data_format = "auto";
   std::string data_where;
+  std::optional<OfflineAuditParams> audit;  // the `audit:` section
 };
 
 Parsed parse(const Node& root, const std::string& default_name, const RunOptions& opts) {
   const Node& top = root.expect_map("the experiment");
-  top.check_keys({"name", "seed", "out", "env", "algo", "train", "data"}, "the experiment");
+  top.check_keys({"name", "seed", "out", "env", "algo", "train", "data", "audit"},
+                 "the experiment");
   Parsed p;
   p.name = top.find("name") ? top.find("name")->as_string("name") : default_name;
   if (opts.seed) {
@@ -87,7 +91,29 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
       }
     }
   }
+  if (const Node* a = top.find("audit")) {
+    p.audit = read_params<OfflineAuditParams>(a->is_null() ? ParamMap{} : a->to_param_map("audit"),
+                                              "audit");
+    if (p.audit->guesses > p.audit->canaries)
+      throw ConfigError(fmt::format("{}: audit.guesses = {} must be <= audit.canaries = {}",
+                                    a->where(), p.audit->guesses, p.audit->canaries));
+  }
   return p;
+}
+
+// The experiment's learner as an auditable private offline learner (ConfigError otherwise).
+OfflineLearner& auditable(const Parsed& p, Algorithm& algo) {
+  auto* l = dynamic_cast<OfflineLearner*>(&algo);
+  if (!l)
+    throw ConfigError(fmt::format(
+        "audit: algo '{}' has no training audit; one-run audits exist for the user-level DP-SGD "
+        "of bc, discrete_cql and discrete_bcq (mechanisms: dprl audit mechanism)",
+        p.algo_id));
+  if (!l->dp_params().dp)
+    throw ConfigError(fmt::format(
+        "audit: algo '{}' is not private (algo.params.dp: false): there is no claim to audit",
+        p.algo_id));
+  return *l;
 }
 
 // The experiment's dataset, loaded and checked against the env before anything is written.
@@ -129,6 +155,7 @@ Node resolved_tree(const Parsed& p, const Env& env, const Algorithm& algo) {
     data.set("format", Node::scalar(p.data_format, ""));
     root.set("data", std::move(data));
   }
+  if (p.audit) root.set("audit", param_map_to_node(dump_params(*p.audit)));
   return root;
 }
 
@@ -155,6 +182,12 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
   // the disk
+  if (p.audit) {
+    // the audit's own checks, on a separate learner, before anything is written
+    auto probe = algo_registry().make(p.algo_id, p.algo_params);
+    check_offline_audit(auditable(p, *probe), probe_env->spec(), *data, p.train.steps,
+                        p.train.until_budget, *p.audit);
+  }
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
                       data.get()});
@@ -189,11 +222,33 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   s.privacy = algo->privacy();
   s.extra = algo->summary_extra();
   s.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (dir) {
-    if (p.train.checkpoint) algo->save_policy(dir->path() / algo->policy_file());
-    dir->write_summary(s);
+  if (dir && p.train.checkpoint) algo->save_policy(dir->path() / algo->policy_file());
+  if (p.audit) {
+    // a separate training of the same configuration with canaries (the released model has none)
+    auto fresh = algo_registry().make(p.algo_id, p.algo_params);
+    const OfflineAuditReport r = audit_offline(auditable(p, *fresh), probe_env->spec(), *data,
+                                               p.train.steps, p.train.until_budget, *p.audit);
+    s.audit_json = audit_json(r, p.algo_id, s.privacy ? s.privacy->epsilon : r.epsilon_claimed);
+    s.audit_refuted = r.refuted;
+    if (dir) dir->write_file("audit.json", s.audit_json + "\n");
   }
+  if (dir) dir->write_summary(s);
   return s;
+}
+
+OfflineAuditReport audit_experiment(Node config, const std::string& default_name,
+                                    const RunOptions& opts) {
+  for (const auto& o : opts.overrides) apply_override(config, o);
+  const Parsed p = parse(config, default_name, opts);
+  auto env = envs::env_registry().make(p.env_id, p.env_params);
+  auto algo = algo_registry().make(p.algo_id, p.algo_params);
+  algo->check_env(env->spec());
+  OfflineLearner& learner = auditable(p, *algo);
+  const auto data = load_experiment_data(p, *env, *algo);
+  // the learner's checks of the dataset and budget (no run directory: no ledger file)
+  algo->check(RunPlan{*env, p.train, p.seed, std::nullopt, data.get()});
+  return audit_offline(learner, env->spec(), *data, p.train.steps, p.train.until_budget,
+                       p.audit.value_or(OfflineAuditParams{}));
 }
 
 RunSummary run_experiment_file(const std::filesystem::path& file, const RunOptions& opts) {

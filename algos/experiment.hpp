@@ -21,6 +21,9 @@
 //   data:                     # offline learners only (then required)
 //     path: data/cartpole     # a Minari dataset folder or a D4RL .hdf5 file
 //     format: auto            # auto | minari | d4rl
+//   audit:                    # optional: one-run privacy audit after training (private
+//     canaries: 1000          # offline learners; algos/offline/offline_audit.hpp); writes
+//     white_box: false        # <out>/audit.json and summary.json "audit"
 //
 // Everything is checked before the run directory is created: the schema, the env and learner
 // parameters, the dataset (loaded, validated and checked against the env's spaces: a bad file or
@@ -35,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "algos/offline/offline_audit.hpp"
 #include "engine/config.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_dir.hpp"
@@ -60,5 +64,11 @@ Node resolve_experiment(const Node& config, const std::string& default_name,
 RunSummary run_experiment_file(const std::filesystem::path& file, const RunOptions& opts);
 // Same from an in-memory tree (name used when the tree has no name).
 RunSummary run_experiment(Node config, const std::string& default_name, const RunOptions& opts);
+
+// The one-run privacy audit of the experiment's private offline learner with its `audit:` section
+// (defaults when absent; overrides already applied to `config` by the caller's opts): a separate
+// training of the same configuration with canaries. Writes nothing.
+OfflineAuditReport audit_experiment(Node config, const std::string& default_name,
+                                    const RunOptions& opts);
 
 }  // namespace dprl::algos

@@ -107,6 +107,7 @@ std::string summary_json(const RunSummary& s) {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
   for (const auto& [k, v] : s.extra) extra[k] = number_or_null(v);
   j["extra"] = extra;
+  if (!s.audit_json.empty()) j["audit"] = nlohmann::ordered_json::parse(s.audit_json);
   j["versions"] = {
       {"dprl", kVersion},
       {"git_commit", kGitCommit},

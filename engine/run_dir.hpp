@@ -65,6 +65,8 @@ struct RunSummary {
   EvalStats final_eval;
   std::optional<PrivacyReport> privacy;
   std::vector<std::pair<std::string, double>> extra;  // algorithm-specific final figures
+  std::string audit_json;      // an empirical privacy audit's JSON object ("" for none)
+  bool audit_refuted = false;  // that audit's lower bound exceeds the claimed epsilon
 };
 
 class RunDir {

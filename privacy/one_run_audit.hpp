@@ -26,8 +26,9 @@
 // epsilon = gaussian_epsilon(z / sqrt(T), delta) (tight).
 // Mis-specification: halve-noise runs z / 2, double-sensitivity makes each canary add 2 C e_j;
 // the claim stays that of z.
-// Not implemented: the black-box mode (scores from the released model only) and canary users of
-// user-level DP-SGD.
+// This synthetic task is white box only; the black-box mode (scores from the released model
+// only) and canary users of user-level DP-SGD audit the offline learners
+// (algos/offline/offline_audit.hpp).
 #pragma once
 
 #include <cmath>

@@ -6,11 +6,17 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
+#include "algos/experiment.hpp"
+#include "engine/config.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "privacy/mechanism_audit.hpp"
 #include "privacy/one_run_audit.hpp"
 #include "tools/cli.hpp"
@@ -94,9 +100,74 @@ void cmd_mechanism(MechanismArgs& a) {
 struct DpsgdArgs {
   au::DpSgdAuditParams p;
   bool json = false;
+  std::string config;             // an experiment: audit its learner
+  std::vector<std::string> sets;  // overrides of that experiment
+  CLI::App* cmd = nullptr;
 };
 
+// The flags given on the command line as overrides of the experiment's `audit:` section.
+std::vector<std::string> audit_overrides(const CLI::App& cmd, const au::DpSgdAuditParams& p,
+                                         std::vector<std::string> sets, bool canaries_steps) {
+  auto given = [&](const char* name) { return cmd.get_option(name)->count() > 0; };
+  for (const char* f : {"--noise-multiplier", "--examples", "--claim-epsilon", "--delta"})
+    if (given(f))
+      throw ParamError(fmt::format(
+          "{} applies to the synthetic DP-SGD audit; an experiment's learner is audited with its "
+          "own settings (change them with --set algo.params.KEY=VALUE)",
+          f));
+  if (given("--canaries")) sets.push_back(fmt::format("audit.canaries={}", p.canaries));
+  if (given("--white-box")) sets.push_back("audit.white_box=true");
+  if (given("--guesses")) sets.push_back(fmt::format("audit.guesses={}", p.guesses));
+  if (given("--seed")) sets.push_back(fmt::format("audit.seed={}", p.seed));
+  if (given("--confidence")) sets.push_back(fmt::format("audit.confidence={}", p.confidence));
+  if (given("--mis-specify")) sets.push_back(fmt::format("audit.mis_specify={}", p.mis_specify));
+  if (canaries_steps && given("--steps")) sets.push_back(fmt::format("audit.steps={}", p.steps));
+  return sets;
+}
+
+// Reads a whole file (DataError naming it when it cannot be read).
+std::string read_text(const std::filesystem::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) throw DataError(fmt::format("{}: cannot be read", f.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void print_offline(const algos::OfflineAuditReport& r, const std::string& json_text, bool json) {
+  if (json) {
+    fmt::print("{}\n", json_text);
+    return;
+  }
+  fmt::print("one-run audit ({}, {} canary users, {} included, {} steps, q = {:.4g})\n", r.mode,
+             r.canaries, r.included, r.steps, r.sampling_rate);
+  fmt::print("epsilon_claimed = {:.6g} at delta = {:.6g} ({} accountant)\n", r.epsilon_claimed,
+             r.delta, r.accountant);
+  fmt::print("epsilon_lower   = {:.6g} (confidence {}; {} of {} guesses correct)\n",
+             r.epsilon_lower, r.confidence, r.correct, r.guesses);
+  fmt::print("refuted         = {}\n", r.refuted ? "yes" : "no");
+}
+
+void cmd_dpsgd_config(DpsgdArgs& a) {
+  algos::RunOptions opts;
+  opts.write = false;
+  opts.progress = Progress::Mode::kOff;
+  opts.overrides = audit_overrides(*a.cmd, a.p, a.sets, true);
+  const std::filesystem::path file(a.config);
+  const Node cfg = load_yaml_file(file);
+  const auto r = algos::audit_experiment(cfg, file.stem().string(), opts);
+  const Node* algo = cfg.find("algo");
+  const std::string learner =
+      algo && algo->find("id") ? algo->find("id")->as_string("algo.id") : std::string("?");
+  print_offline(r, algos::audit_json(r, learner, r.epsilon_claimed), a.json);
+  refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
+}
+
 void cmd_dpsgd(DpsgdArgs& a) {
+  if (!a.config.empty()) return cmd_dpsgd_config(a);
+  for (const char* f : {"--set"})
+    if (a.cmd->get_option(f)->count() > 0)
+      throw ParamError("--set needs an experiment file (dprl audit dpsgd CONFIG.yaml --set ...)");
   const au::DpSgdAuditReport r = au::audit_dpsgd(a.p);
   if (a.json) {
     ordered_json j{{"mode", "white-box"},
@@ -123,6 +194,49 @@ void cmd_dpsgd(DpsgdArgs& a) {
                r.epsilon_lower, a.p.confidence, r.correct, r.guesses);
     fmt::print("refuted         = {}\n", r.refuted ? "yes" : "no");
   }
+  refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
+}
+
+struct RunAuditArgs {
+  std::string dir;
+  au::DpSgdAuditParams p;  // only the flags that map to the audit section
+  std::vector<std::string> sets;
+  bool json = false;
+  CLI::App* cmd = nullptr;
+};
+
+// dprl audit run RUN_DIR: audit a finished run's configuration, write audit.json and the
+// summary's "audit" object (both atomically).
+void cmd_audit_run(RunAuditArgs& a) {
+  namespace fs = std::filesystem;
+  const fs::path dir(a.dir);
+  const fs::path config = dir / "config.yaml", summary = dir / "summary.json";
+  if (!fs::is_directory(dir)) throw DataError(fmt::format("{}: not a run directory", a.dir));
+  if (!fs::exists(config) || !fs::exists(summary))
+    throw DataError(fmt::format(
+        "{}: needs config.yaml and summary.json (a finished `dprl run` directory)", a.dir));
+  auto sum = nlohmann::ordered_json::parse(read_text(summary), nullptr, false);
+  if (sum.is_discarded() || !sum.is_object())
+    throw DataError(fmt::format("{}: not a JSON object", summary.string()));
+  if (!sum.contains("privacy") || !sum["privacy"].is_object() ||
+      !sum["privacy"].contains("epsilon") || !sum["privacy"]["epsilon"].is_number())
+    throw DataError(fmt::format(
+        "{}: privacy.epsilon: the run reports no epsilon (not a private run), nothing to audit",
+        summary.string()));
+  const double reported = sum["privacy"]["epsilon"].get<double>();
+  algos::RunOptions opts;
+  opts.write = false;
+  opts.progress = Progress::Mode::kOff;
+  opts.overrides = audit_overrides(*a.cmd, a.p, a.sets, true);
+  const Node cfg = load_yaml_file(config);
+  const auto r = algos::audit_experiment(cfg, dir.filename().string(), opts);
+  const std::string learner = sum.value("algo", std::string("?"));
+  const std::string text = algos::audit_json(r, learner, reported);
+  write_file_atomic(dir / "audit.json", text + "\n");
+  sum["audit"] = nlohmann::ordered_json::parse(text);
+  write_file_atomic(summary, sum.dump(2) + "\n");
+  print_offline(r, text, a.json);
+  if (!a.json) fmt::print("wrote {} and summary.json \"audit\"\n", (dir / "audit.json").string());
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
 }
 
@@ -158,11 +272,20 @@ void add_audit_commands(CLI::App& app) {
   c->callback([m] { cmd_mechanism(*m); });
 
   auto d = std::make_shared<DpsgdArgs>();
-  auto* s =
-      audit->add_subcommand("dpsgd", "one-run white-box audit of DP-SGD with gradient canaries");
+  auto* s = audit->add_subcommand(
+      "dpsgd",
+      "one-run audit of DP-SGD: a synthetic task with gradient canaries, or an experiment's "
+      "private offline learner with canary users");
+  d->cmd = s;
+  s->add_option("config", d->config,
+                "experiment YAML of a private offline learner (its audit: section; flags "
+                "override)");
+  s->add_option("--set", d->sets, "override a key of the experiment: a.b.c=value (repeatable)");
   s->add_option("--canaries", d->p.canaries, "m, each included with probability 1/2")
       ->capture_default_str();
-  s->add_flag("--white-box", d->p.white_box, "gradient canaries (the only mode so far)");
+  s->add_flag("--white-box", d->p.white_box,
+              "gradient canaries (the synthetic task always uses them; experiments default to "
+              "black-box canary users)");
   s->add_option("--noise-multiplier,-z", d->p.noise_multiplier, "sigma / C")->capture_default_str();
   s->add_option("--steps", d->p.steps, "full-batch DP-SGD steps")->capture_default_str();
   s->add_option("--examples", d->p.examples, "real training examples")->capture_default_str();
@@ -176,6 +299,28 @@ void add_audit_commands(CLI::App& app) {
       ->capture_default_str();
   s->add_flag("--json", d->json, "print one JSON object");
   s->callback([d] { cmd_dpsgd(*d); });
+
+  auto ra = std::make_shared<RunAuditArgs>();
+  auto* r = audit->add_subcommand(
+      "run", "audit a finished private run's configuration; writes RUN_DIR/audit.json");
+  ra->cmd = r;
+  r->add_option("run_dir", ra->dir, "run directory (config.yaml, summary.json)")->required();
+  r->add_option("--canaries", ra->p.canaries, "canary users, each included w.p. 1/2");
+  r->add_flag("--white-box", ra->p.white_box, "Dirac gradient canaries");
+  r->add_option("--guesses", ra->p.guesses, "guesses (0: canaries / 5)");
+  r->add_option("--seed", ra->p.seed, "seed of the audit");
+  r->add_option("--confidence", ra->p.confidence, "confidence of the bound");
+  r->add_option("--steps", ra->p.steps, "gradient steps (default: the run's)");
+  r->add_option("--mis-specify", ra->p.mis_specify,
+                "none | halve-noise | quarter-noise | double-sensitivity (claim unchanged)");
+  r->add_option("--set", ra->sets, "override a key of the run's config (repeatable)");
+  r->add_flag("--json", ra->json, "print one JSON object");
+  // flags of the synthetic audit, refused here with a reason
+  r->add_option("--noise-multiplier", ra->p.noise_multiplier, "")->group("");
+  r->add_option("--examples", ra->p.examples, "")->group("");
+  r->add_option("--claim-epsilon", ra->p.claim_epsilon, "")->group("");
+  r->add_option("--delta", ra->p.delta, "")->group("");
+  r->callback([ra] { cmd_audit_run(*ra); });
 }
 
 }  // namespace dprl::cli

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "algos/experiment.hpp"
@@ -51,6 +52,21 @@ void cmd_run(const RunOpts& o) {
   if (s.privacy)
     fmt::print("privacy: ({:.4g}, {:.3g})-DP, {} accountant, {} noise\n", s.privacy->epsilon,
                s.privacy->delta, s.privacy->accountant, s.privacy->noise_source);
+  if (!s.audit_json.empty()) {
+    const auto a = nlohmann::json::parse(s.audit_json);
+    fmt::print("audit: epsilon_lower {:.4g} (confidence {}, {}, {} canaries) vs claimed {:.4g}\n",
+               a["epsilon_lower"].get<double>(), a["confidence"].get<double>(),
+               a["mode"].get<std::string>(), a["canaries"].get<std::int64_t>(),
+               a["epsilon_claimed"].get<double>());
+    if (s.audit_refuted) {
+      std::fflush(stdout);
+      fmt::print(stderr,
+                 "dprl: audit REFUTES the claim: epsilon_lower = {:.4g} > epsilon_claimed = "
+                 "{:.4g} (audit.json)\n",
+                 a["epsilon_lower"].get<double>(), a["epsilon_claimed"].get<double>());
+      throw ExitStatus{3};
+    }
+  }
 }
 
 struct SweepOpts {

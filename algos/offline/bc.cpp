@@ -55,4 +55,9 @@ void Bc::save_policy(const std::filesystem::path& file) const {
   NnPolicy(env_id_, NnPolicy::Mode::kArgmax, net_, actions_).save(file);
 }
 
+void Bc::released_outputs(const nn::Mat& obs, nn::Mat& out) const {
+  nn::MlpCache c;
+  out = net_.forward(obs, c);
+}
+
 }  // namespace dprl::algos

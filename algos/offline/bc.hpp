@@ -37,6 +37,7 @@ class Bc final : public OfflineLearner {
   using Params = BcParams;
   explicit Bc(const Params& p);
   std::unique_ptr<Policy> policy() const override;
+  void released_outputs(const nn::Mat& obs, nn::Mat& out) const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }
   const nn::Mlp& net() const { return net_; }

@@ -103,4 +103,9 @@ void DiscreteBcq::save_policy(const std::filesystem::path& file) const {
       .save(file);
 }
 
+void DiscreteBcq::released_outputs(const nn::Mat& obs, nn::Mat& out) const {
+  nn::MlpCache ct, ch;
+  out = ghead_.forward(trunk_[g_trunk()].forward(obs, ct), ch);
+}
+
 }  // namespace dprl::algos

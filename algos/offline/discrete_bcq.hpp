@@ -54,6 +54,7 @@ class DiscreteBcq final : public OfflineLearner {
   using Params = DiscreteBcqParams;
   explicit DiscreteBcq(const Params& p);
   std::unique_ptr<Policy> policy() const override;
+  void released_outputs(const nn::Mat& obs, nn::Mat& out) const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }
 

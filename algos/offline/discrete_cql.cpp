@@ -75,4 +75,9 @@ void DiscreteCql::save_policy(const std::filesystem::path& file) const {
   NnPolicy(env_id_, NnPolicy::Mode::kArgmax, q_, actions_).save(file);
 }
 
+void DiscreteCql::released_outputs(const nn::Mat& obs, nn::Mat& out) const {
+  nn::MlpCache c;
+  out = q_.forward(obs, c);
+}
+
 }  // namespace dprl::algos

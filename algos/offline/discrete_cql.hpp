@@ -45,6 +45,7 @@ class DiscreteCql final : public OfflineLearner {
   using Params = DiscreteCqlParams;
   explicit DiscreteCql(const Params& p);
   std::unique_ptr<Policy> policy() const override;
+  void released_outputs(const nn::Mat& obs, nn::Mat& out) const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }
 

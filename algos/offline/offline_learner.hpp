@@ -156,6 +156,12 @@ class OfflineLearner : public Algorithm {
   // The gradient of trained network i from the last step (tests).
   const nn::Buffer& last_grad(std::size_t i) const { return grad_[i]; }
   std::vector<TrainedNet> trained_nets() { return trained(); }
+  const OfflineCommonParams& common_params() const { return common_; }
+  const UserDpParams& dp_params() const { return dp_; }
+  // The released model's per-action outputs on the columns of obs (obs_dim x n) into out
+  // (actions x n): bc's logits, discrete_cql's Q-values, discrete_bcq's imitation logits. The
+  // black-box privacy audit scores canaries with them (algos/offline/offline_audit.hpp).
+  virtual void released_outputs(const nn::Mat& obs, nn::Mat& out) const = 0;
 
  protected:
   OfflineLearner(std::string name, OfflineCommonParams common, UserDpParams dp);

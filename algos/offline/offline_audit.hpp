@@ -1,0 +1,118 @@
+// One-run privacy audit of the offline learners' user-level DP-SGD (bc, discrete_cql,
+// discrete_bcq) with canary USERS.
+//
+// Source: Steinke, Nasr and Jagielski, "Privacy Auditing with One (1) Training Run" (NeurIPS
+// 2023): m canaries, each included independently with probability 1/2; after training the auditor
+// guesses "in" for the r/2 highest scores and "out" for the r/2 lowest, and the number of right
+// guesses becomes an epsilon lower bound (privacy/one_run_audit.hpp, their Theorem for
+// (epsilon, delta)). The privacy unit here is the user, so each canary is one user.
+//
+// The audited training is the learner's own DP step (OfflineLearner::dp_step: joint per-user
+// clipping over every trained network, the configured release rule and noise source) on the
+// run's dataset plus the included canaries, with the run's noise multiplier z, clip norm C,
+// contribution k, accountant and delta, for T gradient steps (train.steps, or what the budget
+// affords under train.until_budget). The Poisson rate q = b / m_run of the run is kept: with M
+// canaries the audited population is m_run + M users and the expected batch q (m_run + M), so the
+// claimed epsilon, dpsgd_epsilon(z, q, T, delta, accountant), is the run's. q is fixed whether or
+// not a canary is included, so inclusion changes nothing but that user's presence (add/remove
+// adjacency, as the theorem needs).
+//
+// Modes (stated in the report):
+// - black box: canary j is a user with one transition (o_j, a_j, reward 1, terminated) at an
+//   observation o_j = mean + 4 std * u_j (u_j uniform in [-1, 1]^d, per-dimension mean and std
+//   of the run's observations, clipped to the observation space) and a uniform action a_j.
+//   Score_j = f(o_j)[a_j] - max_{a != a_j} f(o_j)[a] for f the released model's outputs
+//   (OfflineLearner::released_outputs). Nothing but the released model is read.
+// - white box: Dirac gradient canaries (their Section 5 white-box setting): canary j, when
+//   included and Poisson-sampled in a step (rate q, like every user), adds C e_j to the clipped
+//   sum just before the release (a user whose clipped gradient is C e_j: norm exactly C). Score_j
+//   is coordinate j of the released sums added over the steps. The auditor sees every released
+//   noisy sum but not the sampling. Needs M <= the number of noised values.
+// Mis-specification (the claim stays that of the configured z and C): halve-noise and
+// quarter-noise divide the release's noise std by 2 and 4; double-sensitivity clips users at 2 C
+// (white box: canaries add 2 C e_j) while the noise still covers C.
+//
+// What a lower bound shows: with probability >= confidence over the audit's own randomness, the
+// audited training is not (epsilon, delta)-DP for any epsilon below epsilon_lower. It never shows
+// that a run IS private (a weak audit gives a small bound for a broken learner too), and it
+// audits the training algorithm with this configuration, not the bytes of an earlier run's model.
+//
+// | param       | default | meaning                                                      |
+// |-------------|---------|--------------------------------------------------------------|
+// | canaries    | 1000    | M canary users, each included with probability 1/2           |
+// | white_box   | false   | Dirac gradient canaries instead of canary transitions        |
+// | guesses     | 0       | r = guesses (0: M / 5), r/2 "in" and r - r/2 "out"           |
+// | confidence  | 0.95    | confidence of the bound                                      |
+// | seed        | 0       | coins, canaries, and seeded noise and sampling               |
+// | steps       | 0       | gradient steps T (0: the experiment's)                       |
+// | mis_specify | none    | none, halve-noise, quarter-noise, double-sensitivity         |
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "algos/offline/offline_learner.hpp"
+#include "engine/dataset.hpp"
+#include "engine/env.hpp"
+#include "engine/params.hpp"
+
+namespace dprl::algos {
+
+struct OfflineAuditParams {
+  std::int64_t canaries = 1000;
+  bool white_box = false;
+  std::int64_t guesses = 0;
+  double confidence = 0.95;
+  std::int64_t seed = 0;
+  std::int64_t steps = 0;
+  std::string mis_specify = "none";
+
+  template <class V>
+  void visit(V& v) {
+    v("canaries", canaries, Range::closed(2, 1e6), "canary users, each included w.p. 1/2");
+    v("white_box", white_box, "Dirac gradient canaries (true) or canary transitions (false)");
+    v("guesses", guesses, Range::closed(0, 1e6), "guesses r (0: canaries / 5)");
+    v("confidence", confidence, Range::open(0, 1), "confidence of the lower bound");
+    v("seed", seed, Range::closed(0, 4.6e18), "seed of the audit's coins and canaries");
+    v("steps", steps, Range::closed(0, 1e12), "gradient steps (0: the experiment's)");
+    v("mis_specify", mis_specify,
+      Choices{{"none", "halve-noise", "quarter-noise", "double-sensitivity"}},
+      "run the learner wrongly, keeping the claim (tests of the audit)");
+  }
+};
+
+struct OfflineAuditReport {
+  std::string mode;  // "black-box" or "white-box"
+  std::string mis_specify;
+  double epsilon_claimed = 0;  // dpsgd_epsilon(z, q, T, delta, accountant)
+  double epsilon_lower = 0;
+  bool refuted = false;
+  double delta = 0;
+  double confidence = 0;
+  std::string accountant;
+  std::int64_t canaries = 0, included = 0, guesses = 0, correct = 0;
+  std::int64_t steps = 0;
+  std::int64_t run_users = 0;  // m_run
+  double sampling_rate = 0;    // q
+  double noise_multiplier = 0, clip_norm = 0;
+  double noise_sd = 0;  // the release's noise std on the sum (mis-specification included)
+  std::string noise_source;
+};
+
+// Audits `learner` (a private offline learner: dp true) on `data` in an env with `spec`.
+// `steps` is the experiment's train.steps, `until_budget` its train.until_budget. Throws
+// ParamError for a non-private learner, white_box with M above the noised values, guesses > M.
+OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
+                                 std::int64_t steps, bool until_budget,
+                                 const OfflineAuditParams& a);
+
+// The checks audit_offline makes before training (the same throws), without training.
+void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
+                         std::int64_t steps, bool until_budget, const OfflineAuditParams& a);
+
+// The report as one JSON object (audit.json), with the learner's name and the epsilon the run
+// reported (epsilon_reported; the claim of the audited training is epsilon_claimed).
+std::string audit_json(const OfflineAuditReport& r, const std::string& learner,
+                       double epsilon_reported);
+
+}  // namespace dprl::algos
