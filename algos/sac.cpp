@@ -93,7 +93,28 @@ std::int64_t Sac::train(TrainContext& ctx) {
   env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
   episodes_ = 0;
   double ep_ret = 0, recent = NAN;
-  for (std::int64_t step = 1; step <= total; ++step) {
+  std::int64_t step = 0;  // steps done
+  // what carries from one step to the next, for checkpoints
+  const auto sync = [&](StateIo& io) {
+    io.section("sac");
+    for (nn::Mlp* net : {&actor_, &q1, &q2, &q1t, &q2t}) io(net->span());
+    for (nn::Adam* opt : {&opt_a, &opt_q1, &opt_q2, &opt_alpha}) opt->sync_state(io);
+    io(log_alpha);
+    io(alpha_);
+    rb.sync_state(io);
+    io(rng);
+    io(srng);
+    io(nrng);
+    io(obs, true);
+    env->sync_state(io);
+    io(step);
+    io(ep_ret);
+    io(recent);
+    io(episodes_);
+  };
+  ctx.resume(sync);
+  while (step < total) {
+    ++step;
     if (step <= p_.learning_starts) {
       for (int j = 0; j < A; ++j) act[j] = rng.uniform(low_[j], high_[j]);
     } else {
@@ -181,6 +202,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
       ctx.evaluate(*pol, step, episodes_, {{"alpha", alpha_}});
     }
     if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;
 }

@@ -22,15 +22,28 @@ struct RunOpts {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  bool resume = false;
 };
+
+void print_run(const RunSummary& s);
 
 void cmd_run(const RunOpts& o) {
   algos::RunOptions opts;
   if (o.seed >= 0) opts.seed = static_cast<std::uint64_t>(o.seed);
   if (!o.out.empty()) opts.out = o.out;
   opts.overrides = o.sets;
+  opts.resume = o.resume;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
-  const RunSummary s = algos::run_experiment_file(o.config, opts);
+  print_run(algos::run_experiment_file(o.config, opts));
+}
+
+void cmd_resume(const std::string& dir, bool quiet) {
+  algos::RunOptions opts;
+  if (quiet) opts.progress = Progress::Mode::kOff;
+  print_run(algos::resume_run_dir(dir, opts));
+}
+
+void print_run(const RunSummary& s) {
   std::string steps = fmt::format("{} env steps", s.env_steps);
   for (const auto& [k, v] : s.extra)
     if (k == "gradient_steps")
@@ -126,7 +139,17 @@ void add_run_commands(CLI::App& app) {
   run->add_option("--out", ro->out, "run directory (overrides the file)");
   run->add_option("--set", ro->sets, "override a key: a.b.c=value (repeatable)");
   run->add_flag("--quiet", ro->quiet, "no progress line");
+  run->add_flag("--resume", ro->resume,
+                "continue a killed run in the run directory from its last checkpoint");
   run->callback([ro] { cmd_run(*ro); });
+
+  auto rdir = std::make_shared<std::string>();
+  auto rquiet = std::make_shared<bool>(false);
+  auto* resume = app.add_subcommand(
+      "resume", "continue a killed run from its last checkpoint (= dprl run CONFIG --resume)");
+  resume->add_option("run_dir", *rdir, "the run directory (holds config.yaml)")->required();
+  resume->add_flag("--quiet", *rquiet, "no progress line");
+  resume->callback([rdir, rquiet] { cmd_resume(*rdir, *rquiet); });
 
   auto so = std::make_shared<SweepOpts>();
   auto* sweep = app.add_subcommand(
