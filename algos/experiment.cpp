@@ -215,15 +215,16 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
   algo->check_env(probe_env->spec());
   const Node resolved = resolved_tree(p, *probe_env, *algo);
+  // a resume is checked (and its checkpoint read) before the learner's checks, which may open a
+  // ledger in the run directory
+  const std::string config_yaml = to_yaml(resolved);
+  CheckpointSetup ckpt = plan_checkpoints(p, opts, *algo, *probe_env, config_yaml);
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
   // the disk
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
                       data.get()});
-
-  const std::string config_yaml = to_yaml(resolved);
-  CheckpointSetup ckpt = plan_checkpoints(p, opts, *algo, *probe_env, config_yaml);
 
   std::optional<RunDir> dir;
   if (opts.write) {

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/tools/sweep_test_util.hpp"
 
@@ -23,41 +24,66 @@ struct Case {
   std::int64_t kill_step;  // a step between two checkpoints, for the second kill
 };
 
+// a small dataset of random CartPole episodes for the offline learners, made once
+std::string offline_data() {
+  static const std::string path = [] {
+    const auto d = scratch("resume_data");
+    REQUIRE(run_in(d, "collect --env cartpole --policy random --episodes 20 --seed 3 --out data")
+                .code == 0);
+    return (d / "data").string();
+  }();
+  return path;
+}
+
+std::string offline_config(const char* algo, int seed) {
+  return "seed: " + std::to_string(seed) + "\nout: out\nenv: {id: cartpole}\nalgo: {id: " + algo +
+         ", params: {batch_size: 32, hidden_sizes: '32'}}\ndata: {path: " + offline_data() +
+         "}\ntrain: {steps: 900, eval_every: 300, eval_episodes: 2, checkpoint_every: 200}\n";
+}
+
 // short runs: a few checkpoints each
-const Case kCases[] = {
-    {"q_learning",
-     "seed: 3\nout: out\nenv: {id: taxi}\nalgo: {id: q_learning}\n"
-     "train: {steps: 20000, eval_every: 5000, eval_episodes: 5, checkpoint_every: 3000}\n",
-     2, 13001},
-    {"ppo",
-     "seed: 4\nout: out\nenv: {id: cartpole}\n"
-     "algo: {id: ppo, params: {num_envs: 2, num_steps: 64, num_minibatches: 2, update_epochs: 2}}\n"
-     "train: {steps: 2560, eval_every: 640, eval_episodes: 3, checkpoint_every: 500}\n",
-     2, 1700},
-    {"ppo_continuous",
-     "seed: 5\nout: out\nenv: {id: pendulum}\n"
-     "algo: {id: ppo_continuous, params: {num_steps: 128, num_minibatches: 4, update_epochs: 2}}\n"
-     "train: {steps: 1280, eval_every: 384, eval_episodes: 2, checkpoint_every: 300}\n",
-     1, 900},
-    {"dqn",
-     "seed: 6\nout: out\nenv: {id: cartpole}\n"
-     "algo: {id: dqn, params: {learning_starts: 200, buffer_size: 1000, batch_size: 32, "
-     "hidden_sizes: '32', target_network_frequency: 100}}\n"
-     "train: {steps: 2000, eval_every: 700, eval_episodes: 2, checkpoint_every: 450}\n",
-     2, 1234},
-    {"sac",
-     "seed: 7\nout: out\nenv: {id: pendulum}\n"
-     "algo: {id: sac, params: {learning_starts: 100, buffer_size: 500, batch_size: 16, "
-     "hidden_sizes: '16,16'}}\n"
-     "train: {steps: 800, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
-     2, 555},
-    {"ddpg",
-     "seed: 8\nout: out\nenv: {id: pendulum}\n"
-     "algo: {id: ddpg, params: {learning_starts: 100, buffer_size: 500, batch_size: 16, "
-     "hidden_sizes: '16,16'}}\n"
-     "train: {steps: 800, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
-     1, 555},
-};
+std::vector<Case> cases() {
+  static const std::vector<Case> v = {
+      {"q_learning",
+       "seed: 3\nout: out\nenv: {id: taxi}\nalgo: {id: q_learning}\n"
+       "train: {steps: 20000, eval_every: 5000, eval_episodes: 5, checkpoint_every: 3000}\n",
+       2, 13001},
+      {"ppo",
+       "seed: 4\nout: out\nenv: {id: cartpole}\n"
+       "algo: {id: ppo, params: {num_envs: 2, num_steps: 64, num_minibatches: 2, update_epochs: "
+       "2}}\n"
+       "train: {steps: 2560, eval_every: 640, eval_episodes: 3, checkpoint_every: 500}\n",
+       2, 1700},
+      {"ppo_continuous",
+       "seed: 5\nout: out\nenv: {id: pendulum}\n"
+       "algo: {id: ppo_continuous, params: {num_steps: 128, num_minibatches: 4, update_epochs: "
+       "2}}\n"
+       "train: {steps: 1280, eval_every: 384, eval_episodes: 2, checkpoint_every: 300}\n",
+       1, 900},
+      {"dqn",
+       "seed: 6\nout: out\nenv: {id: cartpole}\n"
+       "algo: {id: dqn, params: {learning_starts: 200, buffer_size: 1000, batch_size: 32, "
+       "hidden_sizes: '32', target_network_frequency: 100}}\n"
+       "train: {steps: 2000, eval_every: 700, eval_episodes: 2, checkpoint_every: 450}\n",
+       2, 1234},
+      {"sac",
+       "seed: 7\nout: out\nenv: {id: pendulum}\n"
+       "algo: {id: sac, params: {learning_starts: 100, buffer_size: 500, batch_size: 16, "
+       "hidden_sizes: '16,16'}}\n"
+       "train: {steps: 800, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
+       2, 555},
+      {"ddpg",
+       "seed: 8\nout: out\nenv: {id: pendulum}\n"
+       "algo: {id: ddpg, params: {learning_starts: 100, buffer_size: 500, batch_size: 16, "
+       "hidden_sizes: '16,16'}}\n"
+       "train: {steps: 800, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
+       1, 555},
+      {"bc", offline_config("bc", 9), 2, 450},
+      {"discrete_cql", offline_config("discrete_cql", 10), 1, 650},
+      {"discrete_bcq", offline_config("discrete_bcq", 11), 3, 333},
+  };
+  return v;
+}
 
 std::string env_prefix(const std::string& assignment) { return "env " + assignment + " "; }
 
@@ -77,7 +103,7 @@ void check_same_run(const fs::path& a, const fs::path& b) {
 
 TEST_SUITE("e2e") {
   TEST_CASE("a killed run resumes to the bytes of an uninterrupted run") {
-    for (const auto& c : kCases) {
+    for (const auto& c : cases()) {
       INFO("learner: " << c.name);
       const auto ref = setup(std::string(c.name) + "_ref", c.config);
       REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
@@ -121,7 +147,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("a corrupted or truncated checkpoint is refused; the previous one is kept") {
-    const Case& c = kCases[0];
+    const Case c = cases()[0];
     const auto ref = setup("bad_ref", c.config);
     REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
     const auto d = setup("bad", c.config);
@@ -166,7 +192,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("resume refuses what it cannot continue") {
-    const Case& c = kCases[0];
+    const Case c = cases()[0];
     const auto d = setup("refuse", c.config);
     // no run there yet
     auto r = run_in(d, "run exp.yaml --resume --quiet");
@@ -190,8 +216,27 @@ TEST_SUITE("e2e") {
     r = run_in(d, "run exp.yaml --resume --quiet");
     CHECK(r.code == 0);
     CHECK(r.err.find("has no checkpoint yet; the run starts from step 0") != std::string::npos);
-    // a learner without checkpoints is refused by name
-    const auto k = setup("refuse_kick",
+    // learners without checkpoints are refused by name, before anything is written
+    const std::pair<std::string, std::string> refused[] = {
+        {"actor_critic", "env: {id: taxi}\nalgo: {id: actor_critic}\n"},
+        {"ppo_kickstart",
+         "env: {id: cartpole}\nalgo: {id: ppo_kickstart, params: {teacher_mode: off}}\n"}};
+    for (const auto& [algo, body] : refused) {
+      const auto a =
+          setup("refuse_" + algo, "seed: 1\nout: out\n" + body + "train: {steps: 1000}\n");
+      r = run_in(a, "run exp.yaml --resume");
+      CHECK(r.code == 2);
+      CHECK(count(r.err, "\n") == 1);
+      CHECK(r.err.find("algo '" + algo + "' writes no checkpoints") != std::string::npos);
+      CHECK(!fs::exists(a / "out"));
+    }
+    // so is a private offline run
+    const auto pd = setup("refuse_private", offline_config("bc", 1));
+    r = run_in(pd, "run exp.yaml --resume --set algo.params.dp=true --set algo.params.epsilon=1");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("algo 'bc' writes no checkpoints") != std::string::npos);
+    // and an env that cannot be snapshotted
+    const auto k = setup("refuse_lander",
                          "seed: 1\nout: out\nenv: {id: lunar_lander}\nalgo: {id: ppo}\n"
                          "train: {steps: 1000}\n");
     r = run_in(k, "run exp.yaml --resume");
