@@ -1,6 +1,7 @@
 #!/bin/bash
-# Checkpoint cost: a run's wall time (timing.json) with checkpoints at the given interval and with
-# none (train.checkpoint_every=0), median of REPS runs each, alternating, and the ratio.
+# Checkpoint cost: a run with checkpoints every EVERY steps against the same run with none
+# (train.checkpoint_every=0), alternating, REPS runs each; prints the wall times (timing.json) and
+# CPU times (user + sys) of each, their medians and the ratios.
 #   scripts/bench_checkpoint.sh CONFIG EVERY [REPS] [extra dprl run args...]
 set -euo pipefail
 config=$1
@@ -10,17 +11,28 @@ shift $(($# < 3 ? $# : 3))
 dprl=${DPRL:-build/dprl}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-wall() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["wall_time_s"])' "$1"; }
+one() {  # one run: "wall cpu"
+  /usr/bin/time -f "%U %S" -o "$work/time" "$dprl" run "$config" --quiet --out "$work/$1" \
+    --set "train.checkpoint_every=$2" "${@:3}" >/dev/null
+  python3 -c 'import json, sys; u, s = open(sys.argv[2]).read().split()[-2:]; print(json.load(open(sys.argv[1]))["wall_time_s"], float(u) + float(s))' \
+    "$work/$1/timing.json" "$work/time"
+}
 : >"$work/with"
 : >"$work/without"
 for ((i = 0; i < reps; ++i)); do
-  "$dprl" run "$config" --quiet --out "$work/w" --set "train.checkpoint_every=$every" "$@" >/dev/null
-  wall "$work/w/timing.json" >>"$work/with"
-  "$dprl" run "$config" --quiet --out "$work/n" --set train.checkpoint_every=0 "$@" >/dev/null
-  wall "$work/n/timing.json" >>"$work/without"
+  one w "$every" "$@" >>"$work/with"
+  one n 0 "$@" >>"$work/without"
 done
-with=$(median <"$work/with")
-without=$(median <"$work/without")
-echo "$config every $every: with $(paste -sd' ' "$work/with") s, without $(paste -sd' ' "$work/without") s"
-python3 -c "import sys; w, n = map(float, sys.argv[1:]); print(f'median with {w:.3f} s, without {n:.3f} s, ratio {w / n:.4f}')" "$with" "$without"
+python3 - "$config" "$every" "$work/with" "$work/without" <<'PY'
+import statistics, sys
+config, every, fw, fn = sys.argv[1:]
+w = [tuple(map(float, l.split())) for l in open(fw)]
+n = [tuple(map(float, l.split())) for l in open(fn)]
+med = lambda xs: statistics.median(xs)
+print(f"{config}, checkpoint_every {every}")
+for name, rows in (("with", w), ("without", n)):
+    print(f"  {name:8} wall {', '.join(f'{r[0]:.2f}' for r in rows)} s; cpu {', '.join(f'{r[1]:.2f}' for r in rows)} s")
+ww, wn = med([r[0] for r in w]), med([r[0] for r in n])
+cw, cn = med([r[1] for r in w]), med([r[1] for r in n])
+print(f"  median wall {ww:.3f} / {wn:.3f} s = {ww / wn:.4f}; median cpu {cw:.3f} / {cn:.3f} s = {cw / cn:.4f}")
+PY
