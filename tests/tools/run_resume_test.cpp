@@ -146,7 +146,7 @@ TEST_SUITE("e2e") {
     }
   }
 
-  TEST_CASE("a corrupted or truncated checkpoint is refused; the previous one is kept") {
+  TEST_CASE("a corrupted or truncated checkpoint is refused, the previous one is kept") {
     const Case c = cases()[0];
     const auto ref = setup("bad_ref", c.config);
     REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
