@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "algos/checkpoint.hpp"
 #include "engine/dataset.hpp"
 #include "engine/env.hpp"
 #include "engine/params.hpp"
@@ -28,7 +29,6 @@
 #include "engine/registry.hpp"
 #include "engine/run_dir.hpp"
 #include "engine/state_io.hpp"
-#include "algos/checkpoint.hpp"
 
 namespace dprl::algos {
 
@@ -63,7 +63,7 @@ struct RunPlan {
   const TrainParams& train;
   std::uint64_t seed;
   std::optional<std::filesystem::path> run_dir;  // where the run will write; none: no run dir
-  const Dataset* dataset = nullptr;               // the experiment's `data:` (offline learners)
+  const Dataset* dataset = nullptr;              // the experiment's `data:` (offline learners)
 };
 
 class TrainContext {

@@ -171,18 +171,18 @@ CheckpointSetup plan_checkpoints(const Parsed& p, const RunOptions& opts, const 
   const auto cfg = p.out / "config.yaml";
   std::error_code ec;
   if (!std::filesystem::exists(cfg, ec))
-    throw ConfigError(fmt::format("--resume: {} holds no run (no config.yaml); run it without "
-                                  "--resume",
-                                  p.out.string()));
+    throw ConfigError(
+        fmt::format("--resume: {} holds no run (no config.yaml); run it without "
+                    "--resume",
+                    p.out.string()));
   if (read_file(cfg) != config_yaml)
     throw ConfigError(fmt::format(
         "--resume: {} holds a run of a different config (its config.yaml differs from the "
         "resolved config); use another --out or run without --resume",
         p.out.string()));
   if (std::filesystem::exists(p.out / "summary.json", ec))
-    throw ConfigError(
-        fmt::format("--resume: {} holds a complete run (summary.json); nothing to resume",
-                    p.out.string()));
+    throw ConfigError(fmt::format(
+        "--resume: {} holds a complete run (summary.json); nothing to resume", p.out.string()));
   if (auto loaded = read_run_checkpoint(p.out)) {
     c.resume_file = loaded->file;
     c.resume_payload = std::move(loaded->payload);
@@ -272,8 +272,7 @@ RunSummary resume_run_dir(const std::filesystem::path& dir, const RunOptions& op
   if (!std::filesystem::is_directory(dir, ec))
     throw ConfigError(fmt::format("resume: {} is not a directory", dir.string()));
   if (!std::filesystem::exists(cfg, ec))
-    throw ConfigError(
-        fmt::format("resume: {} holds no run (no config.yaml)", dir.string()));
+    throw ConfigError(fmt::format("resume: {} holds no run (no config.yaml)", dir.string()));
   Node config = load_yaml_file(cfg);
   const Node* out = config.find("out");
   if (!out) throw ConfigError(fmt::format("{}: missing key 'out'", cfg.string()));

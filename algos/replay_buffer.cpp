@@ -39,8 +39,8 @@ void ReplayBuffer::sync_state(StateIo& io) {
   io(size);
   if (io.loading()) {
     if (cap != capacity_ || size > capacity_ || pos >= capacity_)
-      throw DataError(fmt::format("replay buffer of capacity {} in a checkpoint, {} expected", cap,
-                                  capacity_));
+      throw DataError(
+          fmt::format("replay buffer of capacity {} in a checkpoint, {} expected", cap, capacity_));
     pos_ = pos;
     size_ = size;
   }

@@ -36,9 +36,10 @@ void Env::restore(std::string_view bytes) {
 }
 
 void Env::sync_state(StateIo&) {
-  throw Error(fmt::format("env '{}' cannot be snapshotted mid-episode, so runs on it write no "
-                          "checkpoints",
-                          spec().id));
+  throw Error(
+      fmt::format("env '{}' cannot be snapshotted mid-episode, so runs on it write no "
+                  "checkpoints",
+                  spec().id));
 }
 
 }  // namespace dprl
