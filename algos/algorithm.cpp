@@ -1,6 +1,10 @@
 #include "algos/algorithm.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+
+#include "engine/error.hpp"
 
 namespace dprl::algos {
 
@@ -53,6 +57,62 @@ std::optional<std::filesystem::path> TrainContext::run_dir() const {
 
 void TrainContext::write_file(const std::string& name, std::string_view content) const {
   if (run_dir_) run_dir_->write_file(name, content);
+}
+
+void TrainContext::set_checkpoints(CheckpointSetup setup) {
+  ckpt_ = std::move(setup);
+  next_checkpoint_ = ckpt_.every;
+}
+
+void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
+  io.section("checkpoint");
+  std::string sha = ckpt_.config_sha256, algo = ckpt_.algo;
+  io(sha);
+  io(algo);
+  if (io.loading() && (sha != ckpt_.config_sha256 || algo != ckpt_.algo))
+    throw DataError(fmt::format(
+        "{}: checkpoint of another config (algo '{}', config digest {}), not of this run's "
+        "config.yaml",
+        ckpt_.resume_file.string(), algo, sha.substr(0, 12)));
+  io(step);
+  io.section("train_context");
+  io.raw(&last_eval_, sizeof last_eval_);
+  io(last_eval_step_);
+  io(next_eval_);
+  io(rounds_);
+  io(epsilon_);
+  io(custom_rows_);
+  io(next_checkpoint_);
+  if (run_dir_) run_dir_->sync_metrics(io);
+}
+
+bool TrainContext::resume(const SyncFn& sync) {
+  if (ckpt_.resume_payload.empty()) return false;
+  StateIo io(ckpt_.resume_payload, ckpt_.resume_file.string());
+  std::int64_t step = 0;
+  sync_state(io, step);
+  sync(io);
+  io.expect_end();
+  ckpt_.resume_payload.clear();
+  ckpt_.resume_payload.shrink_to_fit();
+  return true;
+}
+
+bool TrainContext::checkpoint_due(std::int64_t step) const {
+  if (const auto k = test_kill_at_step(); k >= 0 && step >= k) kill_self();
+  return ckpt_.every > 0 && step >= next_checkpoint_;
+}
+
+void TrainContext::save_checkpoint(std::int64_t step, const SyncFn& sync) {
+  if (ckpt_.every <= 0) return;
+  while (next_checkpoint_ <= step) next_checkpoint_ += ckpt_.every;
+  StateIo io;
+  sync_state(io, step);
+  sync(io);
+  write_run_checkpoint(ckpt_.dir, io.bytes());
+  ++checkpoints_written_;
+  if (const auto n = test_kill_after_checkpoints(); n >= 0 && checkpoints_written_ >= n)
+    kill_self();
 }
 
 }  // namespace dprl::algos

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "algos/checkpoint.hpp"
 #include "engine/dataset.hpp"
 #include "engine/env.hpp"
 #include "engine/params.hpp"
@@ -27,6 +28,7 @@
 #include "engine/progress.hpp"
 #include "engine/registry.hpp"
 #include "engine/run_dir.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl::algos {
 
@@ -37,6 +39,7 @@ struct TrainParams {
   int eval_episodes = 20;           // episodes per evaluation
   bool checkpoint = true;           // write the final policy into the run directory
   bool until_budget = false;        // private learners: train until the budget is spent
+  std::int64_t checkpoint_every = 50000;  // steps between resume checkpoints (0: none)
 
   template <class V>
   void visit(V& v) {
@@ -48,6 +51,9 @@ struct TrainParams {
     v("until_budget", until_budget,
       "private learners: train for the largest step count the privacy budget affords (steps "
       "ignored)");
+    v("checkpoint_every", checkpoint_every, Range::closed(0, 1e13),
+      "env steps (offline learners: gradient steps) between the checkpoints a killed run resumes "
+      "from (0: none)");
   }
 };
 
@@ -57,7 +63,7 @@ struct RunPlan {
   const TrainParams& train;
   std::uint64_t seed;
   std::optional<std::filesystem::path> run_dir;  // where the run will write; none: no run dir
-  const Dataset* dataset = nullptr;               // the experiment's `data:` (offline learners)
+  const Dataset* dataset = nullptr;              // the experiment's `data:` (offline learners)
 };
 
 class TrainContext {
@@ -95,6 +101,20 @@ class TrainContext {
   // The run directory, if the run writes one.
   std::optional<std::filesystem::path> run_dir() const;
 
+  // Checkpoints (algos/checkpoint.hpp). A learner that supports them lists its state in one sync
+  // function (engine/state_io.hpp) and
+  //  - calls resume(sync) once, after initialising its state as for step 0: when the run resumes,
+  //    this loads the checkpoint into the context and, through sync, into the learner, and returns
+  //    true; the learner then continues its loop from the loaded counters;
+  //  - where its loop can stop (between env steps, or between rollouts), calls
+  //    checkpoint_due(step) and, when true, save_checkpoint(step, sync).
+  using SyncFn = std::function<void(StateIo&)>;
+  void set_checkpoints(CheckpointSetup setup);
+  bool resume(const SyncFn& sync);
+  bool checkpoint_due(std::int64_t step) const;
+  void save_checkpoint(std::int64_t step, const SyncFn& sync);
+  bool checkpoints_enabled() const { return ckpt_.every > 0; }
+
   const EvalStats& last_eval() const { return last_eval_; }
   std::int64_t last_eval_step() const { return last_eval_step_; }
   int eval_rounds() const { return rounds_; }
@@ -116,6 +136,12 @@ class TrainContext {
   std::shared_ptr<const Dataset> dataset_;
   std::string dataset_source_;
   std::string step_column_ = "step";
+  CheckpointSetup ckpt_;
+  std::int64_t next_checkpoint_ = 0;
+  std::int64_t checkpoints_written_ = 0;
+
+  // the context's own part of a checkpoint
+  void sync_state(StateIo& io, std::int64_t& step);
 };
 
 class Algorithm {
@@ -145,6 +171,9 @@ class Algorithm {
   virtual std::int64_t train_episodes() const { return 0; }
   // Whether the learner reads the experiment's dataset (the `data:` section, then required).
   virtual bool needs_dataset() const { return false; }
+  // Whether train() writes checkpoints and resumes from them (TrainContext::resume); a run of a
+  // learner without is refused by `--resume`.
+  virtual bool resumable() const { return false; }
   // Learner-specific final figures for summary.json's "extra".
   virtual std::vector<std::pair<std::string, double>> summary_extra() const { return {}; }
 };

@@ -72,7 +72,26 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
   env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
   episodes_ = 0;
   double ep_ret = 0, recent = NAN;
-  for (std::int64_t step = 1; step <= total; ++step) {
+  std::int64_t step = 0;  // steps done
+  // what carries from one step to the next, for checkpoints
+  const auto sync = [&](StateIo& io) {
+    io.section("ddpg");
+    for (nn::Mlp* net : {&actor_, &q, &actor_t, &qt}) io(net->span());
+    opt_a.sync_state(io);
+    opt_q.sync_state(io);
+    rb.sync_state(io);
+    io(rng);
+    io(srng);
+    io(obs, true);
+    env->sync_state(io);
+    io(step);
+    io(ep_ret);
+    io(recent);
+    io(episodes_);
+  };
+  ctx.resume(sync);
+  while (step < total) {
+    ++step;
     if (step <= p_.learning_starts) {
       for (int j = 0; j < A; ++j) act[j] = rng.uniform(low_[j], high_[j]);
     } else {
@@ -127,6 +146,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
       ctx.evaluate(*pol, step, episodes_);
     }
     if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;
 }

@@ -64,6 +64,7 @@ class Ddpg final : public Algorithm {
   std::string policy_file() const override { return "policy.bin"; }
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
+  bool resumable() const override { return true; }
 
  private:
   Params p_;

@@ -94,7 +94,27 @@ std::int64_t Dqn::train(TrainContext& ctx) {
   target_updates_ = 0;
   env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
   double ep_ret = 0, recent = NAN;
-  for (std::int64_t step = 1; step <= total; ++step) {
+  std::int64_t step = 0;  // steps done
+  // what carries from one step to the next, for checkpoints
+  const auto sync = [&](StateIo& io) {
+    io.section("dqn");
+    io(q_.span());
+    io(target_.span());
+    opt.sync_state(io);
+    rb.sync_state(io);
+    io(rng);
+    io(srng);
+    io(obs, true);
+    env->sync_state(io);
+    io(step);
+    io(ep_ret);
+    io(recent);
+    io(episodes_);
+    io(target_updates_);
+  };
+  ctx.resume(sync);
+  while (step < total) {
+    ++step;
     const double frac = std::min(1.0, static_cast<double>(step - 1) / decay);
     const double eps = p_.start_e + frac * (p_.end_e - p_.start_e);
     int a;
@@ -150,6 +170,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
       ctx.evaluate(*pol, step, episodes_);
     }
     if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;
 }

@@ -90,6 +90,7 @@ class Dqn final : public Algorithm {
   std::string policy_file() const override { return "policy.bin"; }
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
+  bool resumable() const override { return true; }
 
   const nn::Mlp& q() const { return q_; }
   const nn::Mlp& target() const { return target_; }

@@ -9,6 +9,8 @@
 #include "algos/offline/offline_learner.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/sha256.hpp"
 #include "envs/register_envs.hpp"
 
 namespace dprl::algos {
@@ -159,6 +161,67 @@ Node resolved_tree(const Parsed& p, const Env& env, const Algorithm& algo) {
   return root;
 }
 
+// Whether the env's state can be saved mid-episode (Env::sync_state).
+bool env_snapshots(const Env& env) {
+  try {
+    (void)env.snapshot();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Checks a resume against the run directory and loads its checkpoint, before anything is written.
+CheckpointSetup plan_checkpoints(const Parsed& p, const RunOptions& opts, const Algorithm& algo,
+                                 const Env& env, const std::string& config_yaml) {
+  CheckpointSetup c;
+  c.dir = p.out;
+  c.config_sha256 = sha256_hex(config_yaml);
+  c.algo = p.algo_id;
+  const bool can = opts.write && algo.resumable() && env_snapshots(env);
+  c.every = can ? p.train.checkpoint_every : 0;
+  if (!opts.resume) return c;
+  if (!opts.write) throw ConfigError("--resume needs a run directory");
+  if (!algo.resumable())
+    throw ConfigError(fmt::format(
+        "algo '{}' writes no checkpoints, so its runs cannot be resumed; run it again without "
+        "--resume to start from step 0",
+        p.algo_id));
+  if (!env_snapshots(env))
+    throw ConfigError(fmt::format(
+        "env '{}' cannot be snapshotted mid-episode, so its runs write no checkpoints and cannot "
+        "be resumed; run it again without --resume to start from step 0",
+        p.env_id));
+  if (p.train.checkpoint_every <= 0)
+    throw ConfigError(
+        "train.checkpoint_every is 0: the run writes no checkpoints and cannot be resumed");
+  const auto cfg = p.out / "config.yaml";
+  std::error_code ec;
+  if (!std::filesystem::exists(cfg, ec))
+    throw ConfigError(
+        fmt::format("--resume: {} holds no run (no config.yaml); run it without "
+                    "--resume",
+                    p.out.string()));
+  if (read_file(cfg) != config_yaml)
+    throw ConfigError(fmt::format(
+        "--resume: {} holds a run of a different config (its config.yaml differs from the "
+        "resolved config); use another --out or run without --resume",
+        p.out.string()));
+  if (std::filesystem::exists(p.out / "summary.json", ec))
+    throw ConfigError(fmt::format(
+        "--resume: {} holds a complete run (summary.json); nothing to resume", p.out.string()));
+  if (auto loaded = read_run_checkpoint(p.out)) {
+    c.resume_file = loaded->file;
+    c.resume_payload = std::move(loaded->payload);
+    if (c.resume_payload.empty())
+      throw DataError(fmt::format("{}: empty checkpoint", c.resume_file.string()));
+  } else {
+    fmt::print(stderr, "dprl: note: {} has no checkpoint yet; the run starts from step 0\n",
+               p.out.string());
+  }
+  return c;
+}
+
 }  // namespace
 
 Node resolve_experiment(const Node& config, const std::string& default_name,
@@ -179,6 +242,10 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
   algo->check_env(probe_env->spec());
   const Node resolved = resolved_tree(p, *probe_env, *algo);
+  // a resume is checked (and its checkpoint read) before the learner's checks, which may open a
+  // ledger in the run directory
+  const std::string config_yaml = to_yaml(resolved);
+  CheckpointSetup ckpt = plan_checkpoints(p, opts, *algo, *probe_env, config_yaml);
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
   // the disk
@@ -196,6 +263,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   if (opts.write) {
     dir.emplace(p.out);
     dir->write_config(resolved);
+    if (ckpt.resume_payload.empty()) remove_run_checkpoints(p.out);
   }
   Progress progress(opts.progress, p.name + ": ");
   const auto start = std::chrono::steady_clock::now();
@@ -204,6 +272,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   TrainContext ctx([&reg, env_id, env_params] { return reg.make(env_id, env_params); }, p.seed,
                    p.train, dir ? &*dir : nullptr, &progress);
   if (data) ctx.set_dataset(data, p.data_path);
+  ctx.set_checkpoints(std::move(ckpt));
   const std::int64_t steps = algo->train(ctx);
   progress.finish();
 
@@ -232,7 +301,10 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
     s.audit_refuted = r.refuted;
     if (dir) dir->write_file("audit.json", s.audit_json + "\n");
   }
-  if (dir) dir->write_summary(s);
+  if (dir) {
+    dir->write_summary(s);
+    remove_run_checkpoints(dir->path());
+  }
   return s;
 }
 
@@ -249,6 +321,29 @@ OfflineAuditReport audit_experiment(Node config, const std::string& default_name
   algo->check(RunPlan{*env, p.train, p.seed, std::nullopt, data.get()});
   return audit_offline(learner, env->spec(), *data, p.train.steps, p.train.until_budget,
                        p.audit.value_or(OfflineAuditParams{}));
+}
+
+RunSummary resume_run_dir(const std::filesystem::path& dir, const RunOptions& opts) {
+  const auto cfg = dir / "config.yaml";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw ConfigError(fmt::format("resume: {} is not a directory", dir.string()));
+  if (!std::filesystem::exists(cfg, ec))
+    throw ConfigError(fmt::format("resume: {} holds no run (no config.yaml)", dir.string()));
+  Node config = load_yaml_file(cfg);
+  const Node* out = config.find("out");
+  if (!out) throw ConfigError(fmt::format("{}: missing key 'out'", cfg.string()));
+  const std::filesystem::path out_path = out->as_string("out");
+  if (!std::filesystem::equivalent(out_path, dir, ec))
+    throw ConfigError(fmt::format(
+        "resume: {} is the run directory '{}' seen from another working directory; resume it "
+        "from the directory it was started in",
+        dir.string(), out_path.string()));
+  RunOptions o = opts;
+  o.resume = true;
+  o.out.reset();
+  o.seed.reset();
+  return run_experiment(std::move(config), "config", o);
 }
 
 RunSummary run_experiment_file(const std::filesystem::path& file, const RunOptions& opts) {

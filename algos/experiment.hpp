@@ -18,6 +18,7 @@
 //     eval_episodes: 100
 //     checkpoint: true
 //     until_budget: false     # private learners: the largest step count the budget affords
+//     checkpoint_every: 50000 # steps between the checkpoints --resume continues from (0: none)
 //   data:                     # offline learners only (then required)
 //     path: data/cartpole     # a Minari dataset folder or a D4RL .hdf5 file
 //     format: auto            # auto | minari | d4rl
@@ -51,6 +52,10 @@ struct RunOptions {
   std::vector<std::string> overrides;        // "a.b.c=value"
   Progress::Mode progress = Progress::Mode::kAuto;
   bool write = true;  // false: validate and train without a run dir
+  // Continue a killed run in <out> from its last checkpoint (algos/checkpoint.hpp): <out> must
+  // hold the same resolved config and no summary.json; with no checkpoint yet the run starts at
+  // step 0 (with a note on stderr). Learners without checkpoints are refused.
+  bool resume = false;
 };
 
 struct Experiment;
@@ -62,6 +67,9 @@ Node resolve_experiment(const Node& config, const std::string& default_name,
 
 // Loads a file, applies overrides, resolves, trains and writes the run directory.
 RunSummary run_experiment_file(const std::filesystem::path& file, const RunOptions& opts);
+// Resumes the run in a run directory from its config.yaml (RunOptions::resume); the config's out
+// must name that directory.
+RunSummary resume_run_dir(const std::filesystem::path& dir, const RunOptions& opts);
 // Same from an in-memory tree (name used when the tree has no name).
 RunSummary run_experiment(Node config, const std::string& default_name, const RunOptions& opts);
 

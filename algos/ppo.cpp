@@ -149,10 +149,31 @@ std::int64_t Ppo::train(TrainContext& ctx) {
   observe(venv.obs(), x, N, true);
   const std::int64_t total = ctx.train().steps;
   const std::int64_t iters = std::max<std::int64_t>(1, total / batch);
-  std::int64_t step = 0;
+  std::int64_t step = 0, it = 0;
   double recent = NAN;
   episodes_ = 0;
-  for (std::int64_t it = 0; it < iters; ++it) {
+  // what carries from one rollout to the next, for checkpoints
+  const auto sync = [&](StateIo& io) {
+    io.section(hooks_ ? "ppo_hooked" : "ppo");
+    io(actor_.span());
+    io(critic_.span());
+    io(log_std_, true);
+    opt_a.sync_state(io);
+    opt_c.sync_state(io);
+    opt_s.sync_state(io);
+    obs_stat_.sync_state(io);
+    ret_stat.sync_state(io);
+    io(disc_ret, true);
+    io(rng);
+    venv.sync_state(io);
+    io(x, true);
+    io(step);
+    io(it);
+    io(recent);
+    io(episodes_);
+  };
+  ctx.resume(sync);
+  while (it < iters) {
     const double lr =
         p_.anneal_lr ? nn::linear_decay(p_.learning_rate, it, iters) : p_.learning_rate;
     opt_a.set_lr(lr);
@@ -351,6 +372,8 @@ std::int64_t Ppo::train(TrainContext& ctx) {
     }
     if (hooks_) hooks_->end_iteration(ctx, step, episodes_);
     ctx.progress().update(step, iters * batch, episodes_, recent);
+    ++it;
+    if (ctx.checkpoint_due(step) && it < iters) ctx.save_checkpoint(step, sync);
   }
   return step;
 }

@@ -163,6 +163,8 @@ class Ppo : public Algorithm {
   std::string policy_file() const override { return "policy.bin"; }
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
+  // Learners with hooks (kickstarting) keep state outside this class: no checkpoints.
+  bool resumable() const override { return hooks_ == nullptr; }
 
  protected:
   // Hidden widths per layer for learners built on this class (algos/expert_level/ppo_layers.hpp);

@@ -45,7 +45,21 @@ std::int64_t QLearning::train(TrainContext& ctx) {
   env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
   episodes_ = 0;
   double ep_return = 0, recent = NAN;
-  for (std::int64_t step = 0; step < total;) {
+  std::int64_t step = 0;
+  // everything the loop carries from one step to the next, for checkpoints
+  const auto sync = [&](StateIo& io) {
+    io.section("q_learning");
+    io(q_, true);
+    io(episodes_);
+    io(rng);
+    io(step);
+    io(ep_return);
+    io(recent);
+    io(obs[0]);
+    env->sync_state(io);
+  };
+  ctx.resume(sync);
+  while (step < total) {
     const int s = static_cast<int>(obs[0]);
     const double frac = std::min(1.0, static_cast<double>(step) / decay_steps);
     const double eps = p_.epsilon_start + frac * (p_.epsilon_end - p_.epsilon_start);
@@ -91,6 +105,7 @@ std::int64_t QLearning::train(TrainContext& ctx) {
       ctx.evaluate(*pol, step, episodes_);
     }
     if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;
 }

@@ -57,6 +57,7 @@ class QLearning final : public Algorithm {
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
+  bool resumable() const override { return true; }
 
   const std::vector<double>& q() const { return q_; }
 

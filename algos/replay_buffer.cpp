@@ -1,5 +1,7 @@
 #include "algos/replay_buffer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "engine/error.hpp"
@@ -27,6 +29,29 @@ void ReplayBuffer::add(std::span<const float> obs, std::span<const float> action
   term_[pos_] = terminated ? 1.0f : 0.0f;
   pos_ = (pos_ + 1) % capacity_;
   size_ = std::min(size_ + 1, capacity_);
+}
+
+void ReplayBuffer::sync_state(StateIo& io) {
+  io.section("replay_buffer");
+  std::uint64_t cap = capacity_, pos = pos_, size = size_;
+  io(cap);
+  io(pos);
+  io(size);
+  if (io.loading()) {
+    if (cap != capacity_ || size > capacity_ || pos >= capacity_)
+      throw DataError(
+          fmt::format("replay buffer of capacity {} in a checkpoint, {} expected", cap, capacity_));
+    pos_ = pos;
+    size_ = size;
+  }
+  const auto part = [&](std::vector<float>& v, std::size_t width) {
+    io.raw(v.data(), size_ * width * sizeof(float));
+  };
+  part(obs_, obs_dim_);
+  part(next_obs_, obs_dim_);
+  part(act_, act_dim_);
+  part(rew_, 1);
+  part(term_, 1);
 }
 
 void ReplayBuffer::sample(int batch, Rng& rng, ReplayBatch& out) const {

@@ -11,6 +11,7 @@
 
 #include "engine/nn_mlp.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl::algos {
 
@@ -26,6 +27,8 @@ class ReplayBuffer {
            std::span<const float> next_obs, bool terminated);
   std::size_t size() const { return size_; }
   void sample(int batch, Rng& rng, ReplayBatch& out) const;
+  // Saves or loads the stored transitions (only the filled part) and the write position.
+  void sync_state(StateIo& io);
 
  private:
   std::size_t capacity_;

@@ -78,6 +78,7 @@ class Sac final : public Algorithm {
   std::int64_t train_episodes() const override { return episodes_; }
   // The temperature (the configured alpha before training).
   double alpha() const;
+  bool resumable() const override { return true; }
 
  private:
   Params p_;

@@ -5,6 +5,7 @@
 
 #include "algos/dqn.hpp"
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl::algos {
 
@@ -155,6 +156,16 @@ std::unique_ptr<Policy> SacLearner::policy(const std::string& env_id) const {
   auto pol = std::make_unique<NnPolicy>(env_id, NnPolicy::Mode::kTanhScaled, actor_, A_);
   pol->set_action_bounds(box_.low, box_.high);
   return pol;
+}
+
+void SacLearner::sync_state(StateIo& io) {
+  io.section("sac_learner");
+  for (nn::Mlp* net : {&actor_, &q1_, &q2_, &q1t_, &q2t_}) io(net->span());
+  for (nn::Adam* opt : {&opt_a_, &opt_q1_, &opt_q2_, &opt_alpha_}) opt->sync_state(io);
+  io(log_alpha_);
+  io(alpha_);
+  io(q_loss_);
+  io(nrng_);
 }
 
 }  // namespace dprl::algos

@@ -38,6 +38,10 @@
 #include "engine/policy.hpp"
 #include "engine/rng.hpp"
 
+namespace dprl {
+class StateIo;
+}
+
 namespace dprl::algos {
 
 struct SacLearnerConfig {
@@ -80,6 +84,9 @@ class SacLearner {
   double alpha() const { return alpha_; }
   double last_q_loss() const { return q_loss_; }
   const nn::Mlp& actor() const { return actor_; }
+  // What a run checkpoint carries (engine/state_io.hpp): networks, targets, optimiser states,
+  // the temperature and the noise stream; the same call saves and restores.
+  void sync_state(StateIo& io);
   const BoxActionMap& box() const { return box_; }
 
  private:

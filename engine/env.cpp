@@ -22,4 +22,24 @@ void Env::action_mask(std::span<std::uint8_t> mask) const {
   std::fill(mask.begin(), mask.end(), std::uint8_t{1});
 }
 
+std::string Env::snapshot() const {
+  StateIo io;
+  // a saver only reads the members it is given
+  const_cast<Env*>(this)->sync_state(io);
+  return io.take();
+}
+
+void Env::restore(std::string_view bytes) {
+  StateIo io(bytes, fmt::format("snapshot of env '{}'", spec().id));
+  sync_state(io);
+  io.expect_end();
+}
+
+void Env::sync_state(StateIo&) {
+  throw Error(
+      fmt::format("env '{}' cannot be snapshotted mid-episode, so runs on it write no "
+                  "checkpoints",
+                  spec().id));
+}
+
 }  // namespace dprl

@@ -11,6 +11,13 @@
 // Exact replay: state() returns the env's internal physical state (the vector Gymnasium keeps, e.g.
 // CartPole [x, x_dot, theta, theta_dot]); set_state(s) restores it and restarts the step counter at
 // 0, so a replay of actions from it reproduces the reference trajectory.
+//
+// Checkpoints: snapshot() holds everything the env's future depends on (physical state, step
+// counter, RNG, bookkeeping such as CartPole's steps_beyond_terminated), so restore(snapshot())
+// on an env of the same id and params continues the episode mid-way exactly as if it had not
+// stopped. Envs list that state in sync_state(); an env that cannot be snapshotted (LunarLander:
+// Box2D 2.4 has no world snapshot) keeps the default, which throws Error naming the env, and runs
+// on it write no checkpoints.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +28,7 @@
 
 #include "engine/params.hpp"
 #include "engine/space.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl {
 
@@ -79,6 +87,12 @@ class Env {
   virtual ParamMap params() const = 0;
 
   std::size_t obs_dim() const { return spec().observation.dim(); }
+
+  // The env's whole mutable state as bytes, and back (DataError on bytes of another env).
+  std::string snapshot() const;
+  void restore(std::string_view bytes);
+  // Saves or loads the mutable state (see above); the default throws Error (no snapshot).
+  virtual void sync_state(StateIo& io);
 };
 
 }  // namespace dprl

@@ -12,6 +12,13 @@ using ArrMap = Eigen::Map<Eigen::ArrayXf>;
 using CArrMap = Eigen::Map<const Eigen::ArrayXf>;
 }  // namespace
 
+void Adam::sync_state(StateIo& io) {
+  io(m_, true);
+  io(v_, true);
+  io(t_);
+  io(cfg_.lr);
+}
+
 void Adam::step(std::span<float> params, std::span<const float> grad) {
   DPRL_CHECK(params.size() == m_.size() && grad.size() == m_.size());
   ++t_;

@@ -18,6 +18,7 @@
 #include <span>
 
 #include "engine/nn_mlp.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl::nn {
 
@@ -40,6 +41,8 @@ class Adam {
   std::int64_t steps() const { return t_; }
   const Buffer& m() const { return m_; }
   const Buffer& v() const { return v_; }
+  // Saves or loads the moments, step count and step size (checkpoints).
+  void sync_state(StateIo& io);
 
  private:
   AdamConfig cfg_;

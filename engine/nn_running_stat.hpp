@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/state_io.hpp"
+
 namespace dprl::nn {
 
 class RunningStat {
@@ -50,6 +52,13 @@ class RunningStat {
   std::vector<float> var_f() const { return {var_.begin(), var_.end()}; }
   const std::vector<double>& mean() const { return mean_; }
   const std::vector<double>& var() const { return var_; }
+
+  // Saves or loads the statistics (checkpoints).
+  void sync_state(StateIo& io) {
+    io(mean_, true);
+    io(var_, true);
+    io(count_);
+  }
 
  private:
   std::vector<double> mean_, var_;

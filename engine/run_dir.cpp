@@ -34,6 +34,16 @@ void RunDir::flush_metrics() {
   last_flush_ = std::chrono::steady_clock::now();
 }
 
+void RunDir::sync_metrics(StateIo& io) {
+  io.section("metrics");
+  std::uint64_t n = columns_.size();
+  io(n);
+  if (io.loading()) columns_.assign(n, std::string());
+  for (auto& c : columns_) io(c);
+  io(metrics_);
+  if (io.loading()) dirty_ = true;
+}
+
 void RunDir::write_config(const Node& resolved) const {
   write_file_atomic(dir_ / "config.yaml", to_yaml(resolved));
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/config.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl {
 
@@ -84,6 +85,8 @@ class RunDir {
   // flush_metrics(), before the summary is written, and on destruction.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
   void flush_metrics();
+  // Saves or loads the metrics rows so far (checkpoints); a load marks metrics.csv for rewriting.
+  void sync_metrics(StateIo& io);
   // summary.json, then timing.json.
   void write_summary(const RunSummary& s);
   // Any other file, atomically.

@@ -21,6 +21,7 @@
 #include "engine/env.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl {
 
@@ -100,6 +101,22 @@ class VecEnv {
   std::span<const std::uint8_t> truncated() const { return truncated_; }
   const std::vector<EpisodeRecord>& finished() const { return finished_; }
   std::int64_t total_steps() const { return total_steps_; }
+
+  // Saves or loads every slot's env snapshot and the episode bookkeeping (checkpoints).
+  void sync_state(StateIo& io) {
+    io.section("vec_env");
+    for (auto& e : envs_) e->sync_state(io);
+    io(obs_, true);
+    io(final_obs_, true);
+    io(returns_, true);
+    io(rewards_, true);
+    io(lengths_, true);
+    io(episode_index_, true);
+    io(terminated_, true);
+    io(truncated_, true);
+    io(finished_);
+    io(total_steps_);
+  }
 
  private:
   void reset_slot(std::size_t i) {

@@ -158,4 +158,11 @@ void Acrobot::set_state(std::span<const double> s) {
   elapsed_ = 0;
 }
 
+void Acrobot::sync_state(StateIo& io) {
+  io.section("acrobot");
+  io(s_);
+  io(elapsed_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

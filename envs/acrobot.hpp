@@ -104,6 +104,7 @@ class Acrobot final : public Env {
   std::vector<double> state() const override { return {s_[0], s_[1], s_[2], s_[3]}; }
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return elapsed_; }
+  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
  private:

@@ -121,4 +121,15 @@ void CartPole::set_state(std::span<const double> s) {
   elapsed_ = 0;
 }
 
+void CartPole::sync_state(StateIo& io) {
+  io.section("cartpole");
+  io(x_);
+  io(x_dot_);
+  io(theta_);
+  io(theta_dot_);
+  io(steps_beyond_terminated_);
+  io(elapsed_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

@@ -87,6 +87,7 @@ class CartPole final : public Env {
   std::vector<double> state() const override { return {x_, x_dot_, theta_, theta_dot_}; }
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return elapsed_; }
+  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
  private:

@@ -73,4 +73,11 @@ void ChainMdp::set_state(std::span<const double> s) {
   elapsed_ = 0;
 }
 
+void ChainMdp::sync_state(StateIo& io) {
+  io.section("chain_mdp");
+  io(s_);
+  io(elapsed_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

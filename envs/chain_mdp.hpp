@@ -68,6 +68,7 @@ class ChainMdp final : public Env {
   std::vector<double> state() const override { return {static_cast<double>(s_)}; }
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return elapsed_; }
+  void sync_state(StateIo& io) override;
   const TabularModel* tabular_model() const override { return &model_; }
   ParamMap params() const override { return dump_params(p_); }
 

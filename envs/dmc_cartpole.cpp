@@ -191,4 +191,13 @@ void DmcCartpole::restore(const mj::Snapshot& s) {
   elapsed_ = s.elapsed_steps;
 }
 
+void DmcCartpole::sync_state(StateIo& io) {
+  io.section("dmc_cartpole");
+  mj::Snapshot s = snapshot();
+  io(s.physics, true);
+  io.raw(s.rng, sizeof s.rng);
+  io(s.elapsed_steps);
+  if (io.loading()) restore(s);
+}
+
 }  // namespace dprl::envs

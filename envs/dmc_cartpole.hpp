@@ -90,6 +90,7 @@ class DmcCartpole final : public Env {
   std::vector<double> state() const override;
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return elapsed_; }
+  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
   mj::Snapshot snapshot() const;

@@ -213,4 +213,13 @@ std::vector<double> HalfCheetah::body_masses() const {
   return {model_->body_mass, model_->body_mass + model_->nbody};
 }
 
+void HalfCheetah::sync_state(StateIo& io) {
+  io.section("half_cheetah");
+  mj::Snapshot s = snapshot();
+  io(s.physics, true);
+  io.raw(s.rng, sizeof s.rng);
+  io(s.elapsed_steps);
+  if (io.loading()) restore(s);
+}
+
 }  // namespace dprl::envs

@@ -120,4 +120,11 @@ void Hiv::set_state(std::span<const double> s) {
   elapsed_ = 0;
 }
 
+void Hiv::sync_state(StateIo& io) {
+  io.section("hiv");
+  io(s_);
+  io(elapsed_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

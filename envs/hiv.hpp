@@ -111,6 +111,7 @@ class Hiv final : public Env {
   std::vector<double> state() const override { return {s_.begin(), s_.end()}; }
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return elapsed_; }
+  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
   // Integrator statistics of the last step (for tests and benchmarks).

@@ -318,4 +318,11 @@ void LinearMdp::set_state(std::span<const double> s) {
   h_ = 0;
 }
 
+void LinearMdp::sync_state(StateIo& io) {
+  io.section("linear_mdp");
+  io(s_);
+  io(h_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

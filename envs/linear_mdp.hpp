@@ -156,6 +156,7 @@ class LinearMdp final : public Env {
   std::vector<double> state() const override { return {static_cast<double>(s_)}; }
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return h_; }
+  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
   const LinearMdpModel& model() const { return model_; }

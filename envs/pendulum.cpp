@@ -91,4 +91,13 @@ void Pendulum::set_state(std::span<const double> s) {
   elapsed_ = 0;
 }
 
+void Pendulum::sync_state(StateIo& io) {
+  io.section("pendulum");
+  io(th_);
+  io(thdot_);
+  io(sin_th_);
+  io(elapsed_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

@@ -74,6 +74,7 @@ class Pendulum final : public Env {
   std::vector<double> state() const override { return {th_, thdot_}; }
   void set_state(std::span<const double> s) override;
   int elapsed_steps() const override { return elapsed_; }
+  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
   // ((x + pi) mod 2 pi) - pi with Python's floored modulo: the result is in [-pi, pi).

@@ -159,4 +159,11 @@ void Taxi::action_mask(std::span<std::uint8_t> mask) const {
   for (int a = 0; a < kNumActions; ++a) mask[a] = (bits >> a) & 1u;
 }
 
+void Taxi::sync_state(StateIo& io) {
+  io.section("taxi");
+  io(s_);
+  io(elapsed_);
+  io(rng_);
+}
+
 }  // namespace dprl::envs

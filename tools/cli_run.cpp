@@ -25,18 +25,37 @@ struct RunOpts {
   std::vector<std::string> sets;
   bool quiet = false;
   int jobs = 0;
+  bool resume = false;
 };
+
+void print_run(const RunSummary& s);
 
 void cmd_run(const RunOpts& o) {
   algos::RunOptions opts;
   if (o.seed >= 0) opts.seed = static_cast<std::uint64_t>(o.seed);
   if (!o.out.empty()) opts.out = o.out;
   opts.overrides = o.sets;
+  opts.resume = o.resume;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
   // pipelines (algos/expert_level/pipeline.hpp) are files with a top-level `pipeline` key
-  const RunSummary s = algos::is_pipeline(load_yaml_file(o.config))
-                           ? run_pipeline_command(o.config, opts, o.jobs)
-                           : algos::run_experiment_file(o.config, opts);
+  const bool pipeline = algos::is_pipeline(load_yaml_file(o.config));
+  if (pipeline && o.resume)
+    throw ConfigError(fmt::format(
+        "{}: --resume: pipeline files do not checkpoint; rerun them (finished populations and "
+        "releases are reused)",
+        o.config));
+  const RunSummary s = pipeline ? run_pipeline_command(o.config, opts, o.jobs)
+                                : algos::run_experiment_file(o.config, opts);
+  print_run(s);
+}
+
+void cmd_resume(const std::string& dir, bool quiet) {
+  algos::RunOptions opts;
+  if (quiet) opts.progress = Progress::Mode::kOff;
+  print_run(algos::resume_run_dir(dir, opts));
+}
+
+void print_run(const RunSummary& s) {
   std::string steps = fmt::format("{} env steps", s.env_steps);
   for (const auto& [k, v] : s.extra)
     if (k == "gradient_steps")
@@ -150,7 +169,17 @@ void add_run_commands(CLI::App& app) {
   run->add_option("--jobs", ro->jobs,
                   "pipelines: threads for expert training and queries (default: all CPUs)")
       ->check(CLI::Range(1, 4096));
+  run->add_flag("--resume", ro->resume,
+                "continue a killed run in the run directory from its last checkpoint");
   run->callback([ro] { cmd_run(*ro); });
+
+  auto rdir = std::make_shared<std::string>();
+  auto rquiet = std::make_shared<bool>(false);
+  auto* resume = app.add_subcommand(
+      "resume", "continue a killed run from its last checkpoint (= dprl run CONFIG --resume)");
+  resume->add_option("run_dir", *rdir, "the run directory (holds config.yaml)")->required();
+  resume->add_flag("--quiet", *rquiet, "no progress line");
+  resume->callback([rdir, rquiet] { cmd_resume(*rdir, *rquiet); });
 
   auto so = std::make_shared<SweepOpts>();
   auto* sweep = app.add_subcommand(

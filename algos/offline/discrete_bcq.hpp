@@ -63,6 +63,9 @@ class DiscreteBcq final : public OfflineLearner {
   std::vector<TrainedNet> trained() override;
   double compute_errors(const OfflineBatch& b, float dout_scale) override;
   void after_step(std::int64_t step) override;
+  std::vector<nn::Mlp*> state_nets() override {
+    return {&trunk_[0], &trunk_[1], &qhead_, &ghead_, &target_trunk_, &target_qhead_};
+  }
 
  private:
   int g_trunk() const { return p_.share_encoder ? 0 : 1; }

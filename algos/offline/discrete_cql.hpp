@@ -57,6 +57,7 @@ class DiscreteCql final : public OfflineLearner {
   std::vector<TrainedNet> trained() override { return {{&q_, &cq_}}; }
   double compute_errors(const OfflineBatch& b, float dout_scale) override;
   void after_step(std::int64_t step) override;
+  std::vector<nn::Mlp*> state_nets() override { return {&q_, &target_}; }
 
  private:
   Params p_;

@@ -57,6 +57,12 @@ void OfflineLearner::setup(int obs_dim, int actions, std::uint64_t seed) {
   steps_ = 0;
 }
 
+std::vector<nn::Mlp*> OfflineLearner::state_nets() {
+  std::vector<nn::Mlp*> nets;
+  for (const auto& t : trained()) nets.push_back(t.net);
+  return nets;
+}
+
 void OfflineLearner::apply(const std::vector<TrainedNet>& nets) {
   for (std::size_t i = 0; i < nets.size(); ++i) opt_[i].step(nets[i].net->span(), grad_[i]);
   after_step(++steps_);
@@ -171,7 +177,20 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   UserBatch user_batch;
   double loss_sum = 0;
   std::int64_t loss_n = 0;
-  for (std::int64_t step = 1; step <= total; ++step) {  // step == steps_ + 1
+  std::int64_t step = 0;  // gradient steps done (== steps_)
+  // what carries from one step to the next, for checkpoints (non-private runs)
+  const auto sync = [&](StateIo& io) {
+    io.section(name_);
+    for (nn::Mlp* net : state_nets()) io(net->span());
+    for (auto& opt : opt_) opt.sync_state(io);
+    io(steps_);
+    io(step);
+    io(loss_sum);
+    io(loss_n);
+  };
+  if (!run_) ctx.resume(sync);
+  while (step < total) {
+    ++step;  // step == steps_ + 1
     if (run_) {
       if (step > run_->charged) charge_block(ctx, step, total);
       // the user draws: seeded runs from the seed, private runs from 64 fresh OS-entropy bits
@@ -200,6 +219,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     }
     if ((step & 1023) == 0 || step == total)
       ctx.progress().update(step, total, 0, ctx.last_eval().return_mean);
+    if (!run_ && ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   // private runs publish only the user count (public, as in DP-SGD practice: q = b / m)
   extra_ = {{"gradient_steps", static_cast<double>(total)},

@@ -135,6 +135,9 @@ class OfflineLearner : public Algorithm {
   std::int64_t train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
   bool needs_dataset() const override { return true; }
+  // Non-private runs checkpoint; private runs (dp: true) do not yet: their ledger charges and
+  // user draws would have to be resumed with them.
+  bool resumable() const override { return !dp_.dp; }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
@@ -176,6 +179,9 @@ class OfflineLearner : public Algorithm {
   virtual double compute_errors(const OfflineBatch& b, float dout_scale) = 0;
   // After the optimiser step of gradient step `step` (1-based): target updates.
   virtual void after_step(std::int64_t step) {}
+  // Every network whose parameters a checkpoint must hold (trained ones and targets), in a fixed
+  // order; the default is the trained networks.
+  virtual std::vector<nn::Mlp*> state_nets();
 
   const std::string& name() const { return name_; }
   std::vector<int> hidden() const;

@@ -1,0 +1,247 @@
+// Run resume: a run killed (SIGKILL) right after a checkpoint or between two checkpoints and then
+// resumed writes the same metrics.csv, policy, summary.json and config.yaml as an uninterrupted
+// run, for every learner that checkpoints; a corrupted or truncated checkpoint is refused with one
+// line naming the file, and the previous checkpoint is kept to restart from; learners and envs
+// without checkpoints refuse --resume.
+//
+// The child kills itself deterministically through the test hooks of algos/checkpoint.hpp
+// (DPRL_TEST_KILL_AFTER_CHECKPOINTS, DPRL_TEST_KILL_AT_STEP).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/tools/sweep_test_util.hpp"
+
+using namespace sweep_test;
+
+namespace {
+
+struct Case {
+  const char* name;
+  std::string config;      // the experiment, with out: out
+  int kill_after;          // checkpoints written before the first kill
+  std::int64_t kill_step;  // a step between two checkpoints, for the second kill
+};
+
+// a small dataset of random CartPole episodes for the offline learners, made once
+std::string offline_data() {
+  static const std::string path = [] {
+    const auto d = scratch("resume_data");
+    REQUIRE(run_in(d, "collect --env cartpole --policy random --episodes 20 --seed 3 --out data")
+                .code == 0);
+    return (d / "data").string();
+  }();
+  return path;
+}
+
+std::string offline_config(const char* algo, int seed) {
+  return "seed: " + std::to_string(seed) + "\nout: out\nenv: {id: cartpole}\nalgo: {id: " + algo +
+         ", params: {batch_size: 32, hidden_sizes: '32'}}\ndata: {path: " + offline_data() +
+         "}\ntrain: {steps: 900, eval_every: 300, eval_episodes: 2, checkpoint_every: 200}\n";
+}
+
+// short runs: a few checkpoints each
+std::vector<Case> cases() {
+  static const std::vector<Case> v = {
+      {"q_learning",
+       "seed: 3\nout: out\nenv: {id: taxi}\nalgo: {id: q_learning}\n"
+       "train: {steps: 20000, eval_every: 5000, eval_episodes: 5, checkpoint_every: 3000}\n",
+       2, 13001},
+      {"ppo",
+       "seed: 4\nout: out\nenv: {id: cartpole}\n"
+       "algo: {id: ppo, params: {num_envs: 2, num_steps: 64, num_minibatches: 2, update_epochs: "
+       "2}}\n"
+       "train: {steps: 2560, eval_every: 640, eval_episodes: 3, checkpoint_every: 500}\n",
+       2, 1700},
+      {"ppo_continuous",
+       "seed: 5\nout: out\nenv: {id: pendulum}\n"
+       "algo: {id: ppo_continuous, params: {num_steps: 128, num_minibatches: 4, update_epochs: "
+       "2}}\n"
+       "train: {steps: 1280, eval_every: 384, eval_episodes: 2, checkpoint_every: 300}\n",
+       1, 900},
+      {"dqn",
+       "seed: 6\nout: out\nenv: {id: cartpole}\n"
+       "algo: {id: dqn, params: {learning_starts: 200, buffer_size: 1000, batch_size: 32, "
+       "hidden_sizes: '32', target_network_frequency: 100}}\n"
+       "train: {steps: 2000, eval_every: 700, eval_episodes: 2, checkpoint_every: 450}\n",
+       2, 1234},
+      {"sac",
+       "seed: 7\nout: out\nenv: {id: pendulum}\n"
+       "algo: {id: sac, params: {learning_starts: 100, buffer_size: 500, batch_size: 16, "
+       "hidden_sizes: '16,16'}}\n"
+       "train: {steps: 800, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
+       2, 555},
+      {"ddpg",
+       "seed: 8\nout: out\nenv: {id: pendulum}\n"
+       "algo: {id: ddpg, params: {learning_starts: 100, buffer_size: 500, batch_size: 16, "
+       "hidden_sizes: '16,16'}}\n"
+       "train: {steps: 800, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
+       1, 555},
+      {"bc", offline_config("bc", 9), 2, 450},
+      {"discrete_cql", offline_config("discrete_cql", 10), 1, 650},
+      {"discrete_bcq", offline_config("discrete_bcq", 11), 3, 333},
+  };
+  return v;
+}
+
+std::string env_prefix(const std::string& assignment) { return "env " + assignment + " "; }
+
+fs::path setup(const std::string& name, const std::string& config) {
+  const auto d = scratch("resume_" + name);
+  dprl::write_file_atomic(d / "exp.yaml", config);
+  return d;
+}
+
+// the files that must match an uninterrupted run
+void check_same_run(const fs::path& a, const fs::path& b) {
+  CHECK(!fs::exists(b / "checkpoint.bin"));  // removed once the run is complete
+  CHECK(check_same_tree(a, b) >= 4);         // config.yaml, metrics.csv, policy, summary.json
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("a killed run resumes to the bytes of an uninterrupted run") {
+    for (const auto& c : cases()) {
+      INFO("learner: " << c.name);
+      const auto ref = setup(std::string(c.name) + "_ref", c.config);
+      REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
+      CHECK(!fs::exists(ref / "out" / "checkpoint.bin"));
+
+      // killed right after a checkpoint, resumed with dprl resume
+      const auto a = setup(std::string(c.name) + "_a", c.config);
+      auto r =
+          run_in(a, "run exp.yaml --quiet",
+                 env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=" + std::to_string(c.kill_after)));
+      CHECK(r.code != 0);
+      REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+      CHECK(!fs::exists(a / "out" / "summary.json"));
+      r = run_in(a, "resume out --quiet");
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      check_same_run(ref / "out", a / "out");
+
+      // killed between two checkpoints (work since the last one is lost and redone), then killed
+      // again after the next checkpoint of the resumed run, resumed with run --resume
+      const auto b = setup(std::string(c.name) + "_b", c.config);
+      r = run_in(b, "run exp.yaml --quiet",
+                 env_prefix("DPRL_TEST_KILL_AT_STEP=" + std::to_string(c.kill_step)));
+      CHECK(r.code != 0);
+      REQUIRE(fs::exists(b / "out" / "checkpoint.bin"));
+      r = run_in(b, "run exp.yaml --resume --quiet",
+                 env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=1"));
+      CHECK(r.code != 0);
+      CHECK(fs::exists(b / "out" / "checkpoint.prev.bin"));
+      r = run_in(b, "run exp.yaml --resume --quiet");
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      check_same_run(ref / "out", b / "out");
+
+      // checkpoints change no result: a run without them writes the same figures and policy
+      const auto n = setup(std::string(c.name) + "_none", c.config);
+      REQUIRE(run_in(n, "run exp.yaml --quiet --set train.checkpoint_every=0").code == 0);
+      for (const char* f : {"metrics.csv", "summary.json"})
+        CHECK(dprl::read_file(n / "out" / f) == dprl::read_file(ref / "out" / f));
+    }
+  }
+
+  TEST_CASE("a corrupted or truncated checkpoint is refused, the previous one is kept") {
+    const Case c = cases()[0];
+    const auto ref = setup("bad_ref", c.config);
+    REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
+    const auto d = setup("bad", c.config);
+    CHECK(
+        run_in(d, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=3")).code !=
+        0);
+    const auto ck = d / "out" / "checkpoint.bin";
+    REQUIRE(fs::exists(ck));
+    REQUIRE(fs::exists(d / "out" / "checkpoint.prev.bin"));
+    const std::string good = dprl::read_file(ck);
+
+    // one flipped byte in the payload
+    std::string bad = good;
+    bad[bad.size() / 2] ^= 0x20;
+    dprl::write_file_atomic(ck, bad);
+    auto r = run_in(d, "resume out --quiet");
+    CHECK(r.code == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK(r.err.find("out/checkpoint.bin: corrupted checkpoint") != std::string::npos);
+    CHECK(r.err.find("checkpoint.prev.bin") != std::string::npos);
+    CHECK(!fs::exists(d / "out" / "summary.json"));
+
+    // cut short
+    dprl::write_file_atomic(ck, good.substr(0, good.size() - 100));
+    r = run_in(d, "resume out --quiet");
+    CHECK(r.code == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK(r.err.find("out/checkpoint.bin: truncated checkpoint") != std::string::npos);
+
+    // not a checkpoint at all
+    dprl::write_file_atomic(ck, "hello");
+    r = run_in(d, "resume out --quiet");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("out/checkpoint.bin: not a dprl checkpoint") != std::string::npos);
+
+    // the previous checkpoint still finishes the run with the uninterrupted bytes
+    fs::remove(ck);
+    r = run_in(d, "resume out --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    check_same_run(ref / "out", d / "out");
+  }
+
+  TEST_CASE("resume refuses what it cannot continue") {
+    const Case c = cases()[0];
+    const auto d = setup("refuse", c.config);
+    // no run there yet
+    auto r = run_in(d, "run exp.yaml --resume --quiet");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("holds no run") != std::string::npos);
+    r = run_in(d, "resume nowhere");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("nowhere is not a directory") != std::string::npos);
+    // a complete run
+    REQUIRE(run_in(d, "run exp.yaml --quiet").code == 0);
+    r = run_in(d, "resume out");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("holds a complete run") != std::string::npos);
+    // another config in the directory
+    r = run_in(d, "run exp.yaml --resume --set train.eval_episodes=6");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("holds a run of a different config") != std::string::npos);
+    // a run killed before its first checkpoint starts again from step 0, and says so
+    fs::remove_all(d / "out");
+    CHECK(run_in(d, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=100")).code != 0);
+    r = run_in(d, "run exp.yaml --resume --quiet");
+    CHECK(r.code == 0);
+    CHECK(r.err.find("has no checkpoint yet; the run starts from step 0") != std::string::npos);
+    // learners without checkpoints are refused by name, before anything is written
+    const std::pair<std::string, std::string> refused[] = {
+        {"actor_critic", "env: {id: taxi}\nalgo: {id: actor_critic}\n"},
+        {"ppo_kickstart",
+         "env: {id: cartpole}\nalgo: {id: ppo_kickstart, params: {teacher_mode: off}}\n"}};
+    for (const auto& [algo, body] : refused) {
+      const auto a =
+          setup("refuse_" + algo, "seed: 1\nout: out\n" + body + "train: {steps: 1000}\n");
+      r = run_in(a, "run exp.yaml --resume");
+      CHECK(r.code == 2);
+      CHECK(count(r.err, "\n") == 1);
+      CHECK(r.err.find("algo '" + algo + "' writes no checkpoints") != std::string::npos);
+      CHECK(!fs::exists(a / "out"));
+    }
+    // so is a private offline run
+    const auto pd = setup("refuse_private", offline_config("bc", 1));
+    r = run_in(pd, "run exp.yaml --resume --set algo.params.dp=true --set algo.params.epsilon=1");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("algo 'bc' writes no checkpoints") != std::string::npos);
+    // and an env that cannot be snapshotted
+    const auto k = setup("refuse_lander",
+                         "seed: 1\nout: out\nenv: {id: lunar_lander}\nalgo: {id: ppo}\n"
+                         "train: {steps: 1000}\n");
+    r = run_in(k, "run exp.yaml --resume");
+    CHECK(r.code == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK(r.err.find("env 'lunar_lander' cannot be snapshotted") != std::string::npos);
+  }
+}
