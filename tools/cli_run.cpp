@@ -19,7 +19,7 @@ namespace {
 struct RunOpts {
   std::string config;
   std::int64_t seed = -1;
-  std::string out;
+  std::optional<std::string> out;  // given and empty is an error, not the default
   std::vector<std::string> sets;
   bool quiet = false;
 };
@@ -27,7 +27,7 @@ struct RunOpts {
 void cmd_run(const RunOpts& o) {
   algos::RunOptions opts;
   if (o.seed >= 0) opts.seed = static_cast<std::uint64_t>(o.seed);
-  if (!o.out.empty()) opts.out = o.out;
+  if (o.out) opts.out = *o.out;
   opts.overrides = o.sets;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
   const RunSummary s = algos::run_experiment_file(o.config, opts);
