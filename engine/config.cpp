@@ -89,6 +89,42 @@ void emit(YAML::Emitter& out, const Node& n) {
   }
 }
 
+// documents in a YAML text: a '---' line after content, or content after a '...' line, starts
+// another one
+std::size_t count_documents(std::string_view text) {
+  std::size_t docs = 0;
+  bool content = false;  // the current document has content
+  bool ended = false;    // '...' closed the current document
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const bool marker = line.size() >= 3 &&
+                        (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") &&
+                        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    if (marker && line[0] == '-') {
+      if (content || ended) ++docs;
+      content = true;  // an explicit document, even if empty
+      ended = false;
+      // content after '--- ' on the same line belongs to the new document
+    } else if (marker) {
+      if (content) ++docs;
+      content = false;
+      ended = true;
+    } else {
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string_view::npos || line[first] == '#' || line[0] == '%') continue;
+      if (ended) {
+        ended = false;
+      }
+      content = true;
+    }
+  }
+  return docs + (content ? 1 : 0);
+}
+
 }  // namespace
 
 Node Node::scalar(std::string text, std::string where) {
@@ -192,14 +228,15 @@ ParamMap Node::to_param_map(std::string_view what) const {
 }
 
 Node parse_yaml(std::string_view text, const std::string& name) {
+  // a second document would be silently ignored by YAML::Load: refuse it. Counted on the text
+  // (a document marker is '---' or '...' at the start of a line): yaml-cpp 0.7's LoadAll loops
+  // forever on some malformed input (tests/fuzz/corpus/config/loadall_hang.yaml)
+  const std::size_t docs = count_documents(text);
+  if (docs > 1)
+    throw ConfigError(fmt::format("{}: {} YAML documents ('---'); expected one", name, docs));
   YAML::Node y;
   try {
-    // a second document would be silently ignored by YAML::Load: refuse it
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() > 1)
-      throw ConfigError(
-          fmt::format("{}: {} YAML documents ('---'); expected one", name, docs.size()));
-    if (!docs.empty()) y = docs.front();
+    y = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: invalid YAML: {}", mark_where(name, e.mark), e.msg));
   }
