@@ -94,6 +94,13 @@ const fs::path& fixtures() {
     fs::remove(d / "ac" / "privacy_ledger.json.lock");
     return d;
   }();
+  // removed when the test process ends
+  static const struct Cleanup {
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup;
   return dir;
 }
 
