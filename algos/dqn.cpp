@@ -9,6 +9,7 @@
 #include "algos/nn_policy.hpp"
 #include "algos/replay_buffer.hpp"
 #include "engine/error.hpp"
+#include "engine/limits.hpp"
 #include "engine/nn_optim.hpp"
 #include "engine/rng.hpp"
 
@@ -28,6 +29,11 @@ std::vector<int> parse_hidden_sizes(const std::string& text, const char* what) {
     out.push_back(static_cast<int>(v));
   }
   if (out.empty()) throw ParamError(fmt::format("{}: needs at least one hidden width", what));
+  double weights = 0;
+  for (std::size_t i = 1; i < out.size(); ++i) weights += static_cast<double>(out[i - 1]) * out[i];
+  if (weights > kMaxHiddenWeights)
+    throw ParamError(fmt::format("{}: '{}' is {:g} weights between hidden layers; at most {:g}",
+                                 what, text, weights, kMaxHiddenWeights));
   return out;
 }
 

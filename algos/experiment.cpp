@@ -37,6 +37,12 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
                  "the experiment");
   Parsed p;
   p.name = top.find("name") ? top.find("name")->as_string("name") : default_name;
+  // the name is the default run directory runs/<name>: one plain path component
+  if (p.name.empty() || p.name == "." || p.name == ".." ||
+      p.name.find_first_of("/\\") != std::string::npos || p.name.size() > 200)
+    throw ConfigError(fmt::format(
+        "{}: name '{}' must be a non-empty file name of at most 200 characters (no '/')",
+        top.find("name") ? top.find("name")->where() : top.where(), p.name));
   if (opts.seed) {
     p.seed = *opts.seed;
   } else if (const Node* s = top.find("seed")) {
@@ -48,6 +54,8 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
     throw ConfigError(
         fmt::format("{}: missing key 'seed' in the experiment (or pass --seed)", top.where()));
   }
+  if (opts.out && opts.out->empty())
+    throw ConfigError("--out: the run directory must not be empty");
   if (opts.out)
     p.out = *opts.out;
   else if (const Node* o = top.find("out"))

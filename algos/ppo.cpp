@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "engine/error.hpp"
+#include "engine/limits.hpp"
 #include "engine/nn_heads.hpp"
 #include "engine/nn_optim.hpp"
 #include "engine/rng.hpp"
@@ -18,7 +19,19 @@ namespace dprl::algos {
 using nn::Mat;
 
 void PpoParams::check() const {
-  const int batch = num_envs * num_steps;
+  // in 64 bits: num_envs * num_steps reaches 4096 * 10^6
+  const std::int64_t batch = std::int64_t{num_envs} * num_steps;
+  if (static_cast<double>(batch) > kMaxRolloutSteps)
+    throw ParamError(
+        fmt::format("ppo: num_envs * num_steps = {} * {} = {} rollout steps; at most {:g}",
+                    num_envs, num_steps, batch, kMaxRolloutSteps));
+  const double hidden_weights =
+      static_cast<double>(hidden_size) * hidden_size * static_cast<double>(hidden_layers - 1);
+  if (hidden_weights > kMaxHiddenWeights)
+    throw ParamError(fmt::format(
+        "ppo: hidden_size = {} with hidden_layers = {} is {:g} weights between hidden layers; at "
+        "most {:g}",
+        hidden_size, hidden_layers, hidden_weights, kMaxHiddenWeights));
   if (batch % num_minibatches != 0 || batch / num_minibatches < 2)
     throw ParamError(
         fmt::format("ppo: num_envs * num_steps = {} must split into num_minibatches "

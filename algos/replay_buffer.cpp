@@ -5,11 +5,26 @@
 #include <algorithm>
 
 #include "engine/error.hpp"
+#include "engine/limits.hpp"
 
 namespace dprl::algos {
 
+namespace {
+
+// refuses a buffer larger than the machine before any of it is allocated
+std::size_t checked_capacity(std::size_t capacity, int obs_dim, int act_dim) {
+  const double floats =
+      static_cast<double>(capacity) * (2.0 * obs_dim + act_dim + 2);  // obs, next, act, rew, term
+  check_memory(
+      fmt::format("buffer_size = {}: a replay buffer of {} transitions", capacity, capacity),
+      floats * sizeof(float));
+  return capacity;
+}
+
+}  // namespace
+
 ReplayBuffer::ReplayBuffer(std::size_t capacity, int obs_dim, int act_dim)
-    : capacity_(capacity),
+    : capacity_(checked_capacity(capacity, obs_dim, act_dim)),
       obs_dim_(obs_dim),
       act_dim_(act_dim),
       obs_(capacity * obs_dim),

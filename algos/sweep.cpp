@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,9 @@ std::vector<std::uint64_t> read_seeds(const Node& top, const Node& base_config,
     for (const auto& e : s->elements()) {
       const auto v = e.as_int("seeds");
       if (v < 0) throw ConfigError(fmt::format("{}: seeds must be non-negative", e.where()));
+      // a repeated seed would run twice into one run directory
+      if (std::find(seeds.begin(), seeds.end(), static_cast<std::uint64_t>(v)) != seeds.end())
+        throw ConfigError(fmt::format("{}: seeds: {} is listed twice", e.where(), v));
       seeds.push_back(static_cast<std::uint64_t>(v));
     }
     return seeds;
@@ -148,8 +152,21 @@ SweepPlan plan_sweep(const fs::path& file) {
     plan.out = o->as_string("out");
   else
     plan.out = fs::path("runs") / file.stem();
+  // a file where the sweep folder goes fails every run: refuse it before the first
+  std::error_code ec;
+  if (fs::exists(plan.out, ec) && !fs::is_directory(plan.out, ec))
+    throw ConfigError(fmt::format("{}: out '{}' exists and is not a folder",
+                                  top.find("out") ? top.find("out")->where() : file.string(),
+                                  plan.out.string()));
   const auto seeds = read_seeds(top, base_config, base_path);
   const auto values = read_grid(top, plan);
+  // every run is resolved while planning: a grid of 10^6 runs and more is refused up front
+  constexpr double kMaxRuns = 1e6;
+  double runs = static_cast<double>(seeds.size());
+  for (const auto& v : values) runs *= static_cast<double>(v.size());
+  if (runs > kMaxRuns)
+    throw ConfigError(fmt::format("{}: the grid times the seeds is {:g} runs; at most {:g}",
+                                  file.string(), runs, kMaxRuns));
   std::size_t points = 1;
   for (const auto& v : values) points *= v.size();
   for (std::size_t p = 0; p < points; ++p) add_point(plan, p, values, seeds, base_config);

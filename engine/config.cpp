@@ -16,8 +16,26 @@ std::string mark_where(const std::string& name, const YAML::Mark& m) {
   return fmt::format("{}:{}:{}", name, m.line + 1, m.column + 1);
 }
 
-Node convert(const YAML::Node& y, const std::string& name) {
+// Limits on what a config may expand to: anchors and aliases let a few lines name 10^9 nodes
+// ("billion laughs"), and nesting drives the recursion below. Real experiment and sweep files
+// hold well under a thousand nodes a few levels deep (the duplicate-key check is quadratic in a
+// map's size, so the node cap also bounds its time).
+constexpr std::size_t kMaxNodes = 20000;
+constexpr int kMaxDepth = 64;
+
+struct ConvertState {
+  const std::string& name;
+  std::size_t nodes = 0;
+};
+
+Node convert(const YAML::Node& y, ConvertState& st, int depth) {
+  const std::string& name = st.name;
   const std::string where = mark_where(name, y.Mark());
+  if (++st.nodes > kMaxNodes)
+    throw ConfigError(fmt::format(
+        "{}: more than {} values (anchors and aliases expand to too many)", where, kMaxNodes));
+  if (depth > kMaxDepth)
+    throw ConfigError(fmt::format("{}: nested deeper than {} levels", where, kMaxDepth));
   switch (y.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -26,7 +44,7 @@ Node convert(const YAML::Node& y, const std::string& name) {
       return Node::scalar(y.Scalar(), where);
     case YAML::NodeType::Sequence: {
       Node n = Node::seq(where);
-      for (const auto& e : y) n.push(convert(e, name));
+      for (const auto& e : y) n.push(convert(e, st, depth + 1));
       return n;
     }
     case YAML::NodeType::Map: {
@@ -39,7 +57,7 @@ Node convert(const YAML::Node& y, const std::string& name) {
         if (n.find(key))
           throw ConfigError(
               fmt::format("{}: duplicate key '{}'", mark_where(name, kv.first.Mark()), key));
-        n.set(key, convert(kv.second, name));
+        n.set(key, convert(kv.second, st, depth + 1));
       }
       return n;
     }
@@ -69,6 +87,42 @@ void emit(YAML::Emitter& out, const Node& n) {
       out << YAML::EndMap;
       break;
   }
+}
+
+// documents in a YAML text: a '---' line after content, or content after a '...' line, starts
+// another one
+std::size_t count_documents(std::string_view text) {
+  std::size_t docs = 0;
+  bool content = false;  // the current document has content
+  bool ended = false;    // '...' closed the current document
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const bool marker = line.size() >= 3 &&
+                        (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") &&
+                        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    if (marker && line[0] == '-') {
+      if (content || ended) ++docs;
+      content = true;  // an explicit document, even if empty
+      ended = false;
+      // content after '--- ' on the same line belongs to the new document
+    } else if (marker) {
+      if (content) ++docs;
+      content = false;
+      ended = true;
+    } else {
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string_view::npos || line[first] == '#' || line[0] == '%') continue;
+      if (ended) {
+        ended = false;
+      }
+      content = true;
+    }
+  }
+  return docs + (content ? 1 : 0);
 }
 
 }  // namespace
@@ -174,17 +228,28 @@ ParamMap Node::to_param_map(std::string_view what) const {
 }
 
 Node parse_yaml(std::string_view text, const std::string& name) {
+  // a second document would be silently ignored by YAML::Load: refuse it. Counted on the text
+  // (a document marker is '---' or '...' at the start of a line): yaml-cpp 0.7's LoadAll loops
+  // forever on some malformed input (tests/fuzz/corpus/config/loadall_hang.yaml)
+  const std::size_t docs = count_documents(text);
+  if (docs > 1)
+    throw ConfigError(fmt::format("{}: {} YAML documents ('---'); expected one", name, docs));
   YAML::Node y;
   try {
     y = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: invalid YAML: {}", mark_where(name, e.mark), e.msg));
   }
-  return convert(y, name);
+  ConvertState st{name};
+  return convert(y, st, 0);
 }
 
 Node load_yaml_file(const std::filesystem::path& path) {
-  return parse_yaml(read_file(path), path.string());
+  Node n = parse_yaml(read_file(path), path.string());
+  // an empty file (or only comments) is an empty map located at the file, so that what is
+  // missing from it is reported against the file's name
+  if (n.is_null()) return Node::map(path.string());
+  return n;
 }
 
 void apply_override(Node& root, std::string_view assignment, std::string_view flag) {

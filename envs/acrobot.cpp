@@ -13,6 +13,9 @@ constexpr double kPi = std::numbers::pi;
 // Gymnasium's wrap(x, -pi, pi): repeated +-2 pi, so +-pi stay as they are
 double wrap_pi(double x) {
   constexpr double kDiff = kPi - -kPi;
+  // Gymnasium's loop never ends once x - 2 pi == x (and takes |x| / 2 pi rounds before that); far
+  // outside [-pi, pi], reachable only through set_state, the remainder stands in for it
+  if (std::abs(x) > 1e6) x = std::remainder(x, kDiff);
   while (x > kPi) x = x - kDiff;
   while (x < -kPi) x = x + kDiff;
   return x;

@@ -209,6 +209,10 @@ Ledger Ledger::load(const std::filesystem::path& dir) { return load_file(dir / k
 
 Ledger Ledger::open_file(const std::filesystem::path& file, double epsilon_budget, double delta,
                          std::string accountant) {
+  // a corrupt or mismatched file is refused before anything (the lock file, folders) is created;
+  // it is read again under the lock below
+  std::error_code exists_ec;
+  if (std::filesystem::exists(file, exists_ec)) load_file(file);
   if (file.has_parent_path()) make_dirs(file.parent_path());
   auto lock = std::make_unique<FileLock>(file);
   std::error_code ec;

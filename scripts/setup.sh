@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dprl needs when any is missing (a no-op when all are there), then
-# configures and builds into build/ with Ninja.
-#   scripts/setup.sh            install + build
+# configures and builds into build/ with Ninja, and the sanitizer subset into build-asan/.
+#   scripts/setup.sh            install + build (build/ and build-asan/)
 #   scripts/setup.sh --no-build install only
+#   scripts/setup.sh --fuzz     also install clang and libFuzzer and build the fuzz targets into
+#                               build-fuzz/ (tools/fuzz.sh TARGET SECONDS runs one)
+# DPRL_SANITIZE=0 skips the sanitizer build (then ctest has no sanitize/ test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +13,10 @@ packages=(build-essential cmake ninja-build git pkg-config
           libeigen3-dev libbox2d-dev libmujoco-dev libyaml-cpp-dev doctest-dev libcli11-dev
           libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev libhdf5-dev
           libopenmpi-dev openmpi-bin)
+fuzz=0
+[ "${1:-}" = "--fuzz" ] && fuzz=1
+# clang 14 and its runtime (libFuzzer, ASan, UBSan): only for the fuzz build
+((fuzz)) && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,5 +31,30 @@ fi
 
 [ "${1:-}" = "--no-build" ] && exit 0
 jobs=${DPRL_JOBS:-2}
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the engine and privacy suites and the fuzz
+# corpus replays (the subset that fits CI's time: docs/robustness.md); ctest runs it as
+# sanitize/asan_ubsan with every report fatal.
+asan=()
+if [ "${DPRL_SANITIZE:-1}" != 0 ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+    -DDPRL_SANITIZE=address,undefined -DDPRL_TEST_DIRS="engine;privacy" -DDPRL_MPI=OFF \
+    -DDPRL_BUILD_BENCHMARKS=OFF -DDPRL_FUZZ_TARGETS="ledger;dataset" >/dev/null
+  cmake --build build-asan -j"$jobs" --target dprl_engine_tests dprl_privacy_tests \
+    dprl_fuzz_ledger dprl_fuzz_dataset
+  asan=(-DDPRL_SANITIZER_BUILD="$PWD/build-asan")
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${asan[@]}" >/dev/null
 cmake --build build -j"$jobs"
+
+if ((fuzz)); then
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "${launcher[@]}" -DDPRL_FUZZ=ON -DDPRL_SANITIZE=address,undefined -DDPRL_MPI=OFF \
+    -DDPRL_BUILD_BENCHMARKS=OFF -DDPRL_TEST_DIRS="" >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target dprl_fuzz_config dprl_fuzz_replay \
+    dprl_fuzz_policy dprl_fuzz_ledger dprl_fuzz_dataset
+fi

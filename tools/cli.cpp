@@ -1,10 +1,14 @@
 #include "tools/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/error.hpp"
 #include "tools/mpi_sweep.hpp"
@@ -53,6 +57,16 @@ int main(int argc, char** argv) {
   add_dataset_commands(app);
   add_population_commands(app);
   add_audit_commands(app);
+  // an unknown first word would otherwise be reported as "A subcommand is required"
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      fmt::print(stderr, "dprl: unknown command '{}'; valid: {}\n", argv[1],
+                 fmt::join(names, ", "));
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -262,7 +262,9 @@ void add_audit_commands(CLI::App& app) {
   c->add_option("--dim", m->p.dim, "output dimension")->capture_default_str();
   c->add_flag("--secure", m->p.secure, "exact discrete noise with snapping");
   c->add_option("--samples", m->p.samples, "runs per input")->capture_default_str();
-  c->add_option("--seed", m->p.seed, "root seed")->capture_default_str();
+  c->add_option("--seed", m->p.seed, "root seed")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--confidence", m->p.confidence, "confidence of the bound")->capture_default_str();
   c->add_option("--pair", m->pair, "neighbouring inputs x0,x1 (default 0,1)");
   c->add_option("--mis-specify", m->p.mis_specify,
@@ -293,7 +295,9 @@ void add_audit_commands(CLI::App& app) {
       ->capture_default_str();
   s->add_option("--claim-epsilon", d->p.claim_epsilon, "claimed epsilon (default: accountant)");
   s->add_option("--delta", d->p.delta, "delta")->capture_default_str();
-  s->add_option("--seed", d->p.seed, "root seed")->capture_default_str();
+  s->add_option("--seed", d->p.seed, "root seed")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   s->add_option("--confidence", d->p.confidence, "confidence of the bound")->capture_default_str();
   s->add_option("--mis-specify", d->p.mis_specify, "none | halve-noise | double-sensitivity")
       ->capture_default_str();

@@ -105,7 +105,7 @@ void add_dataset_commands(CLI::App& app) {
   collect->add_option("--policy", co->policy, "built-in policy name or policy file")->required();
   collect->add_option("--episodes", co->episodes, "episodes (default 1)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
-  collect->add_option("--seed", co->seed, "root seed (default 0)");
+  collect->add_option("--seed", co->seed, "root seed (default 0)")->check(CLI::NonNegativeNumber);
   collect->add_option("--out", co->out, "dataset folder to write")->required();
   collect->add_option("--user-id", co->user_id, "privacy unit of every episode (default 0)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 62));

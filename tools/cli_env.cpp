@@ -94,8 +94,9 @@ void cmd_envs(bool json) {
   }
 }
 
-void cmd_replay(const std::string& file) {
-  const std::string text = read_file(file);
+}  // namespace
+
+std::string replay_case(const std::string& text, const std::string& file) {
   nlohmann::json c;
   try {
     c = nlohmann::json::parse(text);
@@ -180,8 +181,12 @@ void cmd_replay(const std::string& file) {
   }
   ordered_json out;
   out["steps"] = steps;
-  fmt::print("{}\n", out.dump());
+  return out.dump();
 }
+
+namespace {
+
+void cmd_replay(const std::string& file) { fmt::print("{}\n", replay_case(read_file(file), file)); }
 
 void cmd_bench_env(const std::string& id, const std::vector<std::string>& param_flags,
                    std::int64_t steps, bool json) {
@@ -336,7 +341,7 @@ void add_env_commands(CLI::App& app) {
   eval->add_option("--policy", eo->policy, "built-in policy name or checkpoint file")->required();
   eval->add_option("--episodes", eo->episodes, "episodes (default 100)")
       ->check(CLI::Range(1, 100000000));
-  eval->add_option("--seed", eo->seed, "seed (default 0)");
+  eval->add_option("--seed", eo->seed, "seed (default 0)")->check(CLI::NonNegativeNumber);
   eval->add_flag("--json", eo->json, "print JSON");
   eval->callback(
       [eo] { cmd_eval(eo->env, eo->params, eo->policy, eo->episodes, eo->seed, eo->json); });

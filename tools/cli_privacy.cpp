@@ -322,7 +322,9 @@ void add_privacy_commands(CLI::App& app) {
   d->add_option("--adjacency", d_args->adjacency, "adjacency distance b")->required();
   d->add_option("--samples", d_args->samples, "Monte Carlo samples for delta")
       ->capture_default_str();
-  d->add_option("--seed", d_args->seed, "Monte Carlo seed")->capture_default_str();
+  d->add_option("--seed", d_args->seed, "Monte Carlo seed")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   d->add_flag("--json", d_args->json, "print one JSON object");
   d->callback([d_args] { cmd_dirichlet(*d_args); });
 

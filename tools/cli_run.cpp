@@ -21,7 +21,7 @@ namespace {
 struct RunOpts {
   std::string config;
   std::int64_t seed = -1;
-  std::string out;
+  std::optional<std::string> out;  // given and empty is an error, not the default
   std::vector<std::string> sets;
   bool quiet = false;
   int jobs = 0;
@@ -33,7 +33,7 @@ void print_run(const RunSummary& s);
 void cmd_run(const RunOpts& o) {
   algos::RunOptions opts;
   if (o.seed >= 0) opts.seed = static_cast<std::uint64_t>(o.seed);
-  if (!o.out.empty()) opts.out = o.out;
+  if (o.out) opts.out = *o.out;
   opts.overrides = o.sets;
   opts.resume = o.resume;
   if (o.quiet) opts.progress = Progress::Mode::kOff;

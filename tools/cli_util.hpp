@@ -11,4 +11,8 @@ namespace dprl::cli {
 // "k=v" flags into a ParamMap (where = "<flag> k=v"); throws ParamError on a missing '='.
 ParamMap parse_param_flags(const std::vector<std::string>& flags, const std::string& flag);
 
+// `dprl env replay`: runs the replay case in text (CASE.json; file names it in errors) and
+// returns the output JSON (one line). Every action is validated before the first step.
+std::string replay_case(const std::string& text, const std::string& file);
+
 }  // namespace dprl::cli

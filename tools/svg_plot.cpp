@@ -336,9 +336,10 @@ bool has_drawable_point(const PlotSeries& series, bool log_x, bool log_y) {
 }
 
 std::string render_svg(const PlotSpec& spec) {
-  if (spec.width < 200 || spec.height < 150)
-    throw ParamError(fmt::format("plot size must be at least 200x150 pixels, got {}x{}", spec.width,
-                                 spec.height));
+  if (spec.width < 200 || spec.height < 150 || spec.width > 100000 || spec.height > 100000)
+    throw ParamError(fmt::format(
+        "--width/--height: plot size must be between 200x150 and 100000x100000 pixels, got {}x{}",
+        spec.width, spec.height));
   // data ranges over the means and the bands, in plot coordinates
   std::vector<View> views;
   for (const auto& s : spec.series) views.push_back(to_view(s.band, spec.log_x, spec.log_y));

@@ -35,6 +35,28 @@ TEST_SUITE("unit") {
     CHECK(e.find("invalid YAML") != std::string::npos);
   }
 
+  TEST_CASE("alias bombs, deep nesting and second documents are refused with the file") {
+    // ten levels of ten aliases: 10^10 values if expanded
+    std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i < 10; ++i) {
+      bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+      for (int k = 0; k < 10; ++k) bomb += (k ? ", *a" : "*a") + std::to_string(i - 1);
+      bomb += "]\n";
+    }
+    CHECK(config_error([&] { dprl::parse_yaml(bomb, "b.yaml"); }).find("b.yaml:") == 0);
+    CHECK(config_error([&] { dprl::parse_yaml(bomb, "b.yaml"); }).find("more than 20000 values") !=
+          std::string::npos);
+    // a few aliases are fine
+    CHECK(dprl::parse_yaml("a: &x [1, 2]\nb: *x\n", "ok.yaml").find("b")->elements().size() == 2);
+    std::string deep = "x: ";
+    for (int i = 0; i < 65; ++i) deep += "[";
+    for (int i = 0; i < 65; ++i) deep += "]";
+    CHECK(config_error([&] { dprl::parse_yaml(deep, "d.yaml"); }).find("nested deeper than 64") !=
+          std::string::npos);
+    CHECK(config_error([&] { dprl::parse_yaml("a: 1\n---\na: 2\n", "m.yaml"); }) ==
+          "m.yaml: 2 YAML documents ('---'); expected one");
+  }
+
   TEST_CASE("duplicate keys are errors") {
     const auto e = config_error([] { dprl::parse_yaml("a: 1\na: 2\n", "dup.yaml"); });
     CHECK(e.find("dup.yaml:2:1: duplicate key 'a'") != std::string::npos);
