@@ -159,7 +159,8 @@ def nonprivate(env, algo):
     return name, txt
 
 
-def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None):
+def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None, file=None):
+    """sweeps/reduced/<file or name>.yaml, writing runs/paper000/reduced/<env>/<name>/."""
     steps = REDUCED["nonprivate_steps"] if "nonprivate" in cell_name else REDUCED["stable_steps"]
     lines = [f"# {cell_name} at the reduced scale (docs/paper000.md): the reduced population, "
              f"the noise multiplier\n# calibrated to spend the DP-SGD budget in "
@@ -177,7 +178,7 @@ def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None):
         lines.append("grid:")
         for k, v in grid.items():
             lines.append(f"  {k}: {v}")
-    write(f"sweeps/reduced/{name}.yaml", "\n".join(lines) + "\n")
+    write(f"sweeps/reduced/{file or name}.yaml", "\n".join(lines) + "\n")
 
 
 def main():
@@ -215,12 +216,19 @@ def main():
                           ("lunar_lander", "cql", "[0.0, 0.8, 1.0]"),
                           ("lunar_lander", "bcq", "[0.0, 0.5, 1.0]")):
         reduced_sweep(env, f"table2_{algo}_p", f"{env}_{algo}_eps10", True,
-                      grid={"selective.p": ps})
+                      grid={"selective.p": ps}, file=f"{env}_table2_{algo}_p")
     for env in ("cartpole", "acrobot"):
         reduced_sweep(env, "table2_bcq_allocation", f"{env}_bcq_eps7_5", True,
                       extra_set={"selective.p": 0.5},
                       grid={"privacy.epsilon": "[2.5, 5.0]",
-                            "privacy.epsilon1_fraction": "[0.75, 0.0]"})
+                            "privacy.epsilon1_fraction": "[0.75, 0.0]"},
+                      file=f"{env}_table2_bcq_allocation")
+    # Figure 4: Acrobot, CQL, eps = 10 on uniformly random subsets of m experts (delta = 1/m,
+    # T = 25), the paper's method (p = 0: D_stable only) and the DP-SGD baseline
+    for name, cell_name, private in (("fig4_m", "acrobot_cql_eps10", False),
+                                     ("fig4_m_dpsgd", "acrobot_cql_eps10_dpsgd", True)):
+        reduced_sweep("acrobot", name, cell_name, private, grid={"experts": "[1000, 2000, 3000]"},
+                      file=f"acrobot_{name}")
 
 
 if __name__ == "__main__":
