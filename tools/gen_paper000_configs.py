@@ -252,6 +252,12 @@ def main():
                       grid={"privacy.epsilon": "[2.5, 5.0]",
                             "privacy.epsilon1_fraction": "[0.75, 0.0]"},
                       file=f"{env}_table2_bcq_allocation")
+    # the paper's accounting (every iteration at q = p b/m) against the sound default, on the
+    # CartPole eps = 10 cells: more noisy steps for the same reported eps
+    for algo in ("cql", "bcq"):
+        reduced_sweep("cartpole", f"{algo}_eps10_paper_accounting", f"cartpole_{algo}_eps10", True,
+                      extra_set={"selective.accounting": "paper"},
+                      file=f"cartpole_{algo}_eps10_paper_accounting")
     # Figure 4: Acrobot, CQL, eps = 10 on uniformly random subsets of m experts (delta = 1/m,
     # T = 25), the paper's method (p = 0: D_stable only) and the DP-SGD baseline
     for name, cell_name, private in (("fig4_m", "acrobot_cql_eps10", False),
