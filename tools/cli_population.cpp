@@ -1,16 +1,20 @@
 // dprl population | bench data-release, and `dprl run` on pipeline files (paper 000).
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "algos/algorithm.hpp"
 #include "algos/dqn.hpp"
 #include "algos/expert_level/data_release.hpp"
 #include "algos/expert_level/pipeline.hpp"
 #include "algos/expert_level/population.hpp"
+#include "engine/cpu_time.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "engine/rng.hpp"
@@ -24,12 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double process_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -48,18 +46,27 @@ void report(const algos::PopulationSpec& spec, const algos::PopulationResult& r,
              spec.name, r.experts, r.trained, r.train_wall_s,
              r.reused ? "reused" : fmt::format("collected in {:.1f} s", r.demos_wall_s));
   const auto train = read_params<algos::TrainParams>(spec.train_params, "population.ppo.train");
-  const double steps_per_s =
-      r.train_wall_s > 0 ? static_cast<double>(r.trained * train.steps) / r.train_wall_s : 0.0;
+  const double steps = static_cast<double>(r.trained * train.steps);
+  const double steps_per_s = r.train_wall_s > 0 ? steps / r.train_wall_s : 0.0;
+  const double cpu_per_run = r.trained > 0 ? r.train_cpu_s / static_cast<double>(r.trained) : 0.0;
+  const double steps_per_cpu_s = r.train_cpu_s > 0 ? steps / r.train_cpu_s : 0.0;
   if (r.trained > 0)
-    fmt::print("training throughput: {:.0f} runs per hour, {:.0f} env steps per second\n", per_hour,
-               steps_per_s);
+    fmt::print("training throughput: {:.0f} runs per hour, {:.0f} env steps per second (wall){}\n",
+               per_hour, steps_per_s,
+               r.train_cpu_s > 0 ? fmt::format("; {:.2f} CPU s per run, {:.0f} env steps per "
+                                               "CPU second",
+                                               cpu_per_run, steps_per_cpu_s)
+                                 : std::string());
   fmt::print("experts: {}\ndataset: {}\n", r.manifest.string(), r.dataset.string());
   nlohmann::ordered_json t;
   t["wall_time_s"] = wall;
   t["train_wall_s"] = r.train_wall_s;
+  t["train_cpu_s"] = r.train_cpu_s;
   t["runs_trained"] = r.trained;
   t["runs_per_hour"] = per_hour;
   t["env_steps_per_s"] = steps_per_s;
+  t["cpu_s_per_run"] = cpu_per_run;
+  t["env_steps_per_cpu_s"] = steps_per_cpu_s;
   t["demos_wall_s"] = r.demos_wall_s;
   write_file_atomic(spec.out / "timing.json", t.dump(2) + "\n");
 }
@@ -174,9 +181,9 @@ void cmd_bench_release(const BenchOpts& o) {
   p.max_length = o.length;
   auto noise = privacy::make_seeded_noise(o.seed, 3);
   t0 = Clock::now();
-  const double cpu0 = process_cpu_s();
+  const double cpu0 = process_cpu_seconds();
   const auto r = algos::data_release(data, panel, p, *noise);
-  const double release_s = seconds_since(t0), release_cpu = process_cpu_s() - cpu0;
+  const double release_s = seconds_since(t0), release_cpu = process_cpu_seconds() - cpu0;
   t0 = Clock::now();
   const auto parts = algos::split_release(data, r.stable_length);
   const double split_s = seconds_since(t0);
@@ -200,6 +207,84 @@ void cmd_bench_release(const BenchOpts& o) {
   j["expert_state_evaluations_per_s"] =
       static_cast<double>(r.queries) * o.experts / std::max(release_s, 1e-9);
   j["unstable_transitions"] = parts.unstable.num_transitions();
+  fmt::print("{}\n", j.dump(2));
+}
+
+struct PopBenchOpts {
+  std::string file;
+  int runs = 4;
+  std::string dir;
+};
+
+// Trains `runs` of a population's runs, spread evenly over its plan, one after another in this
+// thread, in a scratch directory (removed afterwards unless --dir names one), and projects the
+// whole population's cost from their CPU time: the figures to quote for populations too large to
+// train here (paper 000: 3000 to 6000 PPO runs per env).
+void cmd_bench_population(const PopBenchOpts& o) {
+  const auto spec = load_population(o.file);
+  const algos::SweepPlan plan = algos::plan_population(spec);
+  const std::size_t total = plan.runs.size();
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(o.runs), total);
+  const fs::path dir = o.dir.empty() ? fs::temp_directory_path() /
+                                           fmt::format("dprl_bench_population_{}", ::getpid())
+                                     : fs::path(o.dir);
+  std::vector<double> cpu, wall, ret;
+  std::int64_t steps = 0;
+  nlohmann::ordered_json runs = nlohmann::json::array();
+  for (std::size_t k = 0; k < n; ++k) {
+    algos::SweepRun run = plan.runs[k * total / n];
+    run.out = dir / fmt::format("run{}", k);
+    const double c0 = process_cpu_seconds();
+    const algos::RunOutcome out = algos::execute_run(run, 0);
+    const double c = process_cpu_seconds() - c0;
+    if (out.status != algos::RunOutcome::Status::kDone)
+      throw DataError(
+          fmt::format("bench population: run {} ({}) failed: {}", run.index, run.label, out.error));
+    const auto s = nlohmann::json::parse(out.summary);
+    const std::int64_t st = s.at("env_steps").get<std::int64_t>();
+    const double r = s.at("final_eval").at("return_mean").get<double>();
+    steps += st;
+    cpu.push_back(c);
+    wall.push_back(out.wall_time_s);
+    ret.push_back(r);
+    nlohmann::ordered_json j;
+    j["run"] = run.index;
+    j["setting"] = run.label;
+    j["env_steps"] = st;
+    j["cpu_s"] = c;
+    j["wall_s"] = out.wall_time_s;
+    j["final_return"] = r;
+    runs.push_back(j);
+  }
+  if (o.dir.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double t = 0;
+    for (double x : v) t += x;
+    return v.empty() ? 0.0 : t / static_cast<double>(v.size());
+  };
+  const double cpu_run = mean(cpu);
+  nlohmann::ordered_json j;
+  j["population"] = spec.name;
+  j["env"] = spec.env_id;
+  for (const auto& [k, v] : spec.algo_params)
+    if (k == "hidden_sizes") j["hidden_sizes"] = v.text;
+  j["env_steps_per_run"] = n > 0 ? steps / static_cast<std::int64_t>(n) : 0;
+  j["runs_measured"] = n;
+  j["runs"] = runs;
+  j["cpu_s_per_run"] = cpu_run;
+  j["wall_s_per_run"] = mean(wall);
+  j["env_steps_per_cpu_s"] = cpu_run > 0 ? static_cast<double>(steps) / (cpu_run * n) : 0.0;
+  j["runs_per_cpu_hour"] = cpu_run > 0 ? 3600.0 / cpu_run : 0.0;
+  j["mean_final_return"] = mean(ret);
+  j["population_runs"] = total;
+  j["population_cpu_hours"] = cpu_run * static_cast<double>(total) / 3600.0;
+  nlohmann::ordered_json proj;
+  for (int r : {1, 2, 16, 64, 256})
+    proj[std::to_string(r)] = cpu_run * static_cast<double>(total) / 3600.0 / r;
+  j["projected_wall_hours_on_ranks"] = proj;
   fmt::print("{}\n", j.dump(2));
 }
 
@@ -239,6 +324,17 @@ void add_population_commands(CLI::App& app) {
   br->add_option("--jobs", bo->jobs, "threads (default: all CPUs)")->check(CLI::Range(1, 4096));
   br->add_option("--seed", bo->seed, "seed");
   br->callback([bo] { cmd_bench_release(*bo); });
+
+  auto pb = std::make_shared<PopBenchOpts>();
+  auto* bp = bench->add_subcommand(
+      "population",
+      "time a few runs of an expert population (paper 000) and project the whole population");
+  bp->add_option("file", pb->file, "population YAML (or a file with a population: section)")
+      ->required();
+  bp->add_option("--runs", pb->runs, "runs to train, spread evenly over the plan (default 4)")
+      ->check(CLI::Range(1, 1000000));
+  bp->add_option("--dir", pb->dir, "keep the runs in this directory (default: a scratch one)");
+  bp->callback([pb] { cmd_bench_population(*pb); });
 }
 
 }  // namespace dprl::cli

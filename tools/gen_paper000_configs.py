@@ -77,17 +77,44 @@ def write(path, text):
         f.write(text)
 
 
+# the reduced populations of LunarLander and HIV train on fewer settings (their experts cost 10-50x
+# a CartPole expert): m = 300 experts, as many as the largest batch (256) needs
+SMALL_GRID = {
+    "lunar_lander": [("gravity", "linspace(-9.0, -11.0, 5)"), ("wind_power", "linspace(0.0, 5.0, 5)"),
+                     ("turbulence_power", "linspace(0.0, 0.5, 4)")],
+    "hiv": [("drug1_penalty", "linspace(18750, 21250, 20)"),
+            ("drug2_penalty", "linspace(1850, 2150, 5)"), ("efficacy_noise_std", "[0, 0.01]")],
+}
+# PPO on LunarLander and HIV needs observation and reward normalisation: with CleanRL's defaults
+# alone it diverges on LunarLander (-1600 after 2e5 steps against -76 normalised) and settles on
+# HIV on a greedy policy worse than uniform (9.9e5 against 1.2e6; normalised: 1.4e9)
+NORMALISED = ("lunar_lander", "hiv")
+
+
 def population(env, full):
     e = ENVS[env]
     hidden = "512" if env == "hiv" else ("512,256,64" if full else "64,64")
-    steps = (2000000 if env == "hiv" else 1000000) if full else 100000
-    select = ("{rule: hiv, extra: 1000}" if env == "hiv" else "{rule: top_k, k: 3}")
-    grid = "".join(f"      {k}: {v}\n" for k, v in e["grid"])
+    steps = (2000000 if env == "hiv" else 1000000) if full else (
+        200000 if env == "lunar_lander" else 100000)
+    small = not full and env in SMALL_GRID
+    grid_list = SMALL_GRID[env] if small else e["grid"]
+    settings = 1
+    for _, v in grid_list:
+        settings *= int(v.rstrip(")").split(",")[-1]) if v.startswith("linspace") else \
+            len(v.strip("[]").split(","))
+    select = (f"{{rule: hiv, extra: {settings // 2}}}" if env == "hiv" else "{rule: top_k, k: 3}")
+    grid = "".join(f"      {k}: {v}\n" for k, v in grid_list)
     fixed = ", ".join(f"{k}: {v}" for k, v in e["fixed"].items())
     tag = "full" if full else "reduced"
+    norm = ", norm_obs: true, norm_reward: true" if env in NORMALISED else ""
     note = ("the paper's scale: (512, 256, 64) actor and critic (HIV: one layer of 512), "
             "1e6 PPO env steps (HIV 2e6)" if full else
-            "reduced: (64, 64) actor and critic (HIV: 512), 1e5 PPO env steps per run")
+            f"reduced: {'(64, 64)' if env != 'hiv' else '(512)'} actor and critic, "
+            f"{steps:.0e} PPO env steps per run".replace("e+0", "e")
+            + (f", {settings} settings instead of the paper's "
+               f"{2000 if env == 'hiv' else 1000}" if small else ""))
+    if env in NORMALISED:
+        note += ";\n# observation and reward normalisation (PPO diverges or degenerates without)"
     name = env if not full else env + "_full"
     return (f"# {env} expert population of paper 000 ({CITE}, sec. 6, App. B.1), {tag}:\n"
             f"# {note}; CleanRL ppo.py defaults otherwise (no lr/batch grid: 3 seeds per "
@@ -96,7 +123,7 @@ def population(env, full):
             f"  env: {{id: {e['id']}}}\n  variants:\n"
             + (f"    params: {{{fixed}}}\n" if fixed else "")
             + f"    grid:\n{grid}  runs_per_setting: 3\n  ppo:\n    algo: ppo_layers\n"
-            f"    params: {{hidden_sizes: \"{hidden}\"}}\n"
+            f"    params: {{hidden_sizes: \"{hidden}\"{norm}}}\n"
             f"    train: {{steps: {steps}, eval_every: 0, eval_episodes: 10}}\n"
             f"  select: {select}\n  action_floor: 0.02\n"
             f"  demos: {{episodes: 20, max_steps: {e['L']}}}\n")
@@ -159,25 +186,28 @@ def nonprivate(env, algo):
     return name, txt
 
 
-def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None):
+def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None, file=None):
+    """sweeps/reduced/<file or name>.yaml, writing runs/paper000/reduced/<env>/<name>/."""
     steps = REDUCED["nonprivate_steps"] if "nonprivate" in cell_name else REDUCED["stable_steps"]
-    lines = [f"# {cell_name} at the reduced scale (docs/paper000.md): the reduced population, "
-             f"the noise multiplier\n# calibrated to spend the DP-SGD budget in "
-             f"{REDUCED['calibrate_steps']} noisy steps, 3 seeds. Written by "
-             f"tools/gen_paper000_configs.py.",
+    what = ("the reduced population, the noise multiplier calibrated to spend the DP-SGD "
+            f"budget in\n# {REDUCED['calibrate_steps']} noisy steps, seeded noise "
+            "(reproducible, not formal)" if private else "the reduced population")
+    lines = [f"# {cell_name} at the reduced scale (docs/paper000.md): {what}, 3 seeds.\n"
+             "# Written by tools/gen_paper000_configs.py.",
              f"base: ../../{cell_name}.yaml", f"out: runs/paper000/reduced/{env}/{name}",
              "seeds: [1, 2, 3]", "set:", f"  population: {env}_population.yaml",
              f"  train.stable_steps: {steps}",
              f"  learner.params.target_update_interval: {REDUCED['target_update_interval']}"]
     if private:
         lines.append(f"  selective.calibrate_steps: {REDUCED['calibrate_steps']}")
+        lines.append("  privacy.noise: seeded")
     for k, v in (extra_set or {}).items():
         lines.append(f"  {k}: {v}")
     if grid:
         lines.append("grid:")
         for k, v in grid.items():
             lines.append(f"  {k}: {v}")
-    write(f"sweeps/reduced/{name}.yaml", "\n".join(lines) + "\n")
+    write(f"sweeps/reduced/{file or name}.yaml", "\n".join(lines) + "\n")
 
 
 def main():
@@ -215,12 +245,25 @@ def main():
                           ("lunar_lander", "cql", "[0.0, 0.8, 1.0]"),
                           ("lunar_lander", "bcq", "[0.0, 0.5, 1.0]")):
         reduced_sweep(env, f"table2_{algo}_p", f"{env}_{algo}_eps10", True,
-                      grid={"selective.p": ps})
+                      grid={"selective.p": ps}, file=f"{env}_table2_{algo}_p")
     for env in ("cartpole", "acrobot"):
         reduced_sweep(env, "table2_bcq_allocation", f"{env}_bcq_eps7_5", True,
                       extra_set={"selective.p": 0.5},
                       grid={"privacy.epsilon": "[2.5, 5.0]",
-                            "privacy.epsilon1_fraction": "[0.75, 0.0]"})
+                            "privacy.epsilon1_fraction": "[0.75, 0.0]"},
+                      file=f"{env}_table2_bcq_allocation")
+    # the paper's accounting (every iteration at q = p b/m) against the sound default, on the
+    # CartPole eps = 10 cells: more noisy steps for the same reported eps
+    for algo in ("cql", "bcq"):
+        reduced_sweep("cartpole", f"{algo}_eps10_paper_accounting", f"cartpole_{algo}_eps10", True,
+                      extra_set={"selective.accounting": "paper"},
+                      file=f"cartpole_{algo}_eps10_paper_accounting")
+    # Figure 4: Acrobot, CQL, eps = 10 on uniformly random subsets of m experts (delta = 1/m,
+    # T = 25), the paper's method (p = 0: D_stable only) and the DP-SGD baseline
+    for name, cell_name, private in (("fig4_m", "acrobot_cql_eps10", False),
+                                     ("fig4_m_dpsgd", "acrobot_cql_eps10_dpsgd", True)):
+        reduced_sweep("acrobot", name, cell_name, private, grid={"experts": "[1000, 2000, 3000]"},
+                      file=f"acrobot_{name}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_common import num  # noqa: E402
+from gen_paper000_configs import REDUCED, TABLE3  # noqa: E402
 
 ENVS = ("cartpole", "acrobot", "lunar_lander", "hiv")
 ENV_NAME = {"cartpole": "CartPole", "acrobot": "Acrobot", "lunar_lander": "LunarLander",
@@ -192,9 +193,10 @@ def table2(data):
 
 def figure3(data, dprl, figs):
     """score vs eps, ours against DP-SGD, one SVG per env and learner (drawn by dprl plot)."""
-    md = ["### Figure 3: score against eps, ours and expert-level DP-SGD\n"]
-    csv_dir = os.path.join(figs, "fig3_data")
-    os.makedirs(csv_dir, exist_ok=True)
+    md = ["### Figure 3: score against eps, ours and expert-level DP-SGD\n",
+          "Each panel: the normalised score of every seed at eps = 5, 7.5, 10, the mean and its "
+          "95% band per method (`dprl plot`). At eps = 5 the paper's method is expert-level "
+          "DP-SGD (p = 1, eps1 = 0) except on Acrobot, so the two curves share that point.\n"]
     for env in ENVS:
         for algo in ("cql", "bcq"):
             series = {}
@@ -202,38 +204,60 @@ def figure3(data, dprl, figs):
                 for eps in EPS:
                     for k, sc in enumerate(data.scores(env, algo, data.cell(env, algo, eps, dp))):
                         series.setdefault((method, k + 1), []).append((eps, sc))
-            if not series:
-                continue
-            files = []
-            for (method, seed), pts in sorted(series.items()):
-                f = os.path.join(csv_dir, f"{env}_{algo}_{method}_seed{seed}.csv")
-                with open(f, "w", newline="") as fh:
-                    w = csv.writer(fh)
-                    w.writerow(["epsilon", "score"])
-                    w.writerows(sorted(pts))
-                files.append(f)
-            svg = os.path.join(figs, f"fig3_{env}_{algo}.svg")
-            cmd = [dprl, "plot", *files, "--x", "epsilon", "--y", "score", "-o", svg, "--title",
-                   f"{ENV_NAME[env]}, {algo.upper()}: normalised score vs eps (mean, 95% band)"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode == 0:
-                md.append(f"![{env} {algo}]({os.path.basename(figs)}/{os.path.basename(svg)})\n")
-            else:
-                md.append(f"_figure {svg} not drawn: {r.stderr.strip()}_\n")
+            if series:
+                md.append(plot_series(series, "epsilon", os.path.join(figs, f"fig3_{env}_{algo}.svg"),
+                                      dprl, figs, f"{ENV_NAME[env]}, {algo.upper()}: normalised "
+                                      "score vs eps (mean, 95% band)"))
     return "\n".join(md) + "\n"
 
 
 def figure4(data, dprl, figs):
-    md = ["### Figure 4: stable-set size and score against m (Acrobot, eps = 10, CQL)\n"]
-    runs = data.sweep("acrobot", "fig4_m")
-    if not runs:
+    md = ["### Figure 4: stable-set size and score against m (Acrobot, eps = 10, CQL)\n",
+          "Uniformly random subsets of m of the 3000 experts (with all their trajectories; "
+          "delta = 1/m, T = 25). Ours is the paper's Acrobot cell (p = 0: eps1 = eps, training on "
+          "D_stable only); DP-SGD is expert-level DP-SGD on all the data of the m experts.\n"]
+    ours, dp = data.sweep("acrobot", "fig4_m"), data.sweep("acrobot", "fig4_m_dpsgd")
+    if not ours and not dp:
         return "\n".join(md) + "\n_not run (see \"What was not run\")._\n"
-    md += ["| m | stable transitions | score |", "|---|---|---|"]
-    for label, rs in sorted(runs.items()):
+    md += ["| m | stable transitions | ours | DP-SGD |", "|---|---|---|---|"]
+    labels = sorted(set(ours) | set(dp), key=lambda x: float(x.split("=")[-1]))
+    series = {}
+    for label in labels:
+        m = float(label.split("=")[-1])
+        rs, ds = ours.get(label, []), dp.get(label, [])
         stab = [extra(s, "stable_transitions") or 0 for s in rs]
-        md.append(f"| {label} | {fmt_ci(*ci(stab), digits=0)} | "
-                  f"{fmt_ci(*ci(data.scores('acrobot', 'cql', rs)))} |")
+        so, sd = data.scores("acrobot", "cql", rs), data.scores("acrobot", "cql", ds)
+        md.append(f"| {m:.0f} | {fmt_ci(*ci(stab), digits=0) if rs else '-'} | "
+                  f"{fmt_ci(*ci(so))} | {fmt_ci(*ci(sd))} |")
+        for method, sc in (("ours", so), ("dp_sgd", sd)):
+            for k, v in enumerate(sc):
+                series.setdefault((method, k + 1), []).append((m, v))
+    md.append(plot_series(series, "m", os.path.join(figs, "fig4_acrobot_cql.svg"), dprl, figs,
+                          "Acrobot, CQL, eps = 10: normalised score vs m (mean, 95% band)"))
     return "\n".join(md) + "\n"
+
+
+def plot_series(series, x, svg, dprl, figs, title):
+    """One CSV per (method, seed) of (x, score) points, drawn with dprl plot (mean and 95% band
+    across seeds per method); returns the markdown image line."""
+    csv_dir = os.path.join(figs, "data")
+    os.makedirs(csv_dir, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(svg))[0]
+    files = []
+    for (method, seed), pts in sorted(series.items()):
+        f = os.path.join(csv_dir, f"{stem}_{method}_seed{seed}.csv")
+        with open(f, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([x, "score"])
+            w.writerows(sorted(pts))
+        files.append(f)
+    if not files:
+        return ""
+    r = subprocess.run([dprl, "plot", *files, "--x", x, "--y", "score", "-o", svg, "--title",
+                        title], capture_output=True, text=True)
+    if r.returncode == 0:
+        return f"![{stem}]({os.path.basename(figs)}/{os.path.basename(svg)})\n"
+    return f"_figure {svg} not drawn: {r.stderr.strip()}_\n"
 
 
 def nonprivate(data):
@@ -249,6 +273,180 @@ def nonprivate(data):
     return "\n".join(md) + "\n"
 
 
+def figure2(runs_root, dprl):
+    """The demonstrations' returns on the default env (the paper's Figure 2, as a table): the
+    floored experts' 20 episodes each, from `dprl dataset info --json`."""
+    root = os.path.dirname(runs_root.rstrip("/"))
+    md = ["### Figure 2: returns of the demonstrations on the default env\n",
+          "Every selected expert, floored (argmax 1 - (|A|-1) 0.02), 20 episodes on the default "
+          "env with the data cap; the histogram has 10 equal bins from the minimum to the "
+          "maximum.\n",
+          "| env | experts | episodes | transitions | return mean ± sd | min | max | histogram "
+          "counts |", "|---|---|---|---|---|---|---|---|"]
+    rows = 0
+    for env in ENVS:
+        d = os.path.join(root, env, "population", "demos")
+        if not os.path.isdir(d):
+            continue
+        r = subprocess.run([dprl, "dataset", "info", d, "--json"], capture_output=True, text=True)
+        if r.returncode != 0:
+            continue
+        j = json.loads(r.stdout)
+        h = j.get("return_histogram", {}).get("counts", [])
+        md.append(f"| {ENV_NAME[env]} | {j['users']} | {j['episodes']} | {j['transitions']} | "
+                  f"{j['return_mean']:.4g} ± {j['return_std']:.3g} | {j['return_min']:.4g} | "
+                  f"{j['return_max']:.4g} | {' '.join(str(c) for c in h)} |")
+        rows += 1
+    return "\n".join(md) + "\n" if rows else ""
+
+
+def accounting(data):
+    md = ["### Accounting of Alg. 3: sound (default) against the paper's rule\n",
+          "CartPole, eps = 10, the Table 1 cell run twice: `accounting: sound` (only the noisy "
+          "steps, each at q = b/m) and `accounting: paper` (every iteration at q = p b/m, not "
+          "formal). Both calibrate the noise multiplier to spend eps2 in 1e4 accounted steps, so "
+          "the paper's rule trains with less noise per step for the same reported epsilon.\n",
+          "| learner | accounting | noise multiplier | noisy steps | score |", "|---|---|---|---|---|"]
+    for algo in ("cql", "bcq"):
+        for mode, runs in (("sound", data.cell("cartpole", algo, 10)),
+                           ("paper", data.sweep("cartpole", f"{algo}_eps10_paper_accounting")
+                            .get("base", []))):
+            if not runs:
+                continue
+            zs = [num(((r.get("privacy") or {}).get("details", {}).get("parts", {})
+                       .get("dp_sgd") or {}).get("details", {}).get("noise_multiplier"))
+                  for r in runs]
+            z = ci(zs)[0]
+            md.append(f"| {algo.upper()} | {mode} | {f'{z:.3g}' if z else '-'} | "
+                      f"{fmt_ci(*ci([extra(r, 'noisy_steps') for r in runs]), digits=0)} | "
+                      f"{fmt_ci(*ci(data.scores('cartpole', algo, runs)))} |")
+    return "\n".join(md) + "\n"
+
+
+def table3(data):
+    md = ["### Table 3: hyper-parameters, the paper's and the ones the reduced runs used\n",
+          "eta, b and p are the paper's Table 3 values in every cell. The paper's noise "
+          "multiplier s is trained until the budget is spent (1e4 to 2e6 steps); the reduced runs "
+          f"calibrate s so that eps2 is spent in {REDUCED['calibrate_steps']} accounted noisy "
+          "steps (`selective.calibrate_steps`), so their s is smaller. eps1 is the release's "
+          "exact epsilon (advanced composition, below the eps1 it was given).\n",
+          "| env | learner | eps | eta | b | p | paper s | our s | noisy steps | eps1 exact | eps2 "
+          "spent |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for env in ENVS:
+        for algo in ("cql", "bcq"):
+            for eps in EPS:
+                eta, b, p, s_paper = TABLE3[(env, algo)][eps]
+                runs = data.cell(env, algo, eps)
+                if not runs:
+                    continue
+                zs, e1s, e2s = [], [], []
+                for r in runs:
+                    parts = (r.get("privacy") or {}).get("details", {}).get("parts", {})
+                    dp = parts.get("dp_sgd") or {}
+                    if dp:
+                        zs.append(num(dp.get("details", {}).get("noise_multiplier")))
+                        e2s.append(num(dp.get("epsilon")))
+                    rel = parts.get("release") or {}
+                    if rel:
+                        e1s.append(num(rel.get("epsilon")))
+                z = ci(zs)[0]
+                md.append(f"| {ENV_NAME[env]} | {algo.upper()} | {eps} | {eta} | {b} | {p} | "
+                          f"{s_paper if s_paper else '-'} | {f'{z:.3g}' if z else '-'} | "
+                          f"{fmt_ci(*ci([extra(r, 'noisy_steps') for r in runs]), digits=0)} | "
+                          f"{fmt_ci(*ci(e1s)) if e1s else '-'} | "
+                          f"{fmt_ci(*ci(e2s)) if e2s else '-'} |")
+    return "\n".join(md) + "\n"
+
+
+def load_json(path):
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def costs(runs_root, data):
+    """The measured cost table: populations (dprl population timing.json), single experts
+    (dprl bench population), DataRelease (dprl bench data-release) and the pipeline runs."""
+    root = os.path.dirname(runs_root.rstrip("/"))  # runs/paper000
+    md = ["| what | measured | figures |", "|---|---|---|"]
+    for env in ENVS:
+        t = load_json(os.path.join(root, env, "population", "timing.json"))
+        m = load_json(os.path.join(root, env, "population", "manifest.json"))
+        if t and t.get("runs_trained"):
+            cpu = t.get("cpu_s_per_run")
+            md.append(f"| {ENV_NAME[env]} population, (64, 64) | `dprl population "
+                      f"configs/paper000/{env}_population.yaml --jobs 2`: {t['runs_trained']} "
+                      f"runs trained in this invocation | {t['train_wall_s']:.0f} s wall "
+                      f"({t['runs_per_hour']:.0f} runs/h wall, {t['env_steps_per_s']:.0f} env "
+                      f"steps/s wall)" + (f"; {cpu:.2f} CPU s per run" if cpu else "") +
+                      f"; demonstrations {t['demos_wall_s']:.0f} s wall"
+                      + (f"; {len(m['experts'])} experts" if m else "") + " |")
+    bench = os.path.join(root, "bench")
+    for name in sorted(os.listdir(bench)) if os.path.isdir(bench) else []:
+        j = load_json(os.path.join(bench, name))
+        if not j:
+            continue
+        if name.startswith("population_"):
+            proj = j["projected_wall_hours_on_ranks"]
+            md.append(f"| {j['population']} experts, ({j.get('hidden_sizes', '?')}), "
+                      f"{j['env_steps_per_run']} env steps | `dprl bench population` over "
+                      f"{j['runs_measured']} runs | {j['cpu_s_per_run']:.2f} CPU s per expert "
+                      f"({j['runs_per_cpu_hour']:.0f} experts per CPU-hour, "
+                      f"{j['env_steps_per_cpu_s']:.0f} env steps per CPU s; mean final return "
+                      f"on its variant {j['mean_final_return']:.4g}); the {j['population_runs']} "
+                      f"runs: {j['population_cpu_hours']:.3g} CPU-h, "
+                      + ", ".join(f"{float(v):.3g} h on {k}" for k, v in proj.items())
+                      + " ranks |")
+        elif name.startswith("release_"):
+            md.append(f"| DataRelease, m = {j['experts']}, {j['trajectories']} trajectories of "
+                      f"{j['length']}, T = {j['examined']}, ({j['hidden']}) experts, "
+                      f"{j['agreement']} | `dprl bench data-release` ({j['jobs']} threads) | "
+                      f"{j['release_s']:.2f} s wall ({j['release_cpu_s']:.2f} CPU s), split "
+                      f"{j['split_s']:.2f} s; {j['queries']} queries, "
+                      f"{j['stable_transitions']} stable transitions |")
+    for env in ENVS:
+        walls, cpus = [], []
+        for d in sorted(os.listdir(os.path.join(runs_root, env))) if os.path.isdir(
+                os.path.join(runs_root, env)) else []:
+            for label, runs in data.sweep(env, d).items():
+                for seed in sorted(os.listdir(os.path.join(runs_root, env, d, label))):
+                    t = load_json(os.path.join(runs_root, env, d, label, seed, "timing.json"))
+                    if t and t.get("train_cpu_s") is not None:
+                        cpus.append(t["train_cpu_s"])
+                        walls.append(t["train_s"])
+        if cpus:
+            md.append(f"| {ENV_NAME[env]} pipeline runs (reduced) | train stage of {len(cpus)} "
+                      f"runs | {sum(cpus) / len(cpus):.0f} CPU s per run on average (max "
+                      f"{max(cpus):.0f}), {sum(walls) / len(walls):.0f} s wall |")
+    return "\n".join(md) + "\n"
+
+
+SWEEPS = None  # the reduced sweep files, filled in main()
+
+
+def not_run(runs_root):
+    """The reduced sweeps whose run directories hold fewer finished seeds than planned."""
+    md = []
+    for f in SWEEPS:
+        txt = open(f).read()
+        out = next(line.split(":", 1)[1].strip() for line in txt.splitlines()
+                   if line.startswith("out:"))
+        env, name = out.split("/")[-2:]
+        runs = read_sweep(os.path.join(runs_root, env, name))
+        n = sum(len(v) for v in runs.values())
+        grid = 1
+        for line in txt.splitlines():
+            if line.startswith("  ") and line.strip().endswith("]") and "[" in line and \
+                    "seeds" not in line and txt.index(line) > txt.find("grid:") >= 0:
+                grid *= len(line.split("[", 1)[1].rstrip("]").split(","))
+        want = 3 * grid
+        if n < want:
+            md.append(f"- `{os.path.relpath(f)}`: {n} of {want} runs")
+    return "\n".join(md) + "\n" if md else "Every reduced sweep ran.\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", default="runs/paper000/reduced")
@@ -260,10 +458,17 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.figs, exist_ok=True)
     data = Data(args.runs)
-    results = "\n".join([nonprivate(data), table1(data), table2(data),
+    global SWEEPS
+    sweeps = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs",
+                          "paper000", "sweeps", "reduced")
+    SWEEPS = sorted(os.path.join(sweeps, f) for f in os.listdir(sweeps) if f.endswith(".yaml"))
+    results = "\n".join([figure2(args.runs, args.dprl), nonprivate(data), table1(data), table2(data), table3(data),
+                         accounting(data),
                          figure3(data, args.dprl, args.figs), figure4(data, args.dprl, args.figs)])
     with open(args.template) as fh:
-        doc = fh.read().replace("@RESULTS@", results)
+        doc = (fh.read().replace("@RESULTS@", results)
+               .replace("@COSTTABLE@", costs(args.runs, data))
+               .replace("@NOTRUN@", not_run(args.runs)))
     with open(args.doc, "w") as fh:
         fh.write(doc)
     print(f"wrote {args.doc}")

@@ -4,10 +4,11 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "algos/algorithm.hpp"
+#include "algos/private_noise.hpp"
+#include "engine/cpu_time.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
@@ -101,12 +102,13 @@ Release release_stage(const PipelineSpec& s, const Dataset& data,
     fs::remove_all(dir, ec);
     fs::create_directories(dir);
     const bool seeded = s.noise == "seeded";
-    auto noise =
-        seeded ? privacy::make_seeded_noise(s.seed, 20) : privacy::make_os_entropy_noise(true);
-    if (seeded)
-      std::fprintf(stderr,
-                   "dprl: warning: privacy.noise: seeded makes the release reproducible but not "
-                   "formally private (the seed regenerates the noise)\n");
+    // as every private learner (algos/private_noise.hpp): OS entropy with the secure samplers, or
+    // a stream derived from the seed and the release's privacy parameters (warned once)
+    auto noise = make_private_noise(
+        s.noise, s.seed, 20,
+        {s.release.epsilon1, s.release.delta1, static_cast<double>(s.release.trajectories),
+         static_cast<double>(s.release.max_length), s.release.p_min},
+        "privacy");
     auto experts = NetExperts::load(policies, o.jobs);
     const DataReleaseResult res = data_release(data, *experts, s.release, *noise);
     lengths = res.stable_length;
@@ -219,7 +221,11 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
                s.out.string());
     return *done;
   }
-  const auto start = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   PopulationOptions po;
   po.jobs = o.jobs;
   po.quiet = o.progress == Progress::Mode::kOff;
@@ -230,8 +236,13 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   const std::int64_t m = s.experts;
   if (m < s.population.experts()) subset_experts(s, data, folder);
 
+  const double population_s = since(start);
+  const auto release_start = Clock::now();
   std::optional<Release> rel;
   if (s.mode == "selective" && s.epsilon1 > 0) rel = release_stage(s, data, folder.policies, o);
+  const double release_s = since(release_start);
+  const auto train_start = Clock::now();
+  const double train_cpu_start = thread_cpu_seconds();
   const Dataset* stable = nullptr;
   const Dataset* unstable = &data;
   if (rel) {
@@ -287,9 +298,21 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   }
   if (r.report) sum.extra.push_back({"dp_sgd_epsilon", r.epsilon});
   if (r.capped) sum.extra.push_back({"capped", 1.0});
-  sum.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double train_s = since(train_start);
+  const double train_cpu_s = thread_cpu_seconds() - train_cpu_start;
+  sum.wall_time_s = since(start);
   algo->save_policy(dir.path() / algo->policy_file());
   dir.write_summary(sum);
+  // wall-clock figures per stage, and the CPU time of the train stage (one thread: on a shared
+  // machine the figure to project from)
+  json timing;
+  timing["wall_time_s"] = sum.wall_time_s;
+  timing["population_and_data_s"] = population_s;
+  timing["release_s"] = release_s;
+  timing["release_reused"] = rel ? rel->reused : false;
+  timing["train_s"] = train_s;
+  timing["train_cpu_s"] = train_cpu_s;
+  write_file_atomic(dir.path() / "timing.json", timing.dump(2) + "\n");
   json record;
   record["config_sha256"] = s.digest;
   record["summary_sha256"] = sha256_hex(read_file(dir.path() / "summary.json"));

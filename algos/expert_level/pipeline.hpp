@@ -23,7 +23,9 @@
 //     epsilon2: ...                   #  delta1 + delta2 <= delta are checked)
 //     delta1: ...
 //     delta2: ...
-//     noise: os-entropy               # or seeded (reproducible, not formal; warned)
+//     noise: os-entropy               # or seeded (reproducible, not formal; warned): the
+//                                     # release's and the DP-SGD part's noise, both drawn as the
+//                                     # other private learners do (algos/private_noise.hpp)
 //   release: {trajectories: 25, max_length: 200, calibration: paper}   # T, L (public cap)
 //   selective: {p: 0.8, noise_multiplier: 80, accounting: sound, accountant: pld,
 //               clip_norm: 1, max_iterations: 1e9}
@@ -40,7 +42,9 @@
 //                                     when its digest matches: rerunning a release would spend
 //                                     its budget again, so a finished release is never redrawn
 //   <out>/                            config.yaml, metrics.csv, summary.json, policy.bin,
-//                                     privacy_ledger.json, run.json (complete run: reused)
+//                                     privacy_ledger.json, run.json (complete run: reused),
+//                                     timing.json (wall seconds per stage, the train stage's CPU
+//                                     seconds: the only file whose bytes vary)
 // summary.json "privacy" is the whole pipeline's record: epsilon = eps1 + eps2 spent, delta =
 // delta1 + delta2 (basic composition, Thm. 5.6), unit expert, add/remove one expert with all of
 // its trajectories, and each part's own record under details.parts. extra holds m, the stable

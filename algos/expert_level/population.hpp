@@ -105,6 +105,7 @@ struct PopulationResult {
   std::int64_t trained = 0;  // runs executed now (0 when everything was reused)
   bool reused = false;       // selection and demonstrations reused
   double train_wall_s = 0, demos_wall_s = 0;
+  double train_cpu_s = 0;  // CPU time of this process's training runs (MPI: rank 0's only)
 };
 
 struct PopulationOptions {

@@ -10,6 +10,7 @@
 #include "algos/collect.hpp"
 #include "algos/expert_level/population.hpp"
 #include "algos/nn_policy.hpp"
+#include "engine/cpu_time.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
@@ -219,11 +220,14 @@ PopulationResult build_population(const PopulationSpec& spec, const PopulationOp
   so.quiet = opts.quiet;
   so.progress = opts.quiet ? Progress::Mode::kOff : Progress::Mode::kAuto;
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = process_cpu_seconds();
   const SweepResult sr = run_sweep(plan, so);
   const double train_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double train_cpu = process_cpu_seconds() - cpu0;
   PopulationResult res = finish_population(spec, plan, sr.outcomes, opts);
   res.train_wall_s = train_s;
+  res.train_cpu_s = train_cpu;
   return res;
 }
 

@@ -53,10 +53,11 @@ SelectiveDpSgdParams dp_params(double p, const char* accounting) {
   return s;
 }
 
-// The largest step count the budget (2, 1e-3) affords at noise multiplier 3 and rate q (PLD).
-std::int64_t budget_steps(double q) {
+// The largest step count the budget (epsilon, 1e-3) affords at noise multiplier 3 and rate q
+// (PLD).
+std::int64_t budget_steps(double q, double epsilon = 2.0) {
   return privacy::steps_within_budget(
-      privacy::DpEvent::poisson_sampled(q, privacy::DpEvent::gaussian(3.0)), 2.0, 1e-3, "pld");
+      privacy::DpEvent::poisson_sampled(q, privacy::DpEvent::gaussian(3.0)), epsilon, 1e-3, "pld");
 }
 
 }  // namespace
@@ -168,6 +169,36 @@ TEST_CASE("selective parameters are checked" * doctest::test_suite("unit")) {
   CHECK_THROWS_AS(train_selective(learner, &data(), nullptr, kExperts, 8, z, ctx), ParamError);
   z.stable_steps = 5;
   CHECK_THROWS_AS(train_selective(learner, nullptr, &data(), kExperts, 8, z, ctx), DataError);
+}
+
+TEST_CASE("os-entropy selective runs use the secure snapped release and give a formal record" *
+          doctest::test_suite("unit")) {
+  auto learner = make_learner();
+  auto ctx = make_ctx(8);
+  auto p = dp_params(0.5, "sound");
+  p.noise = "os-entropy";
+  p.epsilon2 = 0.5;  // a short run
+  const auto r = train_selective(learner, &data(), &data(), kExperts, 8, p, ctx);
+  REQUIRE(r.report);
+  CHECK(r.noisy_steps == budget_steps(8.0 / kExperts, 0.5));
+  CHECK(r.report->formal);
+  CHECK_FALSE(r.report->reproducible_noise);
+  CHECK(r.report->noise_source.find("secure") != std::string::npos);
+  CHECK(r.report->unit == "expert");
+  const auto d = nlohmann::json::parse(r.report->details_json);
+  // the noise std on the sum covers the snapped sensitivity C + sqrt(n) g: above z C, by at most
+  // the factor 1 / (1 - z sqrt(n) 2^-12) (algos/private_noise.hpp)
+  const double n = d["noised_values"].get<double>();
+  const double sd = d["noise_sd_on_sum"].get<double>();
+  CHECK(sd > 3.0);
+  CHECK(sd <= 3.0 / (1.0 - 3.0 * std::sqrt(n) * 0x1.0p-12));
+  CHECK(d["release"].get<std::string>().rfind("secure", 0) == 0);
+  CHECK(d["steps"] == r.noisy_steps);
+  // the paper's accounting is never formal, whatever the noise
+  auto l2 = make_learner();
+  auto c2 = make_ctx(9);
+  p.accounting = "paper";
+  CHECK_FALSE(train_selective(l2, &data(), &data(), kExperts, 8, p, c2).report->formal);
 }
 
 TEST_CASE("seeded selective runs are reproducible" * doctest::test_suite("unit")) {

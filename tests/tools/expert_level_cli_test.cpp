@@ -68,6 +68,11 @@ TEST_SUITE("e2e") {
     const auto& parts = p.at("details").at("parts");
     const double e1 = parts.at("release").at("epsilon"), e2 = parts.at("dp_sgd").at("epsilon");
     CHECK(p.at("epsilon").get<double>() == doctest::Approx(e1 + e2));
+    const auto& dp = parts.at("dp_sgd");
+    CHECK(dp.at("unit") == "expert");
+    CHECK(dp.at("formal") == false);
+    CHECK(dp.at("details").at("noise_sd_on_sum").get<double>() == doctest::Approx(2.0));  // z C
+    CHECK(dp.at("details").at("steps") == s.at("extra").at("noisy_steps"));
     CHECK(e1 <= 7.5);  // eps1 = 3/4 of 10, the exact composition never above it
     CHECK(e2 <= 2.5);
     const double m = s.at("extra").at("experts");
@@ -84,15 +89,36 @@ TEST_SUITE("e2e") {
     CHECK(r2.err.find("releasing anew") == std::string::npos);
     CHECK(dprl::read_file(d / "train" / "summary.json") == summary);  // seeded: same bytes
     // a random subset of 16 experts (paper Fig. 4): delta = 1/16, the population reused
-    const auto r3 = dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " +
-                             (d / "train16").string() + " --set population.out=" +
-                             (d / "population").string() + " --set experts=16");
+    const auto r3 =
+        dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train16").string() +
+                 " --set population.out=" + (d / "population").string() + " --set experts=16");
     INFO(r3.err);
     REQUIRE(r3.code == 0);
     const auto s16 = nlohmann::json::parse(dprl::read_file(d / "train16" / "summary.json"));
     CHECK(s16.at("extra").at("experts") == 16);
     CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(1.0 / 16));
     CHECK(dprl_cmd(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
+  }
+
+  TEST_CASE("bench population trains a few runs spread over the plan and projects the rest") {
+    const auto d = scratch("bench_pop");
+    const auto r = dprl_cmd("bench population " + kSmoke + " --runs 2 --dir " + (d / "b").string());
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("population") == "smoke");
+    CHECK(j.at("hidden_sizes") == "64,64");
+    CHECK(j.at("population_runs") == 48);  // 16 settings x 3 runs
+    REQUIRE(j.at("runs").size() == 2);
+    CHECK(j.at("runs")[0].at("run") == 0);
+    CHECK(j.at("runs")[1].at("run") == 24);  // evenly spread over the plan
+    CHECK(j.at("env_steps_per_run").get<double>() > 19000);
+    const double cpu = j.at("cpu_s_per_run");
+    CHECK(cpu > 0);
+    CHECK(j.at("population_cpu_hours").get<double>() == doctest::Approx(cpu * 48 / 3600));
+    CHECK(j.at("projected_wall_hours_on_ranks").at("16").get<double>() ==
+          doctest::Approx(cpu * 48 / 3600 / 16));
+    CHECK(fs::exists(d / "b" / "run1" / "summary.json"));
   }
 
   TEST_CASE("bad pipeline input: one line naming the key, exit 2, nothing created") {
