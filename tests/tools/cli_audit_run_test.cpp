@@ -15,16 +15,11 @@
 #include "engine/dataset_io.hpp"
 #include "engine/io.hpp"
 #include "tests/algos/offline_test_util.hpp"
+#include "tests/tools/cli_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
 
 fs::path scratch() {
   static const fs::path d = [] {
@@ -36,19 +31,9 @@ fs::path scratch() {
   return d;
 }
 
-Result dprl_cmd(const std::string& args) {
-  static int counter = 0;
-  const std::string tag = std::to_string(counter++);
-  const auto out = scratch() / ("out" + tag), err = scratch() / ("err" + tag);
-  const std::string cmd = std::string(DPRL_EXE) + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
-}
+cli_test::Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
 
-bool one_line(const std::string& s) {
-  return !s.empty() && s.find('\n') == s.size() - 1 && s.rfind("dprl: ", 0) == 0;
-}
+using cli_test::one_line;
 
 // 10 CartPole episodes, each its own user, and a private bc experiment with a white-box audit
 std::string experiment(bool with_audit = true) {

@@ -11,38 +11,22 @@
 #include <string>
 
 #include "engine/io.hpp"
+#include "tests/tools/cli_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+cli_test::Result audit_cmd(const std::string& args) { return cli_test::run("audit " + args); }
 
-Result audit_cmd(const std::string& args) {
-  static int counter = 0;
-  const auto dir = fs::temp_directory_path() / "dprl_cli_audit_test_io";
-  fs::create_directories(dir);
-  const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  const auto out = dir / ("out" + tag);
-  const auto err = dir / ("err" + tag);
-  const std::string cmd = std::string(DPRL_EXE) + " audit " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
-}
-
-bool one_line(const std::string& s) {
-  return !s.empty() && s.find('\n') == s.size() - 1 && s.rfind("dprl: ", 0) == 0;
-}
+using cli_test::one_line;
 
 }  // namespace
 
 TEST_SUITE("e2e") {
-  TEST_CASE("dprl audit mechanism: correct Gaussian stands (exit 0) and halved noise is refuted (exit 3)") {
+  TEST_CASE(
+      "dprl audit mechanism: correct Gaussian stands (exit 0) and halved noise is refuted (exit "
+      "3)") {
     const std::string base =
         "mechanism --mechanism gaussian --noise-multiplier 1 --delta 1e-5 --samples 200000 "
         "--seed 7 --confidence 0.999999 --json";
