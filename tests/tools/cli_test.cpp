@@ -9,16 +9,13 @@
 #include <string>
 
 #include "engine/io.hpp"
+#include "tests/tools/cli_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using cli_test::Result;
 
 fs::path scratch(const std::string& name) {
   auto d = fs::temp_directory_path() / ("dprl_cli_test_" + name);
@@ -27,23 +24,9 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-Result dprl_cmd(const std::string& args) {
-  static int counter = 0;
-  const auto dir = fs::temp_directory_path() / "dprl_cli_test_io";
-  fs::create_directories(dir);
-  // per process and call: ctest runs test cases in parallel processes
-  const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  const auto out = dir / ("out" + tag);
-  const auto err = dir / ("err" + tag);
-  const std::string cmd = std::string(DPRL_EXE) + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
-}
+Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
 
-bool one_line(const std::string& s) {
-  return !s.empty() && s.find('\n') == s.size() - 1 && s.rfind("dprl: ", 0) == 0;
-}
+using cli_test::one_line;
 
 const std::string kSrc = DPRL_SOURCE_DIR;
 

@@ -11,16 +11,13 @@
 #include <string>
 
 #include "engine/io.hpp"
+#include "tests/tools/cli_test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
+using cli_test::Result;
 
 fs::path scratch(const std::string& name) {
   auto d =
@@ -30,15 +27,7 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-Result dprl_cmd(const std::string& args) {
-  static int counter = 0;
-  const auto dir = scratch("io_" + std::to_string(counter++));
-  const auto out = dir / "out", err = dir / "err";
-  const std::string cmd = std::string(DPRL_EXE) + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out), dprl::read_file(err)};
-}
+Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
 
 const std::string kConfig = std::string(DPRL_SOURCE_DIR) + "/configs/offline/cql_cartpole.yaml";
 
