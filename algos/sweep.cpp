@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "algos/checkpoint.hpp"
 #include "algos/experiment.hpp"
 #include "algos/expert_level/pipeline.hpp"
 #include "engine/error.hpp"
@@ -194,7 +195,43 @@ RunState run_state(const SweepRun& run) {
   return st;
 }
 
-RunOutcome execute_run(const SweepRun& run, int rank) {
+namespace {
+
+// Whether run.out holds a checkpoint of this very run to continue from: config.yaml carries the
+// run's digest and a checkpoint reads back whole. A corrupted checkpoint.bin is removed so the
+// previous one is used (the same recovery `dprl resume` asks of a user); when none is usable, both
+// are removed and the run starts from step 0. Notes on stderr say which.
+bool usable_checkpoint(const SweepRun& run) {
+  std::error_code ec;
+  const bool any =
+      fs::exists(run.out / kCheckpointFile, ec) || fs::exists(run.out / kPrevCheckpointFile, ec);
+  if (!any) return false;
+  try {
+    if (sha256_hex(read_file(run.out / "config.yaml")) != run.config_sha256) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (!read_run_checkpoint(run.out)) return false;
+      fmt::print(stderr, "dprl: note: {} continues from its last checkpoint\n", run.out.string());
+      return true;
+    } catch (const DataError& e) {
+      fmt::print(stderr, "dprl: note: {}: unusable checkpoint dropped ({})\n", run.out.string(),
+                 one_line(e.what()));
+      // the newest file is the one read: drop it and try the previous one
+      fs::remove(run.out / (fs::exists(run.out / kCheckpointFile, ec) ? kCheckpointFile
+                                                                      : kPrevCheckpointFile),
+                 ec);
+    }
+  }
+  remove_run_checkpoints(run.out);
+  return false;
+}
+
+}  // namespace
+
+RunOutcome execute_run(const SweepRun& run, int rank, bool from_checkpoint) {
   RunOutcome o;
   o.rank = rank;
   const auto start = std::chrono::steady_clock::now();
@@ -207,6 +244,7 @@ RunOutcome execute_run(const SweepRun& run, int rank) {
     opts.seed = run.seed;
     opts.out = run.out;
     opts.progress = Progress::Mode::kOff;
+    opts.resume = from_checkpoint && !is_pipeline(run.config) && usable_checkpoint(run);
     o.summary = summary_json(
         is_pipeline(run.config)
             ? run_pipeline(parse_pipeline(run.config, run.name, {}, opts), {1, opts.progress})

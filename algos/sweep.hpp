@@ -21,9 +21,12 @@
 // config_sha256 is the SHA-256 of the run's resolved config (the bytes of its config.yaml) and its
 // summary_sha256 that of summary.json. execute_run() deletes run.json, summary.json, timing.json
 // and leftover temporary files of interrupted writes before training, and writes run.json last, so
-// a run killed at any point is never taken as complete; its rerun starts from the beginning (runs
-// have no mid-run checkpoints yet). A directory holding a complete run of another config is rerun,
-// with a note on stderr.
+// a run killed at any point is never taken as complete. Its rerun continues from the run's last
+// checkpoint (algos/checkpoint.hpp) when the directory holds one for the same config (config.yaml
+// has the run's digest), with a note on stderr, and ends with the bytes of an uninterrupted run; a
+// corrupted checkpoint is dropped for the previous one, and without a usable one the run starts
+// from step 0. `--force` always starts from step 0. A directory holding a complete run of another
+// config is rerun, with a note on stderr.
 //
 // Execution: a SweepDispatcher owns the runs still to do (plan order) and collects one RunOutcome
 // per run, from local worker threads (work_local) or from other MPI ranks (tools/mpi_sweep.cpp),
@@ -105,8 +108,9 @@ struct RunState {
 };
 RunState run_state(const SweepRun& run);
 
-// Executes one run (clearing its old record first); never throws: an error becomes kFailed.
-RunOutcome execute_run(const SweepRun& run, int rank);
+// Executes one run (clearing its old record first), from its checkpoint when from_checkpoint and
+// the directory holds a usable one of the same config; never throws: an error becomes kFailed.
+RunOutcome execute_run(const SweepRun& run, int rank, bool from_checkpoint = true);
 
 struct SweepResult {
   std::vector<RunSummary> summaries;  // plan order (a failed run's is default)
@@ -127,6 +131,8 @@ class SweepDispatcher {
   SweepDispatcher& operator=(const SweepDispatcher&) = delete;
 
   const SweepPlan& plan() const { return plan_; }
+  // Whether runs continue from their checkpoints (not with --force).
+  bool from_checkpoints() const { return !opts_.force; }
   std::size_t to_run() const { return todo_.size(); }
   // The next run index to execute, or none when all have been handed out.
   std::optional<std::size_t> next();

@@ -134,7 +134,8 @@ SweepResult SweepDispatcher::finish() {
 
 void work_local(SweepDispatcher& d, int jobs, int rank) {
   auto loop = [&d, rank] {
-    while (const auto i = d.next()) d.record(*i, execute_run(d.plan().runs[*i], rank));
+    while (const auto i = d.next())
+      d.record(*i, execute_run(d.plan().runs[*i], rank, d.from_checkpoints()));
   };
   std::vector<std::thread> threads;
   for (int t = 0; t < jobs; ++t) threads.emplace_back(loop);

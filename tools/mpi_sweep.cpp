@@ -136,7 +136,8 @@ void serve(const MpiWorld& world, const SweepPlan& plan, const SweepOptions& opt
   for (int t = 0; t < opts.jobs; ++t)
     threads.emplace_back([&] {
       while (const auto i = tasks.pop())
-        results.push(algos::outcome_to_json(*i, algos::execute_run(plan.runs[*i], world.rank())));
+        results.push(algos::outcome_to_json(
+            *i, algos::execute_run(plan.runs[*i], world.rank(), !opts.force)));
     });
   int running = 0;
   bool no_more = false;

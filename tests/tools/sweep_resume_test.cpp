@@ -1,5 +1,6 @@
 // Sweep resume: complete runs are skipped, --force reruns them, a run of another config or with an
-// altered summary is rerun with a note, a killed sweep finishes with the uninterrupted bytes, and a
+// altered summary is rerun with a note, a killed sweep finishes with the uninterrupted bytes (a run
+// killed midway continues from its checkpoint, or from the one before a corrupted one), and a
 // failed run is reported, exits 1, and is picked up by the next sweep.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -130,6 +131,52 @@ TEST_SUITE("e2e") {
     CHECK(complete_of(r.err) == complete);
     CHECK(count(r.err, "] base seed") == 8 - complete);  // one line per run executed
     CHECK(check_same_tree(d / "whole" / "out", out) == 8 * 5 + 2);
+  }
+
+  TEST_CASE("a run killed midway continues from its checkpoint, to the uninterrupted bytes") {
+    const auto d = scratch("ckpt");
+    // PPO on CartPole: 16 rollouts of 512 env steps, a checkpoint after every second one
+    const std::string base =
+        "env: {id: cartpole}\nalgo: {id: ppo, params: {num_envs: 4, num_steps: 128}}\n"
+        "train: {steps: 8192, eval_every: 4096, eval_episodes: 5, checkpoint_every: 1024}\n";
+    for (const char* s : {"whole", "killed", "corrupt", "forced"})
+      write_sweep(d / s, base, "[1, 2]");
+    REQUIRE(run_in(d / "whole", "sweep sweep.yaml --quiet").code == 0);
+    const std::string note = "out/base/seed1 continues from its last checkpoint";
+
+    // killed right after the first run's third checkpoint (the hook SIGKILLs the sweep process)
+    for (const char* s : {"killed", "corrupt", "forced"}) {
+      CHECK(
+          run_in(d / s, "sweep sweep.yaml --jobs 1 --quiet", "DPRL_TEST_KILL_AFTER_CHECKPOINTS=3 ")
+              .code != 0);
+      const auto run = d / s / "out" / "base" / "seed1";
+      REQUIRE(fs::exists(run / "checkpoint.bin"));
+      REQUIRE(fs::exists(run / "checkpoint.prev.bin"));
+      CHECK_FALSE(fs::exists(run / "summary.json"));
+    }
+
+    auto r = run_in(d / "killed", "sweep sweep.yaml --jobs 1");
+    REQUIRE(r.code == 0);
+    CHECK(count(r.err, note) == 1);
+    CHECK(count(r.err, "continues from") == 1);  // the second run had not started
+    CHECK(check_same_tree(d / "whole" / "out", d / "killed" / "out") == 2 * 5 + 2);
+
+    // a corrupted newest checkpoint is dropped, and the run continues from the previous one
+    const auto ckpt = d / "corrupt" / "out" / "base" / "seed1" / "checkpoint.bin";
+    std::string bytes = dprl::read_file(ckpt);
+    bytes[bytes.size() / 2] ^= 0x5a;
+    dprl::write_file_atomic(ckpt, bytes);
+    r = run_in(d / "corrupt", "sweep sweep.yaml --jobs 1");
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("out/base/seed1: unusable checkpoint dropped") != std::string::npos);
+    CHECK(count(r.err, note) == 1);
+    CHECK(check_same_tree(d / "whole" / "out", d / "corrupt" / "out") == 2 * 5 + 2);
+
+    // --force starts it from step 0 (and so ends with the same bytes too)
+    r = run_in(d / "forced", "sweep sweep.yaml --jobs 1 --force");
+    REQUIRE(r.code == 0);
+    CHECK(count(r.err, "continues from") == 0);
+    CHECK(check_same_tree(d / "whole" / "out", d / "forced" / "out") == 2 * 5 + 2);
   }
 
   TEST_CASE("a failed run is listed, the sweep exits 1, and the next sweep runs only that run") {
