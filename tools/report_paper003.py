@@ -375,6 +375,8 @@ def report(args, env):
                for k, v in names.items() if v == (s, l)}
     stats = {k: curve_stats(runs[s].get(l, []), thr) for k, (s, l) in names.items()
              if runs[s].get(l)}
+    if not stats:  # keep the block that is there rather than replace it by an empty one
+        sys.exit(f"no runs under {os.path.join(args.runs, env)}: run with --run first")
     os.makedirs(args.svg, exist_ok=True)
     lines = [f"### {ENVS[env]['title']}", ""]
     teacher_json = os.path.join(args.runs, env, "teacher.json")
@@ -383,6 +385,8 @@ def report(args, env):
             lines += [f"Teacher: {json.load(f)['why']}.", ""]
     rel = os.path.relpath(args.svg, os.path.dirname(os.path.abspath(args.doc)))
     for panel, curves in PANELS.items():
+        if panel.startswith("ext") and not runs[panel]:
+            continue  # an extension not run for this env: no panel of borrowed curves alone
         svg = plot(args, env, panel, curves)
         if svg:
             lines += [f"![{PANEL_TITLES[panel]}]({rel}/{os.path.basename(svg)})", ""]
