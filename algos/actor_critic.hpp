@@ -183,6 +183,17 @@ class ActorCritic final : public Algorithm {
   static double release_noise_multiplier(double sigma, std::size_t n, bool secure);
 
  private:
+  struct Run;  // the state of one train() call (actor_critic.cpp)
+
+  // train()'s steps: the twin's episode k and the trace similarities (NaN without a twin), the
+  // metrics row and evaluation of an episode, the greedy preferences, and the summary figures and
+  // guarantee record at the end.
+  std::pair<double, double> twin_similarity(Run& r, std::uint64_t k);
+  void log_episode(Run& r, double ret, std::int64_t len, double cu, double cv);
+  void compute_preferences(const FeatureMap& features, const std::vector<double>& u);
+  void summarise(const Run& r);
+  PrivacyReport privacy_record(const Run& r) const;
+
   Params p_;
   std::string env_id_;
   int num_states_ = 0, num_actions_ = 0;
