@@ -13,6 +13,7 @@
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::algos::lsvi {
 
@@ -113,9 +114,13 @@ void calibrate(std::vector<Channel>& channels, double epsilon, double delta,
     hi *= 1.02;
     if (hi > 1e12) throw ParamError("lsvi_ucb: cannot calibrate the noise for this budget");
   }
-  for (int it = 0; it < 40 && hi - lo > 1e-5 * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (ok(mid) ? hi : lo) = mid;
+  // !ok(lo), ok(hi) (or lo = hi: the lower end certifies): bisect to 1e-5 relative, keep the end
+  // that certifies
+  if (lo < hi) {
+    privacy::RootOptions opt;
+    opt.rel_tol = 1e-5;
+    opt.max_steps = 40;
+    hi = privacy::find_boundary([&](double c) { return ok(c) ? -1.0 : 1.0; }, lo, hi, opt).hi;
   }
   set_scale(hi);
   for (auto& ch : channels) {

@@ -10,6 +10,7 @@
 #include "engine/nn_dp.hpp"
 #include "engine/rng.hpp"
 #include "privacy/gaussian_mechanism.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::privacy::audit {
 
@@ -62,11 +63,11 @@ double epsilon_lower_one_run(std::int64_t m, std::int64_t r, std::int64_t v, dou
     hi *= 2.0;
     if (hi > 1e3) return lo;  // every guess right with r huge: cap the search
   }
-  for (int it = 0; it < 200 && hi - lo > 1e-9; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (one_run_p_value(m, r, v, mid, delta) < level ? lo : hi) = mid;
-  }
-  return lo;
+  // p(lo) < level <= p(hi): bisect to 1e-9 and return the lower end (still rejected)
+  const auto rejected = [&](double eps) {
+    return one_run_p_value(m, r, v, eps, delta) < level ? 1.0 : -1.0;
+  };
+  return find_boundary(rejected, lo, hi, {.rel_tol = 0.0, .abs_tol = 1e-9}).lo;
 }
 
 DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
