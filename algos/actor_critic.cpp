@@ -18,6 +18,7 @@
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -25,23 +26,25 @@ namespace {
 constexpr const char* kRelation = "replace";
 constexpr const char* kUnit = "trajectory";
 
-// The noise multipliers of one step's releases and the event a ledger charges per step.
+// The noise multiplier of one step's releases and the event a ledger charges per step. Every
+// release has L2 sensitivity 2C and noise sd sigma C (a secure source widens the noise to cover its
+// grid, privacy/secure_release.hpp), so its noise multiplier is z = sigma / 2.
 struct StepPrivacy {
   bool actor = false, critic = false;
-  double sigma = 0, z_actor = 0, z_critic = 0;
+  double sigma = 0, z = 0;
   std::int64_t per_step() const { return (actor ? 1 : 0) + (critic ? 1 : 0); }
   privacy::DpEvent event() const {
     if (actor && critic)
       return privacy::DpEvent::composed(
-          {privacy::DpEvent::gaussian(z_actor), privacy::DpEvent::gaussian(z_critic)});
-    return privacy::DpEvent::gaussian(actor ? z_actor : z_critic);
+          {privacy::DpEvent::gaussian(z), privacy::DpEvent::gaussian(z)});
+    return privacy::DpEvent::gaussian(z);
   }
   // the whole-run epsilon of the given releases under an accountant
   double epsilon(const std::string& accountant, std::int64_t actor_releases,
                  std::int64_t critic_releases, double delta) const {
     auto acc = privacy::make_accountant(accountant);
-    if (actor_releases > 0) acc->compose(privacy::DpEvent::gaussian(z_actor), actor_releases);
-    if (critic_releases > 0) acc->compose(privacy::DpEvent::gaussian(z_critic), critic_releases);
+    if (actor_releases > 0) acc->compose(privacy::DpEvent::gaussian(z), actor_releases);
+    if (critic_releases > 0) acc->compose(privacy::DpEvent::gaussian(z), critic_releases);
     return acc->epsilon(delta);
   }
 };
@@ -52,10 +55,18 @@ StepPrivacy step_privacy(const ActorCriticParams& p, const FeatureMap& f, bool s
   s.critic = p.dp == "critic" || p.dp == "both";
   if (!s.actor && !s.critic) return s;
   s.sigma = ActorCritic::paper_sigma(p.epsilon, p.delta);
-  s.z_actor = ActorCritic::release_noise_multiplier(
-      s.sigma, static_cast<std::size_t>(f.state_action_dim()), secure);
-  s.z_critic = ActorCritic::release_noise_multiplier(
-      s.sigma, static_cast<std::size_t>(f.state_dim()), secure);
+  s.z = s.sigma / 2.0;
+  if (!secure) return s;
+  // whether the snapped release can cover its grid depends on sigma and the vector's length, not
+  // on C: refuse before training what a release would refuse during it
+  for (const int n : {s.actor ? f.state_action_dim() : 0, s.critic ? f.state_dim() : 0}) {
+    if (n == 0) continue;
+    try {
+      privacy::gaussian_release_plan(s.sigma, 2.0, static_cast<std::size_t>(n), true);
+    } catch (const ParamError& e) {
+      throw ParamError(fmt::format("actor_critic: epsilon = {}: {}", p.epsilon, e.what()));
+    }
+  }
   return s;
 }
 
@@ -63,12 +74,6 @@ StepPrivacy step_privacy(const ActorCriticParams& p, const FeatureMap& f, bool s
 
 double ActorCritic::paper_sigma(double epsilon, double delta) {
   return std::sqrt(2.0 * std::log(1.25 / delta)) / epsilon;
-}
-
-double ActorCritic::release_noise_multiplier(double sigma, std::size_t n, bool secure) {
-  return secure ? sigma / (2.0 + std::sqrt(static_cast<double>(n)) * sigma *
-                                     std::ldexp(1.0, -kReleaseGridBits))
-                : sigma / 2.0;
 }
 
 ActorCritic::ActorCritic(const Params& p) : p_(p) {}
@@ -342,8 +347,9 @@ PrivacyReport ActorCritic::privacy_record(const Run& r) const {
   rep.neighbouring = kRelation;
   rep.unit = kUnit;
   rep.sensitivity = p_.noise == "os-entropy"
-                        ? "L2 2C + sqrt(n) g per released n-element vector (norm exactly C; "
-                          "snapped to the noise grid g <= sigma C 2^-12)"
+                        ? "L2 2C + sqrt(n) g per released n-element vector (norm exactly C, "
+                          "snapped to the sampler's grid g); the noise sd sigma C (1 + sqrt(n) g "
+                          "/ 2C) keeps the multiplier sigma / 2"
                         : "L2 2C per released vector (every release has norm exactly C)";
   if (sp.actor) rep.covers.push_back("the noised actor gradients (not written)");
   if (sp.critic) rep.covers.push_back("the noised critic directions (not written)");
@@ -361,12 +367,11 @@ PrivacyReport ActorCritic::privacy_record(const Run& r) const {
       std::string(p_.clip == "median" ? "; clip = median makes C data-dependent" : "") +
       std::string(p_.noise == "seeded" ? "; the seeded noise can be regenerated" : "");
   d["sigma"] = sp.sigma;
-  if (sp.actor) d["noise_multiplier_actor"] = sp.z_actor;
-  if (sp.critic) d["noise_multiplier_critic"] = sp.z_critic;
+  if (sp.actor) d["noise_multiplier_actor"] = sp.z;
+  if (sp.critic) d["noise_multiplier_critic"] = sp.z;
   d["per_update_epsilon_paper"] = p_.epsilon;
   d["per_update_delta"] = p_.delta;
-  d["per_update_epsilon_exact"] =
-      privacy::gaussian_epsilon(sp.actor ? sp.z_actor : sp.z_critic, p_.delta);
+  d["per_update_epsilon_exact"] = privacy::gaussian_epsilon(sp.z, p_.delta);
   d["classical_calibration_valid"] = p_.epsilon < 1.0;
   d["releases"] = releases;
   d["actor_releases"] = agent.actor_releases;

@@ -58,6 +58,7 @@
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 
@@ -116,6 +117,10 @@ struct LsviUcb::State {
   void regress(int h, const MatrixXd& Minv, double cap, std::vector<double>& target_noise);
   void regress_plus(int h, const MatrixXd& Minv, double cap, std::vector<double>& target_noise);
   void greedy_values(int h);
+  // Noise of channel c (its sigma, on its grid when secure) into x.
+  void release(std::size_t c, std::span<double> x) {
+    privacy::add_gaussian_release(x, channels[c].sigma, channels[c].grid, *noise);
+  }
   // One transition (features phi[sa], reward r, next state xn) with weight w into the exact
   // statistics and the private tree's current leaf.
   void add(int h, int sa, double r, int xn, double w);
@@ -248,7 +253,7 @@ void LsviUcb::State::regress(int h, const MatrixXd& Minv, double cap,
   target = rsum[h] + next[h] * vn;
   if (priv) {
     const VectorXd before = target;
-    add_gaussian_release({target.data(), sz(d)}, channels[1].sigma, *noise);
+    release(1, {target.data(), sz(d)});
     for (int i = 0; i < d; ++i) target_noise[sz(h) * d + i] = target[i] - before[i];
   }
   w_hat[h] = Minv * target;
@@ -268,10 +273,10 @@ void LsviUcb::State::regress_plus(int h, const MatrixXd& Minv, double cap,
            t_sq = next[h] * vn.cwiseProduct(vn);
   if (priv) {
     const VectorXd before = t_opt;
-    add_gaussian_release({t_opt.data(), sz(d)}, channels[1].sigma, *noise);
+    release(1, {t_opt.data(), sz(d)});
     for (int i = 0; i < d; ++i) target_noise[sz(h) * d + i] = t_opt[i] - before[i];
-    add_gaussian_release({t_pes.data(), sz(d)}, channels[2].sigma, *noise);
-    add_gaussian_release({t_sq.data(), sz(d)}, channels[3].sigma, *noise);
+    release(2, {t_pes.data(), sz(d)});
+    release(3, {t_sq.data(), sz(d)});
   }
   w_hat[h] = Minv * t_opt;
   w_chk[h] = Minv * t_pes;
@@ -355,7 +360,8 @@ void LsviUcb::calibrate_privacy(const envs::LinearMdpModel& m, int levels, std::
   s.noise = make_private_noise(p_.noise, seed, 2002,
                                {p_.epsilon, p_.delta, sigma_gram_, sigma_target_}, "lsvi_ucb");
   s.shift = shift_per_sigma * sigma_gram_;
-  s.tree = std::make_unique<lsvi::GramTree>(s.H, s.d, levels, sigma_gram_, *s.noise);
+  s.tree =
+      std::make_unique<lsvi::GramTree>(s.H, s.d, levels, sigma_gram_, s.channels[0].grid, *s.noise);
 }
 
 double LsviUcb::run_episode(const envs::LinearMdpModel& m, Rng& rng,

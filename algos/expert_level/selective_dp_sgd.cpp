@@ -11,6 +11,7 @@
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
+#include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
 namespace dprl::algos {
@@ -135,7 +136,7 @@ struct SelectiveRun {
   const bool secure;
   std::unique_ptr<privacy::NoiseSource> noise, sampling;
   std::size_t noised = 0;
-  double noise_sd = 0;
+  double noise_sd = 0, noise_grid = 0;
   privacy::GaussianRelease release;
   double q_acc = 0;
   std::optional<privacy::DpEvent> event;
@@ -185,10 +186,14 @@ void SelectiveRun::setup_noise() {
     for (const auto& t : learner.trained_nets())
       nets.push_back({&t.net->shape(), t.cache, nullptr});
     noised = privacy::noised_values(nets);
-    noise_sd =
-        secure_noise_scale(p.noise_multiplier, p.clip_norm, static_cast<double>(noised), secure);
+    const privacy::SecurePlan plan = privacy::gaussian_release_plan(
+        p.noise_multiplier * p.clip_norm, p.clip_norm, noised, secure);
+    noise_sd = plan.scale;
+    noise_grid = plan.grid;
   }
-  release = [this](std::span<double> x, double sd) { add_gaussian_release(x, sd, *noise); };
+  release = [this](std::span<double> x, double sd) {
+    privacy::add_gaussian_release(x, sd, noise_grid, *noise);
+  };
 }
 
 void SelectiveRun::plan_budget() {

@@ -16,6 +16,7 @@
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/one_run_audit.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -180,8 +181,9 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   const PoissonUserSampler poisson(users, q, static_cast<std::size_t>(cfg.contribution));
 
   const bool secure = dp.noise == "os-entropy";
-  double sd =
-      secure_noise_scale(dp.noise_multiplier, dp.clip_norm, static_cast<double>(coords), secure);
+  const privacy::SecurePlan plan = privacy::gaussian_release_plan(
+      dp.noise_multiplier * dp.clip_norm, dp.clip_norm, coords, secure);
+  double sd = plan.scale;                  // a mis-specified run shrinks it on the same grid
   privacy::UserDpSgdConfig run_cfg = cfg;  // what the learner is run with
   double canary_norm = dp.clip_norm;
   if (a.mis_specify == "halve-noise") sd *= 0.5;
@@ -204,7 +206,7 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     if (a.white_box)
       for (std::int64_t j = 0; j < M; ++j)
         if (sampled[j]) x[j] += canary_norm;
-    add_gaussian_release(x, s, *noise);
+    privacy::add_gaussian_release(x, s, plan.grid, *noise);
     if (a.white_box)
       for (std::int64_t j = 0; j < M; ++j) score[j] += x[j];
   };

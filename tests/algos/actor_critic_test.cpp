@@ -241,14 +241,36 @@ TEST_SUITE("e2e") {
     const auto d = nlohmann::json::parse(s.privacy->details_json);
     CHECK(d["critic_releases"] == 0);
     CHECK(d["actor_releases"].get<std::int64_t>() == s.env_steps);
-    // snapping the 3000-element actor vector to the grid g <= sigma C 2^-12 widens the
-    // sensitivity to 2C + sqrt(3000) g: noise multiplier sigma / (2 + sqrt(3000) sigma 2^-12)
+    // snapping the 3000-element actor vector to the sampler's grid g widens the sensitivity to
+    // 2C + sqrt(3000) g, and the release widens the noise to sigma C (1 + sqrt(3000) g / 2C)
+    // (privacy/secure_release.hpp): the noise multiplier stays the paper's sigma / 2
     const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 10;
-    CHECK(d["noise_multiplier_actor"].get<double>() ==
-          doctest::Approx(sigma / (2 + std::sqrt(3000.0) * sigma * 0x1p-24)).epsilon(1e-12));
+    CHECK(d["noise_multiplier_actor"].get<double>() == sigma / 2);
+    CHECK(s.privacy->sensitivity.find("2C + sqrt(n) g") != std::string::npos);
     auto summary = nlohmann::json::parse(dprl::read_file(dir / "summary.json"));
     CHECK(summary["privacy"]["formal"] == false);
     CHECK(summary["privacy"]["neighbouring"] == "replace");
+  }
+
+  TEST_CASE("secure noise whose grid the exact sampler cannot cover is refused before training") {
+    // epsilon 1e-7: sigma = 5.3e7, and sqrt(3000) sigma / 2 = 1.5e9 grid steps per noise scale
+    // exceed the discrete Gaussian's 2^28; seeded noise (no grid) runs
+    const auto dir = temp_dir("dprl_ac_test_grid");
+    fs::remove_all(dir);
+    const std::string yaml =
+        "seed: 1\nenv: {id: taxi}\n"
+        "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1.0e-7, episodes: 1, "
+        "NOISE}}\n"
+        "train: {steps: 50, eval_every: 0, eval_episodes: 1}\n";
+    auto with = [&](const std::string& noise) {
+      std::string y = yaml;
+      y.replace(y.find("NOISE"), 5, "noise: " + noise);
+      return dprl::parse_yaml(y, "t");
+    };
+    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(with("os-entropy"), "t", quiet(dir)),
+                         doctest::Contains("actor_critic: epsilon = 1e-07"), dprl::ParamError);
+    fs::remove_all(dir);
+    CHECK_NOTHROW(dprl::algos::run_experiment(with("seeded"), "t", quiet(dir)));
   }
 
   TEST_CASE("metrics.csv's epsilon column uses the configured accountant") {
