@@ -127,7 +127,6 @@ class SweepDispatcher {
   SweepDispatcher& operator=(const SweepDispatcher&) = delete;
 
   const SweepPlan& plan() const { return plan_; }
-  std::size_t to_run() const { return todo_.size(); }
   // The next run index to execute, or none when all have been handed out.
   std::optional<std::size_t> next();
   void record(std::size_t index, RunOutcome outcome);
