@@ -178,21 +178,21 @@ void run_dpsgd(const DpSgdAuditParams& p, const AuditTask& t, double z_run, doub
   }
 }
 
-// right guesses among r: "in" for the r / 2 largest scores, "out" for the rest, the smallest
-std::int64_t correct_guesses(const AuditTask& t, const std::vector<double>& score, std::int64_t r) {
-  const auto m = static_cast<std::int64_t>(t.in.size());
+}  // namespace
+
+std::int64_t correct_guesses(std::span<const char> in, std::span<const double> score,
+                             std::int64_t r) {
+  const auto m = static_cast<std::int64_t>(in.size());
   const std::int64_t k_in = r / 2, k_out = r - r / 2;
   std::vector<std::int64_t> order(static_cast<std::size_t>(m));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::int64_t a, std::int64_t b) { return score[a] > score[b]; });
   std::int64_t correct = 0;
-  for (std::int64_t i = 0; i < k_in; ++i) correct += t.in[order[i]] ? 1 : 0;
-  for (std::int64_t i = 0; i < k_out; ++i) correct += t.in[order[m - 1 - i]] ? 0 : 1;
+  for (std::int64_t i = 0; i < k_in; ++i) correct += in[order[i]] ? 1 : 0;
+  for (std::int64_t i = 0; i < k_out; ++i) correct += in[order[m - 1 - i]] ? 0 : 1;
   return correct;
 }
-
-}  // namespace
 
 DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
   validate(p);
@@ -206,7 +206,7 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
   std::vector<double> sum;
   run_dpsgd(p, t, z_run, canary_norm, w, sum);
   const std::int64_t r = p.guesses > 0 ? p.guesses : m / 5;
-  const std::int64_t correct = correct_guesses(t, sum, r);
+  const std::int64_t correct = correct_guesses(t.in, sum, r);
 
   double loss = 0.0;
   for (std::size_t i = 0; i < t.n; ++i) {

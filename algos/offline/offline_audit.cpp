@@ -161,6 +161,30 @@ void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dat
   plan_audit(learner, spec, data, steps, until_budget, a);
 }
 
+namespace {
+
+// Black box: each canary's score is the released model's margin of the canary action over the
+// best other action at the canary's observation.
+void black_box_scores(OfflineLearner& learner, const Canaries& can, std::size_t d,
+                      std::vector<double>& score) {
+  const auto M = static_cast<std::int64_t>(score.size());
+  nn::Mat obs(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(M)), out;
+  for (std::int64_t j = 0; j < M; ++j)
+    for (std::size_t i = 0; i < d; ++i) obs(static_cast<Eigen::Index>(i), j) = can.obs[j * d + i];
+  learner.released_outputs(obs, out);
+  for (std::int64_t j = 0; j < M; ++j) {
+    const int aj = can.actions[j];
+    float other = -std::numeric_limits<float>::infinity();
+    for (int k = 0; k < out.rows(); ++k)
+      if (k != aj) other = std::max(other, out(k, j));
+    score[j] = static_cast<double>(out(aj, j)) - other;
+    if (!std::isfinite(score[j]))
+      throw DataError("audit: the released model's output at a canary is not finite");
+  }
+}
+
+}  // namespace
+
 OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
                                  std::int64_t steps, bool until_budget,
                                  const OfflineAuditParams& a) {
@@ -223,33 +247,10 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     learner.dp_step(batch, run_cfg, sd, release);
   }
 
-  // black box: scores from the released model's outputs at the canaries
-  if (!a.white_box) {
-    const std::size_t d = data.obs_dim();
-    nn::Mat obs(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(M)), out;
-    for (std::int64_t j = 0; j < M; ++j)
-      for (std::size_t i = 0; i < d; ++i) obs(static_cast<Eigen::Index>(i), j) = can.obs[j * d + i];
-    learner.released_outputs(obs, out);
-    for (std::int64_t j = 0; j < M; ++j) {
-      const int aj = can.actions[j];
-      float other = -std::numeric_limits<float>::infinity();
-      for (int k = 0; k < out.rows(); ++k)
-        if (k != aj) other = std::max(other, out(k, j));
-      score[j] = static_cast<double>(out(aj, j)) - other;
-      if (!std::isfinite(score[j]))
-        throw DataError("audit: the released model's output at a canary is not finite");
-    }
-  }
+  if (!a.white_box) black_box_scores(learner, can, data.obs_dim(), score);
 
-  // guesses: "in" for the r/2 largest scores, "out" for the r - r/2 smallest
   const std::int64_t R = a.guesses > 0 ? a.guesses : M / 5;
-  std::vector<std::int64_t> order(static_cast<std::size_t>(M));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t x, std::int64_t y) { return score[x] > score[y]; });
-  std::int64_t correct = 0;
-  for (std::int64_t i = 0; i < R / 2; ++i) correct += can.in[order[i]] ? 1 : 0;
-  for (std::int64_t i = 0; i < R - R / 2; ++i) correct += can.in[order[M - 1 - i]] ? 0 : 1;
+  const std::int64_t correct = privacy::audit::correct_guesses(can.in, score, R);
 
   OfflineAuditReport rep;
   rep.mode = a.white_box ? "white-box" : "black-box";
