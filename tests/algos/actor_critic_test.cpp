@@ -255,22 +255,20 @@ TEST_SUITE("e2e") {
   TEST_CASE("secure noise whose grid the exact sampler cannot cover is refused before training") {
     // epsilon 1e-7: sigma = 5.3e7, and sqrt(3000) sigma / 2 = 1.5e9 grid steps per noise scale
     // exceed the discrete Gaussian's 2^28; seeded noise (no grid) runs
-    const auto dir = temp_dir("dprl_ac_test_grid");
-    fs::remove_all(dir);
-    const std::string yaml =
-        "seed: 1\nenv: {id: taxi}\n"
-        "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1.0e-7, episodes: 1, "
-        "NOISE}}\n"
-        "train: {steps: 50, eval_every: 0, eval_episodes: 1}\n";
-    auto with = [&](const std::string& noise) {
-      std::string y = yaml;
-      y.replace(y.find("NOISE"), 5, "noise: " + noise);
-      return dprl::parse_yaml(y, "t");
+    auto run_with = [](const std::string& noise) {
+      const auto dir = temp_dir("dprl_ac_test_grid");
+      fs::remove_all(dir);
+      return dprl::algos::run_experiment(
+          dprl::parse_yaml("seed: 1\nenv: {id: taxi}\ntrain: {steps: 50, eval_episodes: 1}\n"
+                           "algo: {id: actor_critic, params: {dp: actor, epsilon: 1.0e-7, "
+                           "episodes: 1, noise: " +
+                               noise + "}}\n",
+                           "t"),
+          "t", quiet(dir));
     };
-    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(with("os-entropy"), "t", quiet(dir)),
-                         doctest::Contains("actor_critic: epsilon = 1e-07"), dprl::ParamError);
-    fs::remove_all(dir);
-    CHECK_NOTHROW(dprl::algos::run_experiment(with("seeded"), "t", quiet(dir)));
+    CHECK_THROWS_WITH_AS(run_with("os-entropy"), doctest::Contains("actor_critic: epsilon = 1e-07"),
+                         dprl::ParamError);
+    CHECK_NOTHROW(run_with("seeded"));
   }
 
   TEST_CASE("metrics.csv's epsilon column uses the configured accountant") {
