@@ -18,6 +18,7 @@
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -25,23 +26,25 @@ namespace {
 constexpr const char* kRelation = "replace";
 constexpr const char* kUnit = "trajectory";
 
-// The noise multipliers of one step's releases and the event a ledger charges per step.
+// The noise multiplier of one step's releases and the event a ledger charges per step. Every
+// release has L2 sensitivity 2C and noise sd sigma C (a secure source widens the noise to cover its
+// grid, privacy/secure_release.hpp), so its noise multiplier is z = sigma / 2.
 struct StepPrivacy {
   bool actor = false, critic = false;
-  double sigma = 0, z_actor = 0, z_critic = 0;
+  double sigma = 0, z = 0;
   std::int64_t per_step() const { return (actor ? 1 : 0) + (critic ? 1 : 0); }
   privacy::DpEvent event() const {
     if (actor && critic)
       return privacy::DpEvent::composed(
-          {privacy::DpEvent::gaussian(z_actor), privacy::DpEvent::gaussian(z_critic)});
-    return privacy::DpEvent::gaussian(actor ? z_actor : z_critic);
+          {privacy::DpEvent::gaussian(z), privacy::DpEvent::gaussian(z)});
+    return privacy::DpEvent::gaussian(z);
   }
   // the whole-run epsilon of the given releases under an accountant
   double epsilon(const std::string& accountant, std::int64_t actor_releases,
                  std::int64_t critic_releases, double delta) const {
     auto acc = privacy::make_accountant(accountant);
-    if (actor_releases > 0) acc->compose(privacy::DpEvent::gaussian(z_actor), actor_releases);
-    if (critic_releases > 0) acc->compose(privacy::DpEvent::gaussian(z_critic), critic_releases);
+    if (actor_releases > 0) acc->compose(privacy::DpEvent::gaussian(z), actor_releases);
+    if (critic_releases > 0) acc->compose(privacy::DpEvent::gaussian(z), critic_releases);
     return acc->epsilon(delta);
   }
 };
@@ -52,10 +55,18 @@ StepPrivacy step_privacy(const ActorCriticParams& p, const FeatureMap& f, bool s
   s.critic = p.dp == "critic" || p.dp == "both";
   if (!s.actor && !s.critic) return s;
   s.sigma = ActorCritic::paper_sigma(p.epsilon, p.delta);
-  s.z_actor = ActorCritic::release_noise_multiplier(
-      s.sigma, static_cast<std::size_t>(f.state_action_dim()), secure);
-  s.z_critic = ActorCritic::release_noise_multiplier(
-      s.sigma, static_cast<std::size_t>(f.state_dim()), secure);
+  s.z = s.sigma / 2.0;
+  if (!secure) return s;
+  // whether the snapped release can cover its grid depends on sigma and the vector's length, not
+  // on C: refuse before training what a release would refuse during it
+  for (const int n : {s.actor ? f.state_action_dim() : 0, s.critic ? f.state_dim() : 0}) {
+    if (n == 0) continue;
+    try {
+      privacy::gaussian_release_plan(s.sigma, 2.0, static_cast<std::size_t>(n), true);
+    } catch (const ParamError& e) {
+      throw ParamError(fmt::format("actor_critic: epsilon = {}: {}", p.epsilon, e.what()));
+    }
+  }
   return s;
 }
 
@@ -63,12 +74,6 @@ StepPrivacy step_privacy(const ActorCriticParams& p, const FeatureMap& f, bool s
 
 double ActorCritic::paper_sigma(double epsilon, double delta) {
   return std::sqrt(2.0 * std::log(1.25 / delta)) / epsilon;
-}
-
-double ActorCritic::release_noise_multiplier(double sigma, std::size_t n, bool secure) {
-  return secure ? sigma / (2.0 + std::sqrt(static_cast<double>(n)) * sigma *
-                                     std::ldexp(1.0, -kReleaseGridBits))
-                : sigma / 2.0;
 }
 
 ActorCritic::ActorCritic(const Params& p) : p_(p) {}
@@ -103,6 +108,108 @@ void ActorCritic::check(const RunPlan& plan) {
         p_.budget_epsilon, p_.delta));
 }
 
+namespace {
+
+// The budget: steps are paid for in blocks of charge_block, each charged (and durable) before
+// its first release; without a ledger every step is free.
+struct StepBudget {
+  privacy::Ledger* ledger = nullptr;
+  privacy::DpEvent event;
+  std::int64_t block = 0;
+  std::int64_t paid = 0, charged_steps = 0, charges = 0;
+
+  bool pay_for_step() {
+    if (!ledger || paid > 0) return true;
+    const std::int64_t n = ledger->affordable_count(event, block);
+    if (n == 0) return false;
+    ledger->charge(event, n, fmt::format("steps {}..{}", charged_steps, charged_steps + n));
+    paid = n;
+    charged_steps += n;
+    ++charges;
+    return true;
+  }
+};
+
+bool all_finite(const std::vector<double>& x) {
+  for (double e : x)
+    if (!std::isfinite(e)) return false;
+  return true;
+}
+
+}  // namespace
+
+// What one train() call carries from episode to episode: the env and features, the privacy
+// calibration, noise and budget, the learner and its non-private twin, and the running figures.
+struct ActorCritic::Run {
+  Run(TrainContext& ctx, const ActorCriticParams& p, std::unique_ptr<Env> e,
+      std::unique_ptr<FeatureMap> f, std::unique_ptr<privacy::Ledger> l)
+      : ctx(ctx),
+        env(std::move(e)),
+        features(std::move(f)),
+        sp(step_privacy(p, *features, p.noise == "os-entropy")),
+        priv(sp.per_step() > 0),
+        ledger(std::move(l)),
+        budget{ledger.get(), priv ? sp.event() : privacy::DpEvent::gaussian(1.0), p.charge_block},
+        max_steps(ctx.train().steps) {}
+
+  // One episode of learner l in env e from its obs buffers o, o2, seeded by episode k. counted:
+  // the steps are paid for and counted against train.steps (the twin's are not). Returns the
+  // return and length.
+  std::pair<double, std::int64_t> episode(GtdActorCriticLearner& l, Env& e, std::vector<float>& o,
+                                          std::vector<float>& o2, std::uint64_t k, bool counted);
+
+  TrainContext& ctx;
+  std::unique_ptr<Env> env;
+  std::unique_ptr<FeatureMap> features;
+  const StepPrivacy sp;
+  const bool priv;
+  std::unique_ptr<privacy::NoiseSource> noise;
+  std::unique_ptr<privacy::Ledger> ledger;
+  StepBudget budget;
+  bool stopped_by_budget = false;
+  std::unique_ptr<GtdActorCriticLearner> agent, twin;  // twin: same seeds, no noise
+  std::unique_ptr<Env> twin_env;
+  std::vector<float> obs, next, tobs, tnext;
+  const std::int64_t max_steps;
+  std::int64_t step = 0;
+  // cosine similarities of the traces to the twin's (trace_similarity)
+  double cos_u_sum = 0, cos_u_sq = 0, cos_v_sum = 0, cos_v_sq = 0;
+  int cos_n = 0;
+  std::vector<double> returns;
+  std::int64_t diverged_episode = -1;
+  std::int64_t eps_logged_at = 0;  // releases at the last epsilon value in metrics.csv
+};
+
+std::pair<double, std::int64_t> ActorCritic::Run::episode(GtdActorCriticLearner& l, Env& e,
+                                                          std::vector<float>& o,
+                                                          std::vector<float>& o2, std::uint64_t k,
+                                                          bool counted) {
+  Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 1, k));
+  e.reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, k), o);
+  l.begin_episode();
+  double ret = 0;
+  std::int64_t len = 0;
+  for (;;) {
+    if (counted && !budget.pay_for_step()) {
+      stopped_by_budget = true;
+      break;
+    }
+    const auto [a, rho] = l.act(o, rng);
+    const StepResult r = e.step(static_cast<std::int64_t>(a), o2);
+    l.update(o, a, rho, r.reward, r.terminated, o2);
+    ret += r.reward;
+    ++len;
+    std::swap(o, o2);
+    if (counted) {
+      if (ledger) --budget.paid;
+      ++step;
+      if (step >= max_steps) break;
+    }
+    if (r.terminated || r.truncated) break;
+  }
+  return std::pair{ret, len};
+}
+
 std::int64_t ActorCritic::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
@@ -112,190 +219,143 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   env_id_ = spec.id;
   num_states_ = static_cast<int>(spec.observation.n);
   num_actions_ = static_cast<int>(spec.action.n);
-
-  const StepPrivacy sp = step_privacy(p_, *features, p_.noise == "os-entropy");
-  const bool priv = sp.per_step() > 0;
-  std::unique_ptr<privacy::NoiseSource> noise;
-  if (priv)
-    noise = make_private_noise(p_.noise, ctx.seed(), 1,
-                               {p_.epsilon, p_.delta, sp.sigma, p_.clip_norm}, "actor_critic");
-  std::unique_ptr<privacy::Ledger> ledger = std::move(ledger_);
-  if (ledger) ledger->set_noise_source(noise->name());
-  const privacy::DpEvent step_event = priv ? sp.event() : privacy::DpEvent::gaussian(1.0);
-
-  // the budget: steps are paid for in blocks, each charged (and durable) before its first release
-  std::int64_t paid = 0, charged_steps = 0, charges = 0;
-  bool stopped_by_budget = false;
-  auto pay_for_step = [&]() {
-    if (!ledger || paid > 0) return true;
-    const std::int64_t n = ledger->affordable_count(step_event, p_.charge_block);
-    if (n == 0) return false;
-    ledger->charge(step_event, n, fmt::format("steps {}..{}", charged_steps, charged_steps + n));
-    paid = n;
-    charged_steps += n;
-    ++charges;
-    return true;
-  };
-
-  GtdActorCriticLearner agent(p_, *features, num_actions_, sp.actor, sp.critic, sp.sigma,
-                              noise.get());
-  // the paired twin: same seeds, no noise
-  const bool twin_on = p_.trace_similarity && priv;
-  std::unique_ptr<GtdActorCriticLearner> twin;
-  std::unique_ptr<Env> twin_env;
-  if (twin_on) {
-    twin = std::make_unique<GtdActorCriticLearner>(p_, *features, num_actions_, false, false, 0.0,
-                                                   nullptr);
-    twin_env = ctx.make_env();
+  Run r(ctx, p_, std::move(env), std::move(features), std::move(ledger_));
+  if (r.priv)
+    r.noise = make_private_noise(p_.noise, ctx.seed(), 1,
+                                 {p_.epsilon, p_.delta, r.sp.sigma, p_.clip_norm}, "actor_critic");
+  if (r.ledger) r.ledger->set_noise_source(r.noise->name());
+  r.agent = std::make_unique<GtdActorCriticLearner>(p_, *r.features, num_actions_, r.sp.actor,
+                                                    r.sp.critic, r.sp.sigma, r.noise.get());
+  if (p_.trace_similarity && r.priv) {
+    r.twin = std::make_unique<GtdActorCriticLearner>(p_, *r.features, num_actions_, false, false,
+                                                     0.0, nullptr);
+    r.twin_env = ctx.make_env();
   }
-
   const std::size_t dim = spec.observation.dim();
-  std::vector<float> obs(dim), next(dim), tobs(dim), tnext(dim);
-  const std::int64_t max_steps = ctx.train().steps;
-  std::int64_t step = 0;
-  double cos_u_sum = 0, cos_u_sq = 0, cos_v_sum = 0, cos_v_sq = 0, ret_last = 0;
-  int cos_n = 0;
-  std::vector<double> returns;
+  for (auto* o : {&r.obs, &r.next, &r.tobs, &r.tnext}) o->resize(dim);
   episodes_ = 0;
-
-  auto run_episode = [&](GtdActorCriticLearner& l, Env& e, std::vector<float>& o,
-                         std::vector<float>& o2, std::uint64_t k, std::int64_t* steps) {
-    Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 1, k));
-    e.reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, k), o);
-    l.begin_episode();
-    double ret = 0;
-    std::int64_t len = 0;
-    for (;;) {
-      if (steps && !pay_for_step()) {
-        stopped_by_budget = true;
-        break;
-      }
-      const auto [a, rho] = l.act(o, rng);
-      const StepResult r = e.step(static_cast<std::int64_t>(a), o2);
-      l.update(o, a, rho, r.reward, r.terminated, o2);
-      ret += r.reward;
-      ++len;
-      std::swap(o, o2);
-      if (steps) {
-        if (ledger) --paid;
-        ++*steps;
-        if (*steps >= max_steps) break;
-      }
-      if (r.terminated || r.truncated) break;
-    }
-    return std::pair{ret, len};
-  };
-
-  // greedy preferences u.psi(s, a) of the current actor, for evaluation and the checkpoint
-  auto compute_preferences = [&] {
-    preferences_.assign(static_cast<std::size_t>(num_states_) * num_actions_, 0.0);
-    SparseFeatures psi;
-    float o[1];
-    for (int s = 0; s < num_states_; ++s) {
-      o[0] = static_cast<float>(s);
-      for (int a = 0; a < num_actions_; ++a) {
-        features->state_action(std::span<const float>(o, 1), a, psi);
-        preferences_[static_cast<std::size_t>(s) * num_actions_ + a] = psi.dot(agent.u);
-      }
-    }
-  };
-
-  std::int64_t diverged_episode = -1;
-  std::int64_t eps_logged_at = 0;  // releases at the last epsilon value in metrics.csv
-  auto finite = [](const std::vector<double>& x) {
-    for (double e : x)
-      if (!std::isfinite(e)) return false;
-    return true;
-  };
-  while ((p_.episodes == 0 || episodes_ < p_.episodes) && step < max_steps && !stopped_by_budget &&
-         diverged_episode < 0) {
+  while ((p_.episodes == 0 || episodes_ < p_.episodes) && r.step < r.max_steps &&
+         !r.stopped_by_budget && r.diverged_episode < 0) {
     const std::uint64_t k = static_cast<std::uint64_t>(episodes_);
-    const auto [ret, len] = run_episode(agent, *env, obs, next, k, &step);
+    const auto [ret, len] = r.episode(*r.agent, *r.env, r.obs, r.next, k, true);
     if (len == 0) break;  // the budget stopped training before the episode's first step
     // noise large enough to blow the weights up to inf / NaN ends training: reported, never hidden
-    if (!finite(agent.u) || !finite(agent.v) || !finite(agent.w))
-      diverged_episode = static_cast<std::int64_t>(k);
-    double cu = NAN, cv = NAN;
-    if (twin_on) {
-      run_episode(*twin, *twin_env, tobs, tnext, k, nullptr);
-      cu = cosine_similarity(agent.eu, twin->eu);
-      cv = cosine_similarity(agent.ev, twin->ev);
-      const double c = sp.actor ? cu : cv;  // the trace the noise enters
-      if (std::isfinite(c)) {
-        cos_u_sum += std::isfinite(cu) ? cu : 0;
-        cos_u_sq += std::isfinite(cu) ? cu * cu : 0;
-        cos_v_sum += std::isfinite(cv) ? cv : 0;
-        cos_v_sq += std::isfinite(cv) ? cv * cv : 0;
-        ++cos_n;
-      }
-    }
+    if (!all_finite(r.agent->u) || !all_finite(r.agent->v) || !all_finite(r.agent->w))
+      r.diverged_episode = static_cast<std::int64_t>(k);
+    const auto [cu, cv] = twin_similarity(r, k);
     ++episodes_;
-    returns.push_back(ret);
-    const std::int64_t releases = agent.actor_releases + agent.critic_releases;
-    const bool last = (p_.episodes > 0 && episodes_ >= p_.episodes) || step >= max_steps ||
-                      stopped_by_budget || diverged_episode >= 0;
-    double eps_run = NAN;
-    if (priv && releases > 0 &&
-        (p_.accountant == "rdp" || last ||
-         releases >= 2 * std::max<std::int64_t>(1, eps_logged_at))) {
-      eps_run = sp.epsilon(p_.accountant, agent.actor_releases, agent.critic_releases, p_.delta);
-      eps_logged_at = releases;
-    }
-    ctx.append_metrics({{"step", static_cast<double>(step)},
-                        {"episode", static_cast<double>(episodes_)},
-                        {"return", ret},
-                        {"length", static_cast<double>(len)},
-                        {"epsilon", eps_run},
-                        {"cos_u", cu},
-                        {"cos_v", cv}});
-    ctx.progress().update(step, max_steps, episodes_, ret);
-    if (ctx.eval_due(step)) {
-      compute_preferences();
-      auto pol = policy();
-      ctx.evaluate(*pol, step, episodes_);
+    r.returns.push_back(ret);
+    log_episode(r, ret, len, cu, cv);
+  }
+  compute_preferences(*r.features, r.agent->u);
+  summarise(r);
+  privacy_.reset();
+  if (r.priv) privacy_ = privacy_record(r);
+  return r.step;
+}
+
+std::pair<double, double> ActorCritic::twin_similarity(Run& r, std::uint64_t k) {
+  if (!r.twin) return {NAN, NAN};
+  r.episode(*r.twin, *r.twin_env, r.tobs, r.tnext, k, false);
+  const double cu = cosine_similarity(r.agent->eu, r.twin->eu);
+  const double cv = cosine_similarity(r.agent->ev, r.twin->ev);
+  const double c = r.sp.actor ? cu : cv;  // the trace the noise enters
+  if (std::isfinite(c)) {
+    r.cos_u_sum += std::isfinite(cu) ? cu : 0;
+    r.cos_u_sq += std::isfinite(cu) ? cu * cu : 0;
+    r.cos_v_sum += std::isfinite(cv) ? cv : 0;
+    r.cos_v_sq += std::isfinite(cv) ? cv * cv : 0;
+    ++r.cos_n;
+  }
+  return {cu, cv};
+}
+
+void ActorCritic::log_episode(Run& r, double ret, std::int64_t len, double cu, double cv) {
+  const GtdActorCriticLearner& agent = *r.agent;
+  const std::int64_t releases = agent.actor_releases + agent.critic_releases;
+  const bool last = (p_.episodes > 0 && episodes_ >= p_.episodes) || r.step >= r.max_steps ||
+                    r.stopped_by_budget || r.diverged_episode >= 0;
+  double eps_run = NAN;
+  if (r.priv && releases > 0 &&
+      (p_.accountant == "rdp" || last ||
+       releases >= 2 * std::max<std::int64_t>(1, r.eps_logged_at))) {
+    eps_run = r.sp.epsilon(p_.accountant, agent.actor_releases, agent.critic_releases, p_.delta);
+    r.eps_logged_at = releases;
+  }
+  TrainContext& ctx = r.ctx;
+  ctx.append_metrics({{"step", static_cast<double>(r.step)},
+                      {"episode", static_cast<double>(episodes_)},
+                      {"return", ret},
+                      {"length", static_cast<double>(len)},
+                      {"epsilon", eps_run},
+                      {"cos_u", cu},
+                      {"cos_v", cv}});
+  ctx.progress().update(r.step, r.max_steps, episodes_, ret);
+  if (ctx.eval_due(r.step)) {
+    compute_preferences(*r.features, agent.u);
+    auto pol = policy();
+    ctx.evaluate(*pol, r.step, episodes_);
+  }
+}
+
+// greedy preferences u.psi(s, a) of the current actor, for evaluation and the saved policy
+void ActorCritic::compute_preferences(const FeatureMap& features, const std::vector<double>& u) {
+  preferences_.assign(static_cast<std::size_t>(num_states_) * num_actions_, 0.0);
+  SparseFeatures psi;
+  float o[1];
+  for (int s = 0; s < num_states_; ++s) {
+    o[0] = static_cast<float>(s);
+    for (int a = 0; a < num_actions_; ++a) {
+      features.state_action(std::span<const float>(o, 1), a, psi);
+      preferences_[static_cast<std::size_t>(s) * num_actions_ + a] = psi.dot(u);
     }
   }
-  compute_preferences();
+}
 
+void ActorCritic::summarise(const Run& r) {
+  const std::vector<double>& returns = r.returns;
+  double ret_last = 0;
   const std::size_t last = std::min<std::size_t>(100, returns.size());
   for (std::size_t i = returns.size() - last; i < returns.size(); ++i) ret_last += returns[i];
   double mean_all = 0;
-  for (double r : returns) mean_all += r;
+  for (double x : returns) mean_all += x;
   extra_ = {{"train_return_mean", returns.empty() ? NAN : mean_all / returns.size()},
             {"train_return_last100", last ? ret_last / last : NAN}};
-  if (twin_on && cos_n > 0) {
-    const double mu = cos_u_sum / cos_n, mv = cos_v_sum / cos_n;
+  if (r.twin && r.cos_n > 0) {
+    const double mu = r.cos_u_sum / r.cos_n, mv = r.cos_v_sum / r.cos_n;
     extra_.push_back({"cos_u_mean", mu});
-    extra_.push_back({"cos_u_var", cos_u_sq / cos_n - mu * mu});
+    extra_.push_back({"cos_u_var", r.cos_u_sq / r.cos_n - mu * mu});
     extra_.push_back({"cos_v_mean", mv});
-    extra_.push_back({"cos_v_var", cos_v_sq / cos_n - mv * mv});
+    extra_.push_back({"cos_v_var", r.cos_v_sq / r.cos_n - mv * mv});
   }
+  extra_.push_back({"diverged", r.diverged_episode >= 0 ? 1.0 : 0.0});
+  if (r.diverged_episode >= 0)
+    extra_.push_back({"diverged_episode", static_cast<double>(r.diverged_episode)});
+  if (r.ledger) extra_.push_back({"stopped_by_budget", r.stopped_by_budget ? 1.0 : 0.0});
+}
 
-  extra_.push_back({"diverged", diverged_episode >= 0 ? 1.0 : 0.0});
-  if (diverged_episode >= 0)
-    extra_.push_back({"diverged_episode", static_cast<double>(diverged_episode)});
-  if (ledger) extra_.push_back({"stopped_by_budget", stopped_by_budget ? 1.0 : 0.0});
-  privacy_.reset();
-  if (!priv) return step;
-
+PrivacyReport ActorCritic::privacy_record(const Run& r) const {
+  const GtdActorCriticLearner& agent = *r.agent;
+  const StepPrivacy& sp = r.sp;
   const std::int64_t releases = agent.actor_releases + agent.critic_releases;
-  PrivacyReport r;
-  r.epsilon = releases > 0
-                  ? sp.epsilon(p_.accountant, agent.actor_releases, agent.critic_releases, p_.delta)
-                  : 0.0;
-  r.delta = p_.delta;
-  r.accountant = p_.accountant;
-  r.neighbouring = kRelation;
-  r.unit = kUnit;
-  r.sensitivity = p_.noise == "os-entropy"
-                      ? "L2 2C + sqrt(n) g per released n-element vector (norm exactly C; "
-                        "snapped to the noise grid g <= sigma C 2^-12)"
-                      : "L2 2C per released vector (every release has norm exactly C)";
-  if (sp.actor) r.covers.push_back("the noised actor gradients (not written)");
-  if (sp.critic) r.covers.push_back("the noised critic directions (not written)");
-  r.formal = false;
-  r.noise_source = noise->name();
-  r.reproducible_noise = p_.noise == "seeded";
+  PrivacyReport rep;
+  rep.epsilon = releases > 0 ? sp.epsilon(p_.accountant, agent.actor_releases,
+                                          agent.critic_releases, p_.delta)
+                             : 0.0;
+  rep.delta = p_.delta;
+  rep.accountant = p_.accountant;
+  rep.neighbouring = kRelation;
+  rep.unit = kUnit;
+  rep.sensitivity = p_.noise == "os-entropy"
+                        ? "L2 2C + sqrt(n) g per released n-element vector (norm exactly C, "
+                          "snapped to the sampler's grid g); the noise sd sigma C (1 + sqrt(n) g "
+                          "/ 2C) keeps the multiplier sigma / 2"
+                        : "L2 2C per released vector (every release has norm exactly C)";
+  if (sp.actor) rep.covers.push_back("the noised actor gradients (not written)");
+  if (sp.critic) rep.covers.push_back("the noised critic directions (not written)");
+  rep.formal = false;
+  rep.noise_source = r.noise->name();
+  rep.reproducible_noise = p_.noise == "seeded";
   nlohmann::ordered_json d;
   d["mechanism"] = fmt::format("gaussian on the {} update, paper 001 Algorithms 2-4", p_.dp);
   d["not_covered"] = {"policy.json", "metrics.csv", "summary.json train returns and cosines",
@@ -307,12 +367,11 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
       std::string(p_.clip == "median" ? "; clip = median makes C data-dependent" : "") +
       std::string(p_.noise == "seeded" ? "; the seeded noise can be regenerated" : "");
   d["sigma"] = sp.sigma;
-  if (sp.actor) d["noise_multiplier_actor"] = sp.z_actor;
-  if (sp.critic) d["noise_multiplier_critic"] = sp.z_critic;
+  if (sp.actor) d["noise_multiplier_actor"] = sp.z;
+  if (sp.critic) d["noise_multiplier_critic"] = sp.z;
   d["per_update_epsilon_paper"] = p_.epsilon;
   d["per_update_delta"] = p_.delta;
-  d["per_update_epsilon_exact"] =
-      privacy::gaussian_epsilon(sp.actor ? sp.z_actor : sp.z_critic, p_.delta);
+  d["per_update_epsilon_exact"] = privacy::gaussian_epsilon(sp.z, p_.delta);
   d["classical_calibration_valid"] = p_.epsilon < 1.0;
   d["releases"] = releases;
   d["actor_releases"] = agent.actor_releases;
@@ -322,18 +381,18 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     d["mean_c_actor"] = agent.c_actor_sum / static_cast<double>(agent.actor_releases);
   if (agent.critic_releases)
     d["mean_c_critic"] = agent.c_critic_sum / static_cast<double>(agent.critic_releases);
-  if (ledger) {
+  if (r.ledger) {
+    const StepBudget& b = r.budget;
     d["budget_epsilon"] = p_.budget_epsilon;
-    d["stopped_by_budget"] = stopped_by_budget;
-    d["ledger"] = ledger->file() ? ledger->file()->string() : std::string("in memory");
-    d["ledger_spent_epsilon"] = ledger->spent_epsilon();
-    d["ledger_charges_this_run"] = charges;
-    d["charged_steps"] = charged_steps;
-    d["charged_steps_unused"] = paid;
+    d["stopped_by_budget"] = r.stopped_by_budget;
+    d["ledger"] = r.ledger->file() ? r.ledger->file()->string() : std::string("in memory");
+    d["ledger_spent_epsilon"] = r.ledger->spent_epsilon();
+    d["ledger_charges_this_run"] = b.charges;
+    d["charged_steps"] = b.charged_steps;
+    d["charged_steps_unused"] = b.paid;
   }
-  r.details_json = d.dump();
-  privacy_ = r;
-  return step;
+  rep.details_json = d.dump();
+  return rep;
 }
 
 std::unique_ptr<Policy> ActorCritic::policy() const {

@@ -31,11 +31,12 @@
 //   - Sensitivity: every released vector has norm exactly C whatever the data, so a neighbouring
 //     run releases another vector of norm C: L2 sensitivity 2C per release (not C). The noise
 //     N(0, sigma^2 C^2) is the paper's, so each release is a Gaussian mechanism with noise
-//     multiplier sigma / 2; with secure noise (os-entropy) the vector is snapped to the sampler's
-//     grid g <= sigma C 2^-24 first (algos/private_noise.hpp), which adds sqrt(n) g to the
-//     sensitivity of an n-element vector: multiplier sigma / (2 + sqrt(n) sigma 2^-24). We keep
-//     the paper's arithmetic (normalise to C, noise sigma C) and correct the accounting, rather
-//     than clip to C/2, so the learning curves stay those of the paper's algorithm.
+//     multiplier sigma / 2. With secure noise (os-entropy) the vector is snapped to the sampler's
+//     grid g first, which adds sqrt(n) g to the sensitivity of an n-element vector, and the
+//     noise is widened to sigma C (1 + sqrt(n) g / 2C), by at most 2^-12
+//     (privacy/secure_release.hpp): the multiplier stays sigma / 2. We keep the paper's
+//     arithmetic (normalise to C, noise sigma C) and correct the accounting, rather than clip to
+//     C/2, so the learning curves stay those of the paper's algorithm.
 //   - Per update, the paper's figure is (epsilon, delta) from the classical calibration above,
 //     for sensitivity C; that theorem needs epsilon < 1. We report per_update_epsilon_exact, the
 //     exact epsilon at delta of one release (noise multiplier sigma / 2, analytic Gaussian,
@@ -178,11 +179,19 @@ class ActorCritic final : public Algorithm {
 
   // sigma of the paper's calibration, sqrt(2 ln(1.25 / delta)) / epsilon.
   static double paper_sigma(double epsilon, double delta);
-  // Noise multiplier of one release of an n-element vector against its L2 sensitivity 2C under
-  // replace-one: sigma / 2, or sigma / (2 + sqrt(n) sigma 2^-24) when snapped for secure noise.
-  static double release_noise_multiplier(double sigma, std::size_t n, bool secure);
 
  private:
+  struct Run;  // the state of one train() call (actor_critic.cpp)
+
+  // train()'s steps: the twin's episode k and the trace similarities (NaN without a twin), the
+  // metrics row and evaluation of an episode, the greedy preferences, and the summary figures and
+  // guarantee record at the end.
+  std::pair<double, double> twin_similarity(Run& r, std::uint64_t k);
+  void log_episode(Run& r, double ret, std::int64_t len, double cu, double cv);
+  void compute_preferences(const FeatureMap& features, const std::vector<double>& u);
+  void summarise(const Run& r);
+  PrivacyReport privacy_record(const Run& r) const;
+
   Params p_;
   std::string env_id_;
   int num_states_ = 0, num_actions_ = 0;

@@ -113,7 +113,6 @@ class TrainContext {
   bool resume(const SyncFn& sync);
   bool checkpoint_due(std::int64_t step) const;
   void save_checkpoint(std::int64_t step, const SyncFn& sync);
-  bool checkpoints_enabled() const { return ckpt_.every > 0; }
 
   const EvalStats& last_eval() const { return last_eval_; }
   std::int64_t last_eval_step() const { return last_eval_step_; }

@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "algos/actor_critic.hpp"
-#include "algos/private_noise.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -136,14 +136,21 @@ std::pair<int, double> GtdActorCriticLearner::act(std::span<const float> obs, Rn
   return {best, 1.0};
 }
 
-// a vector whose scale is not finite (a diverged learner) is not released: it becomes NaN, which
-// carries no data and makes the run stop as diverged
-void GtdActorCriticLearner::release(std::span<double> x, double sd) {
+// x (norm exactly c) plus N(0, (sigma c)^2) per element. The L2 sensitivity is 2c (replace one
+// trajectory: another vector of norm c); a secure source snaps x to the sampler's grid and widens
+// the noise to cover it (privacy/secure_release.hpp), so the noise multiplier is sigma / 2 either
+// way. A vector whose scale is not finite (a diverged learner) is not released: it becomes NaN,
+// which carries no data and makes the run stop as diverged.
+void GtdActorCriticLearner::release(std::span<double> x, double c) {
+  const double sd = sigma * c;
   if (!std::isfinite(sd)) {
     std::fill(x.begin(), x.end(), std::numeric_limits<double>::quiet_NaN());
     return;
   }
-  if (sd > 0) add_gaussian_release(x, sd, *noise);
+  if (!(sd > 0)) return;
+  const privacy::SecurePlan plan =
+      privacy::gaussian_release_plan(sd, 2.0 * c, x.size(), noise->secure());
+  privacy::add_gaussian_release(x, plan.scale, plan.grid, *noise);
 }
 
 double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support) {
@@ -151,9 +158,8 @@ double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<i
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
   const double n = norm2(x);
   const double scale = n > 0 ? c / n : 0.0;
-  const double sd = sigma * c;
   for (double& e : x) e *= scale;
-  release(x, sd);
+  release(x, c);
   return c;
 }
 
@@ -173,14 +179,13 @@ double GtdActorCriticLearner::privatise_sparse(std::span<double> x,
   for (int i : *idx) s += x[i] * x[i];
   const double n = std::sqrt(s);
   const double scale = n > 0 ? c / n : 0.0;
-  const double sd = sigma * c;
   // +0 * scale is +0 for a finite scale >= 0 (c >= 0, n > 0): rescale the support only
   if (std::isfinite(scale) && scale >= 0) {
     for (int i : support) x[i] *= scale;
   } else {
     for (double& e : x) e *= scale;
   }
-  release(x, sd);
+  release(x, c);
   return c;
 }
 

@@ -54,7 +54,8 @@ struct GtdActorCriticLearner {
   void update(std::span<const float> obs, int action, double rho, double reward, bool terminated,
               std::span<const float> next_obs);
   // Rescales x to L2 norm C and adds N(0, sigma^2 C^2) to every element (a secure source snaps
-  // x to the noise grid first: algos/private_noise.hpp); returns C.
+  // x to the sampler's grid first and widens the noise by at most 2^-12 to cover the snapping:
+  // privacy/secure_release.hpp); returns C.
   double privatise(std::span<double> x, const std::vector<int>& support);
   // The same for an x that is zero outside support (the actor gradient): the norm is summed over
   // the support only, in index order, which gives the dense sum exactly.
@@ -83,7 +84,7 @@ struct GtdActorCriticLearner {
 
  private:
   void policy_at(std::span<const float> obs);
-  void release(std::span<double> x, double sd);
+  void release(std::span<double> x, double c);
   void update_critic_dense(double delta, double rho, double g_next, double gl);
   void update_critic_sparse(double delta, double rho, double g_next, double gl);
   void update_actor(std::span<const float> obs, int a, double rho, double delta, double gl,

@@ -58,6 +58,7 @@
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 
@@ -100,193 +101,314 @@ double plus_weight(const LsviUcbParams& p, const VectorXd& f, const MatrixXd& Mi
 }  // namespace
 
 struct LsviUcb::State {
-  int S = 0, A = 0, H = 0, d = 0;
+  State(const LsviUcbParams& p, const envs::LinearMdpModel& m, double lambda);
+
+  // Before each policy update for the next episode k: every episode (none), at batch starts
+  // (static), or when some det Lambda_h grew by switch_ratio since the last update (adaptive).
+  bool update_due(std::int64_t k, std::int64_t batch_len, std::int64_t max_updates,
+                  std::int64_t updates) const;
+  // Reads the private Gram matrices (lambda I + released tree prefix + shift) into priv_gram,
+  // priv_logdet and, when asked, priv_inv (the adaptive test needs just the log det every episode).
+  void read_private(bool with_inverse);
+  // Recomputes the value functions and the greedy policy from the current (private) statistics;
+  // target_noise receives the noise of the first target channel (private runs).
+  void update_policy(std::vector<double>& target_noise);
+  // Step h of an update: the regressions, Q_h and Qc_h (plus), and V_h, Vc_h and greedy at h.
+  void regress(int h, const MatrixXd& Minv, double cap, std::vector<double>& target_noise);
+  void regress_plus(int h, const MatrixXd& Minv, double cap, std::vector<double>& target_noise);
+  void greedy_values(int h);
+  // Noise of channel c (its sigma, on its grid when secure) into x.
+  void release(std::size_t c, std::span<double> x) {
+    privacy::add_gaussian_release(x, channels[c].sigma, channels[c].grid, *noise);
+  }
+  // One transition (features phi[sa], reward r, next state xn) with weight w into the exact
+  // statistics and the private tree's current leaf.
+  void add(int h, int sa, double r, int xn, double w);
+
+  const LsviUcbParams& p;
+  const bool plus, priv;
+  const int S = 0, A = 0, H = 0, d = 0;
+  const double lambda;
   RowMatrix phi;                   // (S * A) x d
   std::vector<MatrixXd> gram;      // exact Lambda_h (lambda I included)
   std::vector<MatrixXd> gram_inv;  // exact inverse (Sherman-Morrison)
   std::vector<double> logdet;      // exact log det
   std::vector<VectorXd> rsum;      // sum w phi r
   std::vector<MatrixXd> next;      // d x S
+  // privacy: the channels (noise scales), the noise, the positive-definite shift of the private
+  // Gram matrices and how often it had to be doubled
+  std::vector<lsvi::Channel> channels;
+  std::unique_ptr<privacy::NoiseSource> noise;
+  double shift = 0;
+  std::int64_t pd_repairs = 0;
   // private Gram matrices: the released tree prefix plus lambda I and the shift
   std::unique_ptr<lsvi::GramTree> tree;
   std::vector<MatrixXd> priv_gram;       // the private matrix last read
   std::vector<MatrixXd> priv_inv;        // its inverse
   std::vector<double> priv_logdet;       // its log det
   std::vector<double> logdet_at_update;  // log det (exact or private) at the last update
-  // the last update's regression vectors and tables
+  // the last update's regression vectors, tables and greedy policy [h * S + s]
   std::vector<VectorXd> w_hat, w_chk, w_sq;
   std::vector<double> q, qc;  // H * S * A optimistic / pessimistic (plus); q also for lsvi_ucb
   std::vector<double> v, vc;  // (H + 1) * S
-  std::vector<double> noise_buf;
+  std::vector<std::int32_t> greedy;
+  // scratch
+  VectorXd target, bonus2, qlin, f, mf;
 };
+
+LsviUcb::State::State(const LsviUcbParams& p, const envs::LinearMdpModel& m, double lambda)
+    : p(p),
+      plus(p.variant == "lsvi_ucb_plus"),
+      priv(p.private_),
+      S(m.num_states),
+      A(m.num_actions),
+      H(m.horizon),
+      d(m.dim),
+      lambda(lambda) {
+  const double Hd = H;
+  phi.resize(S * A, d);
+  for (int sa = 0; sa < S * A; ++sa)
+    for (int i = 0; i < d; ++i) phi(sa, i) = m.features[sz(sa) * d + i];
+  gram.assign(H, MatrixXd::Identity(d, d) * lambda);
+  gram_inv.assign(H, MatrixXd::Identity(d, d) / lambda);
+  logdet.assign(H, d * std::log(lambda));
+  rsum.assign(H, VectorXd::Zero(d));
+  next.assign(H, MatrixXd::Zero(d, S));
+  w_hat.assign(H, VectorXd::Zero(d));
+  w_chk.assign(H, VectorXd::Zero(d));
+  w_sq.assign(H, VectorXd::Zero(d));
+  q.assign(sz(H) * S * A, Hd);
+  qc.assign(sz(H) * S * A, 0.0);
+  v.assign(sz(H + 1) * S, 0.0);
+  vc.assign(sz(H + 1) * S, 0.0);
+  for (int h = 0; h < H; ++h)
+    for (int x = 0; x < S; ++x) v[sz(h) * S + x] = Hd;
+  logdet_at_update.assign(H, 0.0);
+  priv_inv = gram_inv;
+  priv_gram = gram;
+  priv_logdet = logdet;
+  greedy.assign(sz(H) * S, 0);
+  target.resize(d);
+  bonus2.resize(S * A);
+  qlin.resize(S * A);
+  f.resize(d);
+  mf.resize(d);
+}
+
+bool LsviUcb::State::update_due(std::int64_t k, std::int64_t batch_len, std::int64_t max_updates,
+                                std::int64_t updates) const {
+  if (p.batching == "none") return true;
+  if (p.batching == "static") return k % batch_len == 0;
+  if (updates == 0) return true;
+  bool update = false;
+  const double log_ratio = std::log(p.switch_ratio);
+  if (updates < max_updates)
+    for (int h = 0; h < H && !update; ++h)
+      update = (priv ? priv_logdet[h] : logdet[h]) - logdet_at_update[h] >= log_ratio;
+  return update;
+}
+
+void LsviUcb::State::read_private(bool with_inverse) {
+  for (int h = 0; h < H; ++h) {
+    double extra = shift;
+    for (int attempt = 0;; ++attempt) {
+      MatrixXd g = tree->prefix(h);
+      g.diagonal().array() += lambda + extra;
+      Eigen::LLT<MatrixXd> llt(g);
+      if (llt.info() == Eigen::Success) {
+        priv_gram[h] = g;
+        if (with_inverse) priv_inv[h] = llt.solve(MatrixXd::Identity(d, d));
+        const auto& L = llt.matrixL();
+        double ld = 0;
+        for (int i = 0; i < d; ++i) ld += 2.0 * std::log(L(i, i));
+        priv_logdet[h] = ld;
+        break;
+      }
+      ++pd_repairs;
+      extra = std::max(2.0 * extra, 1e-12 + lambda);
+      if (attempt > 200)
+        throw DataError("lsvi_ucb: private Gram matrix is not finite (statistics overflowed)");
+    }
+  }
+}
+
+void LsviUcb::State::update_policy(std::vector<double>& target_noise) {
+  if (priv) read_private(true);
+  for (int h = H - 1; h >= 0; --h) {
+    const MatrixXd& Minv = priv ? priv_inv[h] : gram_inv[h];
+    const double cap = p.clip == "remaining" ? static_cast<double>(H - h) : static_cast<double>(H);
+    bonus2 = (phi * Minv).cwiseProduct(phi).rowwise().sum();
+    if (plus)
+      regress_plus(h, Minv, cap, target_noise);
+    else
+      regress(h, Minv, cap, target_noise);
+    greedy_values(h);
+  }
+  for (int h = 0; h < H; ++h) logdet_at_update[h] = priv ? priv_logdet[h] : logdet[h];
+}
+
+void LsviUcb::State::regress(int h, const MatrixXd& Minv, double cap,
+                             std::vector<double>& target_noise) {
+  const Eigen::Map<const VectorXd> vn(v.data() + sz(h + 1) * S, S);
+  target = rsum[h] + next[h] * vn;
+  if (priv) {
+    const VectorXd before = target;
+    release(1, {target.data(), sz(d)});
+    for (int i = 0; i < d; ++i) target_noise[sz(h) * d + i] = target[i] - before[i];
+  }
+  w_hat[h] = Minv * target;
+  qlin = phi * w_hat[h];
+  for (int sa = 0; sa < S * A; ++sa) {
+    double qv = std::min(qlin[sa] + p.beta * std::sqrt(std::max(0.0, bonus2[sa])), cap);
+    if (priv) qv = std::max(qv, 0.0);
+    q[sz(h) * S * A + sa] = qv;
+  }
+}
+
+void LsviUcb::State::regress_plus(int h, const MatrixXd& Minv, double cap,
+                                  std::vector<double>& target_noise) {
+  const Eigen::Map<const VectorXd> vn(v.data() + sz(h + 1) * S, S);
+  const Eigen::Map<const VectorXd> vcn(vc.data() + sz(h + 1) * S, S);
+  VectorXd t_opt = rsum[h] + next[h] * vn, t_pes = rsum[h] + next[h] * vcn,
+           t_sq = next[h] * vn.cwiseProduct(vn);
+  if (priv) {
+    const VectorXd before = t_opt;
+    release(1, {t_opt.data(), sz(d)});
+    for (int i = 0; i < d; ++i) target_noise[sz(h) * d + i] = t_opt[i] - before[i];
+    release(2, {t_pes.data(), sz(d)});
+    release(3, {t_sq.data(), sz(d)});
+  }
+  w_hat[h] = Minv * t_opt;
+  w_chk[h] = Minv * t_pes;
+  w_sq[h] = Minv * t_sq;
+  const VectorXd lin_opt = phi * w_hat[h], lin_pes = phi * w_chk[h];
+  for (int x = 0; x < S; ++x)
+    for (int a = 0; a < A; ++a) {
+      const int sa = x * A + a;
+      const std::size_t i = (sz(h) * S + x) * A + a;
+      const double nb = std::sqrt(std::max(0.0, bonus2[sa]));
+      q[i] = std::min({lin_opt[sa] + p.beta * nb, q[i], cap});
+      qc[i] = std::max({lin_pes[sa] - p.beta_bar * nb, qc[i], 0.0});
+      // the target sensitivities assume V, Vc in [0, H]: clamp in every private path
+      if (priv) {
+        q[i] = std::clamp(q[i], 0.0, cap);
+        qc[i] = std::clamp(qc[i], 0.0, cap);
+      }
+    }
+}
+
+void LsviUcb::State::greedy_values(int h) {
+  for (int x = 0; x < S; ++x) {
+    const double* row = q.data() + (sz(h) * S + x) * A;
+    const int a = greedy_action(row, A, {});
+    greedy[sz(h) * S + x] = a;
+    v[sz(h) * S + x] = row[a];
+    if (plus) {
+      const double* rc = qc.data() + (sz(h) * S + x) * A;
+      vc[sz(h) * S + x] = *std::max_element(rc, rc + A);
+    }
+  }
+}
+
+void LsviUcb::State::add(int h, int sa, double r, int xn, double w) {
+  f = phi.row(sa).transpose();
+  gram[h].noalias() += w * f * f.transpose();
+  if (priv) tree->add(h, w, f);
+  mf.noalias() = gram_inv[h] * f;
+  const double quad = f.dot(mf);
+  gram_inv[h].noalias() -= (w / (1.0 + w * quad)) * mf * mf.transpose();
+  logdet[h] += std::log1p(w * quad);
+  rsum[h] += w * r * f;
+  next[h].col(xn) += w * f;
+}
+
+namespace {
+
+// the metrics row of episode e (1-based) on a log-spaced grid, and the progress line
+void log_episode(TrainContext& ctx, std::int64_t e, std::int64_t K, int H, double regret,
+                 double regret_k, std::int64_t updates) {
+  const auto decade = static_cast<std::int64_t>(std::pow(10.0, std::floor(std::log10(e))));
+  if (e <= 10 || e % std::max<std::int64_t>(1, decade / 10) == 0 || e == K)
+    ctx.append_metrics({{"episode", static_cast<double>(e)},
+                        {"regret", regret},
+                        {"regret_k", regret_k},
+                        {"updates", static_cast<double>(updates)}});
+  if ((e & 255) == 0 || e == K)
+    ctx.progress().update(e * H, K * H, e, regret / static_cast<double>(e));
+}
+
+}  // namespace
 
 LsviUcb::LsviUcb(const Params& p) : p_(p) {}
 LsviUcb::~LsviUcb() = default;
+
+void LsviUcb::calibrate_privacy(const envs::LinearMdpModel& m, int levels, std::int64_t max_updates,
+                                double shift_per_sigma, std::uint64_t seed) {
+  State& s = *st_;
+  int support = 0;  // most non-zero features of one (s, a)
+  for (int sa = 0; sa < s.S * s.A; ++sa) {
+    int nz = 0;
+    for (int i = 0; i < s.d; ++i) nz += m.features[sz(sa) * s.d + i] != 0.0;
+    support = std::max(support, nz);
+  }
+  const bool replace = p_.neighbouring == "replace";
+  s.channels =
+      lsvi::make_channels({s.plus, replace, s.H, s.d, std::max(support, 1), levels, max_updates});
+  lsvi::calibrate(s.channels, p_.epsilon, p_.delta, p_.accountant, p_.noise == "os-entropy");
+  sigma_gram_ = s.channels[0].sigma;
+  sigma_target_ = s.channels[1].sigma;
+  s.noise = make_private_noise(p_.noise, seed, 2002,
+                               {p_.epsilon, p_.delta, sigma_gram_, sigma_target_}, "lsvi_ucb");
+  s.shift = shift_per_sigma * sigma_gram_;
+  s.tree =
+      std::make_unique<lsvi::GramTree>(s.H, s.d, levels, sigma_gram_, s.channels[0].grid, *s.noise);
+}
+
+double LsviUcb::run_episode(const envs::LinearMdpModel& m, Rng& rng,
+                            const std::vector<double>& v_opt, const std::vector<double>& v_pi) {
+  State& s = *st_;
+  int x = static_cast<int>(rng.categorical(m.initial));
+  const double regret_k = v_opt[x] - v_pi[x];
+  for (int h = 0; h < s.H; ++h) {
+    const int a = s.greedy[sz(h) * s.S + x];
+    const int sa = x * s.A + a;
+    const double r = m.reward(h, x, a);
+    const int xn = static_cast<int>(rng.categorical(m.next(h, x, a)));
+    double w = 1.0;
+    if (s.plus) {
+      const MatrixXd& Minv = s.priv ? s.priv_inv[h] : s.gram_inv[h];
+      w = plus_weight(p_, s.phi.row(sa).transpose(), Minv, s.w_hat[h], s.w_chk[h], s.w_sq[h], r,
+                      s.H, s.d);
+    }
+    s.add(h, sa, r, xn, w);
+    if (record_) transitions_.push_back({h, x, a, xn, w});
+    x = xn;
+  }
+  return regret_k;
+}
 
 std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, std::uint64_t seed,
                                  TrainContext* ctx) {
   if (K < 1) throw ParamError(fmt::format("lsvi_ucb: episodes = {} must be >= 1", K));
   m.validate();
   const bool plus = p_.variant == "lsvi_ucb_plus";
-  const bool priv = p_.private_;
-  const int S = m.num_states, A = m.num_actions, H = m.horizon, d = m.dim;
+  const int H = m.horizon, d = m.dim;
   const double Hd = H;
   const double lambda = p_.lambda > 0 ? p_.lambda : (plus ? 1.0 / (Hd * Hd * std::sqrt(d)) : 1.0);
   if (p_.batching == "static" && p_.batches > K)
     throw ParamError(fmt::format("lsvi_ucb: batches = {} exceeds episodes = {}", p_.batches, K));
   horizon_ = H;
-  num_states_ = S;
-  num_actions_ = A;
-
-  const bool replace = p_.neighbouring == "replace";
+  num_states_ = m.num_states;
+  num_actions_ = m.num_actions;
   const lsvi::Schedule plan = lsvi::plan_schedule(p_, K, d, H, lambda);
-  const std::int64_t batch_len = plan.batch_len, max_updates = plan.max_updates;
-  const int levels = plan.levels;
 
-  // privacy calibration (algos/lsvi_ucb_private.hpp)
-  std::vector<lsvi::Channel> channels;
-  std::unique_ptr<privacy::NoiseSource> noise;
-  if (priv) {
-    int support = 0;  // most non-zero features of one (s, a)
-    for (int sa = 0; sa < S * A; ++sa) {
-      int nz = 0;
-      for (int i = 0; i < d; ++i) nz += m.features[sz(sa) * d + i] != 0.0;
-      support = std::max(support, nz);
-    }
-    channels =
-        lsvi::make_channels({plus, replace, H, d, std::max(support, 1), levels, max_updates});
-    lsvi::calibrate(channels, p_.epsilon, p_.delta, p_.accountant, p_.noise == "os-entropy");
-    sigma_gram_ = channels[0].sigma;
-    sigma_target_ = channels[1].sigma;
-    noise = make_private_noise(p_.noise, seed, 2002,
-                               {p_.epsilon, p_.delta, sigma_gram_, sigma_target_}, "lsvi_ucb");
-  }
-  const double shift = priv ? plan.shift_per_sigma * sigma_gram_ : 0.0;
-  shift_ = shift;
-  noise_multipliers_.clear();
-  for (const auto& c : channels) noise_multipliers_.push_back(c.z);
-  last_target_noise_.assign(priv ? sz(H) * d : 0, 0.0);
-
-  // state
-  st_ = std::make_unique<State>();
+  st_ = std::make_unique<State>(p_, m, lambda);
   State& s = *st_;
-  s.S = S, s.A = A, s.H = H, s.d = d;
-  s.phi.resize(S * A, d);
-  for (int sa = 0; sa < S * A; ++sa)
-    for (int i = 0; i < d; ++i) s.phi(sa, i) = m.features[sz(sa) * d + i];
-  s.gram.assign(H, MatrixXd::Identity(d, d) * lambda);
-  s.gram_inv.assign(H, MatrixXd::Identity(d, d) / lambda);
-  s.logdet.assign(H, d * std::log(lambda));
-  s.rsum.assign(H, VectorXd::Zero(d));
-  s.next.assign(H, MatrixXd::Zero(d, S));
-  s.w_hat.assign(H, VectorXd::Zero(d));
-  s.w_chk.assign(H, VectorXd::Zero(d));
-  s.w_sq.assign(H, VectorXd::Zero(d));
-  s.q.assign(sz(H) * S * A, Hd);
-  s.qc.assign(sz(H) * S * A, 0.0);
-  s.v.assign(sz(H + 1) * S, 0.0);
-  s.vc.assign(sz(H + 1) * S, 0.0);
-  for (int h = 0; h < H; ++h)
-    for (int x = 0; x < S; ++x) s.v[sz(h) * S + x] = Hd;
-  s.logdet_at_update.assign(H, 0.0);
-  s.priv_inv = s.gram_inv;
-  s.priv_gram = s.gram;
-  s.priv_logdet = s.logdet;
-  if (priv) s.tree = std::make_unique<lsvi::GramTree>(H, d, levels, sigma_gram_, *noise);
-  std::int64_t pd_repairs = 0;
-
-  // reads the private Gram matrices (lambda I + released tree prefix + shift) into priv_inv /
-  // logdet (the inverse only when asked: the adaptive test needs just the log det every episode)
-  auto read_private = [&](bool with_inverse) {
-    for (int h = 0; h < H; ++h) {
-      double extra = shift;
-      for (int attempt = 0;; ++attempt) {
-        MatrixXd g = s.tree->prefix(h);
-        g.diagonal().array() += lambda + extra;
-        Eigen::LLT<MatrixXd> llt(g);
-        if (llt.info() == Eigen::Success) {
-          s.priv_gram[h] = g;
-          if (with_inverse) s.priv_inv[h] = llt.solve(MatrixXd::Identity(d, d));
-          const auto& L = llt.matrixL();
-          double ld = 0;
-          for (int i = 0; i < d; ++i) ld += 2.0 * std::log(L(i, i));
-          s.priv_logdet[h] = ld;
-          break;
-        }
-        ++pd_repairs;
-        extra = std::max(2.0 * extra, 1e-12 + lambda);
-        if (attempt > 200)
-          throw DataError("lsvi_ucb: private Gram matrix is not finite (statistics overflowed)");
-      }
-    }
-  };
-  // recomputes the value functions from the current (private) statistics
-  std::vector<std::int32_t> greedy(sz(H) * S, 0);
-  VectorXd target(d), bonus2(S * A), qlin(S * A);
-  auto update_policy = [&]() {
-    if (priv) read_private(true);
-    for (int h = H - 1; h >= 0; --h) {
-      const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
-      const double cap = p_.clip == "remaining" ? static_cast<double>(H - h) : Hd;
-      const Eigen::Map<const VectorXd> vn(s.v.data() + sz(h + 1) * S, S);
-      const Eigen::Map<const VectorXd> vcn(s.vc.data() + sz(h + 1) * S, S);
-      bonus2 = (s.phi * Minv).cwiseProduct(s.phi).rowwise().sum();
-      if (!plus) {
-        target = s.rsum[h] + s.next[h] * vn;
-        if (priv) {
-          const VectorXd before = target;
-          add_gaussian_release({target.data(), sz(d)}, channels[1].sigma, *noise);
-          for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = target[i] - before[i];
-        }
-        s.w_hat[h] = Minv * target;
-        qlin = s.phi * s.w_hat[h];
-        for (int sa = 0; sa < S * A; ++sa) {
-          double q = std::min(qlin[sa] + p_.beta * std::sqrt(std::max(0.0, bonus2[sa])), cap);
-          if (priv) q = std::max(q, 0.0);
-          s.q[sz(h) * S * A + sa] = q;
-        }
-      } else {
-        VectorXd t_opt = s.rsum[h] + s.next[h] * vn, t_pes = s.rsum[h] + s.next[h] * vcn,
-                 t_sq = s.next[h] * vn.cwiseProduct(vn);
-        if (priv) {
-          const VectorXd before = t_opt;
-          add_gaussian_release({t_opt.data(), sz(d)}, channels[1].sigma, *noise);
-          for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = t_opt[i] - before[i];
-          add_gaussian_release({t_pes.data(), sz(d)}, channels[2].sigma, *noise);
-          add_gaussian_release({t_sq.data(), sz(d)}, channels[3].sigma, *noise);
-        }
-        s.w_hat[h] = Minv * t_opt;
-        s.w_chk[h] = Minv * t_pes;
-        s.w_sq[h] = Minv * t_sq;
-        const VectorXd lin_opt = s.phi * s.w_hat[h], lin_pes = s.phi * s.w_chk[h];
-        for (int x = 0; x < S; ++x)
-          for (int a = 0; a < A; ++a) {
-            const int sa = x * A + a;
-            const std::size_t i = (sz(h) * S + x) * A + a;
-            const double nb = std::sqrt(std::max(0.0, bonus2[sa]));
-            s.q[i] = std::min({lin_opt[sa] + p_.beta * nb, s.q[i], cap});
-            s.qc[i] = std::max({lin_pes[sa] - p_.beta_bar * nb, s.qc[i], 0.0});
-            // the target sensitivities assume V, Vc in [0, H]: clamp in every private path
-            if (priv) {
-              s.q[i] = std::clamp(s.q[i], 0.0, cap);
-              s.qc[i] = std::clamp(s.qc[i], 0.0, cap);
-            }
-          }
-      }
-      for (int x = 0; x < S; ++x) {
-        const double* row = s.q.data() + (sz(h) * S + x) * A;
-        const int a = greedy_action(row, A, {});
-        greedy[sz(h) * S + x] = a;
-        s.v[sz(h) * S + x] = row[a];
-        if (plus) {
-          const double* rc = s.qc.data() + (sz(h) * S + x) * A;
-          s.vc[sz(h) * S + x] = *std::max_element(rc, rc + A);
-        }
-      }
-    }
-    for (int h = 0; h < H; ++h) s.logdet_at_update[h] = priv ? s.priv_logdet[h] : s.logdet[h];
-    ++updates_;
-  };
+  if (s.priv) calibrate_privacy(m, plan.levels, plan.max_updates, plan.shift_per_sigma, seed);
+  shift_ = s.shift;
+  noise_multipliers_.clear();
+  for (const auto& c : s.channels) noise_multipliers_.push_back(c.z);
+  last_target_noise_.assign(s.priv ? sz(H) * d : 0, 0.0);
 
   // exact regret
   const envs::MdpValues opt = envs::optimal_values(m);
@@ -297,102 +419,59 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   regret_ = 0;
   episodes_done_ = 0;
   transitions_.clear();
-  VectorXd f(d), mf(d);
-  const double log_ratio = std::log(p_.switch_ratio);
   for (std::int64_t k = 0; k < K; ++k) {
-    // policy update?
-    bool update = false;
-    if (p_.batching == "none")
-      update = true;
-    else if (p_.batching == "static")
-      update = k % batch_len == 0;
-    else if (updates_ == 0)
-      update = true;
-    else if (updates_ < max_updates)
-      for (int h = 0; h < H && !update; ++h)
-        update = (priv ? s.priv_logdet[h] : s.logdet[h]) - s.logdet_at_update[h] >= log_ratio;
-    if (update) {
-      update_policy();
-      v_pi = envs::policy_values(m, greedy);
+    if (s.update_due(k, plan.batch_len, plan.max_updates, updates_)) {
+      s.update_policy(last_target_noise_);
+      ++updates_;
+      v_pi = envs::policy_values(m, s.greedy);
     }
-
-    // one episode
-    int x = static_cast<int>(rng.categorical(m.initial));
-    const double regret_k = opt.v[x] - v_pi[x];
+    const double regret_k = run_episode(m, rng, opt.v, v_pi);
     regret_ += regret_k;
     cumulative[sz(k)] = regret_;
-    for (int h = 0; h < H; ++h) {
-      const int a = greedy[sz(h) * S + x];
-      const int sa = x * A + a;
-      const double r = m.reward(h, x, a);
-      const int xn = static_cast<int>(rng.categorical(m.next(h, x, a)));
-      f = s.phi.row(sa).transpose();
-      double w = 1.0;
-      if (plus) {
-        const MatrixXd& Minv = priv ? s.priv_inv[h] : s.gram_inv[h];
-        w = plus_weight(p_, f, Minv, s.w_hat[h], s.w_chk[h], s.w_sq[h], r, H, d);
-      }
-      // exact statistics, and the private tree's current leaf
-      s.gram[h].noalias() += w * f * f.transpose();
-      if (priv) s.tree->add(h, w, f);
-      mf.noalias() = s.gram_inv[h] * f;
-      const double quad = f.dot(mf);
-      s.gram_inv[h].noalias() -= (w / (1.0 + w * quad)) * mf * mf.transpose();
-      s.logdet[h] += std::log1p(w * quad);
-      s.rsum[h] += w * r * f;
-      s.next[h].col(xn) += w * f;
-      if (record_) transitions_.push_back({h, x, a, xn, w});
-      x = xn;
-    }
     ++episodes_done_;
     // the tree leaf ends with the episode (none / adaptive) or with the batch (static)
-    if (priv) {
-      const bool leaf_end = p_.batching != "static" || (k + 1) % batch_len == 0 || k + 1 == K;
+    if (s.priv) {
+      const bool leaf_end = p_.batching != "static" || (k + 1) % plan.batch_len == 0 || k + 1 == K;
       if (leaf_end) {
         s.tree->complete_leaf();
-        if (p_.batching == "adaptive") read_private(plus);  // plus weights use the inverse
+        if (p_.batching == "adaptive") s.read_private(plus);  // plus weights use the inverse
       }
     }
-    if (ctx) {
-      const std::int64_t e = k + 1;
-      const auto decade = static_cast<std::int64_t>(std::pow(10.0, std::floor(std::log10(e))));
-      if (e <= 10 || e % std::max<std::int64_t>(1, decade / 10) == 0 || e == K)
-        ctx->append_metrics({{"episode", static_cast<double>(e)},
-                             {"regret", regret_},
-                             {"regret_k", regret_k},
-                             {"updates", static_cast<double>(updates_)}});
-      if ((e & 255) == 0 || e == K)
-        ctx->progress().update(e * H, K * H, e, regret_ / static_cast<double>(e));
-    }
+    if (ctx) log_episode(*ctx, k + 1, K, H, regret_, regret_k, updates_);
   }
+  summarise(m, envs::initial_value(m, opt.v), envs::initial_value(m, v_pi), lambda,
+            plan.max_updates, plan.levels);
+  return cumulative;
+}
 
-  greedy_ = greedy;
+void LsviUcb::summarise(const envs::LinearMdpModel& m, double v_star, double v_final, double lambda,
+                        std::int64_t max_updates, int levels) {
+  const State& s = *st_;
+  greedy_ = s.greedy;
   q_ = s.q;
   extra_ = {{"regret", regret_},
             {"updates", static_cast<double>(updates_)},
             {"planned_updates", static_cast<double>(max_updates)},
-            {"v_star", envs::initial_value(m, opt.v)},
-            {"v_final_policy", envs::initial_value(m, v_pi)},
+            {"v_star", v_star},
+            {"v_final_policy", v_final},
             {"lambda", lambda}};
   if (p_.batching == "static") extra_.push_back({"batches", static_cast<double>(max_updates)});
   report_.reset();
-  if (priv) {
-    const std::vector<std::int64_t> releases = lsvi::releases_made(channels, levels, updates_);
-    epsilon_spent_ = lsvi::composed_epsilon(channels, releases, p_.delta, p_.accountant);
-    extra_.push_back({"sigma_gram", sigma_gram_});
-    extra_.push_back({"sigma_target", sigma_target_});
-    extra_.push_back({"gram_shift", shift});
-    extra_.push_back({"tree_levels", static_cast<double>(levels)});
-    extra_.push_back({"pd_repairs", static_cast<double>(pd_repairs)});
-    extra_.push_back({"epsilon_spent", epsilon_spent_});
-    bool fixed_start = false;  // a point-mass initial state: the regret uses no user data
-    for (double x : m.initial) fixed_start = fixed_start || x == 1.0;
-    report_ =
-        lsvi::privacy_report(channels, releases,
-                             {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring,
-                              noise->name(), p_.noise == "seeded", noise->secure(), fixed_start});
-  }
-  return cumulative;
+  if (!s.priv) return;
+  const std::vector<std::int64_t> releases = lsvi::releases_made(s.channels, levels, updates_);
+  epsilon_spent_ = lsvi::composed_epsilon(s.channels, releases, p_.delta, p_.accountant);
+  extra_.push_back({"sigma_gram", sigma_gram_});
+  extra_.push_back({"sigma_target", sigma_target_});
+  extra_.push_back({"gram_shift", s.shift});
+  extra_.push_back({"tree_levels", static_cast<double>(levels)});
+  extra_.push_back({"pd_repairs", static_cast<double>(s.pd_repairs)});
+  extra_.push_back({"epsilon_spent", epsilon_spent_});
+  bool fixed_start = false;  // a point-mass initial state: the regret uses no user data
+  for (double x : m.initial) fixed_start = fixed_start || x == 1.0;
+  report_ =
+      lsvi::privacy_report(s.channels, releases,
+                           {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring,
+                            s.noise->name(), p_.noise == "seeded", s.noise->secure(), fixed_start});
 }
 
 std::vector<double> LsviUcb::gram_inverse(int h) const {

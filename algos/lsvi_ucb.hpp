@@ -184,6 +184,15 @@ class LsviUcb final : public Algorithm {
   struct State;  // the regression statistics (lsvi_ucb.cpp)
 
  private:
+  // run()'s steps: the noise calibration of a private run, one episode (returns its regret
+  // v*(x_1) - v_pi(x_1)), and the summary and guarantee record at the end.
+  void calibrate_privacy(const envs::LinearMdpModel& m, int levels, std::int64_t max_updates,
+                         double shift_per_sigma, std::uint64_t seed);
+  double run_episode(const envs::LinearMdpModel& m, Rng& rng, const std::vector<double>& v_opt,
+                     const std::vector<double>& v_pi);
+  void summarise(const envs::LinearMdpModel& m, double v_star, double v_final, double lambda,
+                 std::int64_t max_updates, int levels);
+
   Params p_;
   std::unique_ptr<State> st_;
   std::string env_id_;

@@ -8,11 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/lsvi_ucb.hpp"
-#include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
+#include "privacy/root_finding.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos::lsvi {
 
@@ -113,13 +114,20 @@ void calibrate(std::vector<Channel>& channels, double epsilon, double delta,
     hi *= 1.02;
     if (hi > 1e12) throw ParamError("lsvi_ucb: cannot calibrate the noise for this budget");
   }
-  for (int it = 0; it < 40 && hi - lo > 1e-5 * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (ok(mid) ? hi : lo) = mid;
+  // !ok(lo), ok(hi) (or lo = hi: the lower end certifies): bisect to 1e-5 relative, keep the end
+  // that certifies
+  if (lo < hi) {
+    privacy::RootOptions opt;
+    opt.rel_tol = 1e-5;
+    opt.max_steps = 40;
+    hi = privacy::find_boundary([&](double c) { return ok(c) ? -1.0 : 1.0; }, lo, hi, opt).hi;
   }
   set_scale(hi);
   for (auto& ch : channels) {
-    ch.sigma = secure_noise_scale(ch.z, ch.sens, ch.coords, secure);
+    const privacy::SecurePlan plan = privacy::gaussian_release_plan(
+        ch.z * ch.sens, ch.sens, static_cast<std::size_t>(ch.coords), secure);
+    ch.sigma = plan.scale;
+    ch.grid = plan.grid;
     ch.sens_eff = ch.sigma / ch.z;
   }
 }
@@ -185,8 +193,8 @@ PrivacyReport privacy_report(const std::vector<Channel>& channels,
   return r;
 }
 
-GramTree::GramTree(int H, int d, int levels, double sigma, privacy::NoiseSource& noise)
-    : H_(H), d_(d), levels_(levels), sigma_(sigma), noise_(noise) {
+GramTree::GramTree(int H, int d, int levels, double sigma, double grid, privacy::NoiseSource& noise)
+    : H_(H), d_(d), levels_(levels), sigma_(sigma), grid_(grid), noise_(noise) {
   leaf_.assign(H, MatrixXd::Zero(d, d));
   raw_.assign(H, std::vector<MatrixXd>(levels, MatrixXd::Zero(d, d)));
   released_ = raw_;
@@ -217,7 +225,7 @@ void GramTree::complete_leaf() {
     std::size_t k = 0;
     for (int j = 0; j < d_; ++j)
       for (int i = 0; i <= j; ++i) buf_[k++] = node(i, j);
-    add_gaussian_release(buf_, sigma_, noise_);
+    privacy::add_gaussian_release(buf_, sigma_, grid_, noise_);
     MatrixXd& out = released_[h][lvl];
     k = 0;
     for (int j = 0; j < d_; ++j)

@@ -18,8 +18,9 @@
 //   Targets (sum w phi y with |y| <= Y; the triangle inequality, attained by opposite y):
 //     lsvi_ucb: y = r + V in [0, H + 1]: sqrt(H) (H + 1) r_r, r_r = 1 (add-remove) or 2 (replace)
 //     plus:     r + V and r + Vc: sqrt(H) (H + 1) / H r_r; V^2 in [0, H^2]: sqrt(H) H r_r.
-// Secure noise snaps every released element to the sampler's grid g (algos/private_noise.hpp);
-// the snapped sensitivity adds sqrt(n) g for the n elements one user can change (H times the
+// Secure noise snaps every released element to the sampler's grid g, planned per channel
+// (privacy/secure_release.hpp: gaussian_release_plan); the snapped sensitivity adds sqrt(n) g for
+// the n elements one user can change (H times the
 // entries a user's features touch: k (k + 1) / 2 Gram entries and k target entries per step for
 // features with at most k non-zeros, twice that under replace, at most the whole vector).
 // Calibration: every release is a Gaussian mechanism; the planned run composes to a Gaussian with
@@ -51,6 +52,7 @@ struct Channel {
   double coords = 0;
   double z = 0;         // noise multiplier against sens_eff (calibrate)
   double sigma = 0;     // noise standard deviation per element (calibrate)
+  double grid = 0;      // the secure release's snapping grid; 0 unless secure (calibrate)
   double sens_eff = 0;  // sensitivity of the snapped vector: sens unless secure (calibrate)
 };
 
@@ -115,7 +117,8 @@ PrivacyReport privacy_report(const std::vector<Channel>& channels,
 // nodes that make up the leaves so far (popcount(t) <= levels of them).
 class GramTree {
  public:
-  GramTree(int H, int d, int levels, double sigma, privacy::NoiseSource& noise);
+  // sigma and grid: the Gram channel's (Channel::sigma, Channel::grid).
+  GramTree(int H, int d, int levels, double sigma, double grid, privacy::NoiseSource& noise);
   void add(int h, double w, const Eigen::VectorXd& f);  // w f f^T into the current leaf
   void complete_leaf();
   const Eigen::MatrixXd& prefix(int h) const { return prefix_[h]; }
@@ -123,7 +126,7 @@ class GramTree {
 
  private:
   int H_, d_, levels_;
-  double sigma_;
+  double sigma_, grid_;
   privacy::NoiseSource& noise_;
   std::int64_t leaves_ = 0;
   std::vector<Eigen::MatrixXd> leaf_;                   // per h: the current leaf's sum

@@ -174,7 +174,22 @@ class Ppo : public Algorithm {
   Ppo(const PpoParams& p, PpoHooks* hooks, PpoUpdateStyle style);
 
  private:
+  struct Run;  // the state of one train() call (ppo.cpp)
+
   std::unique_ptr<NnPolicy> make_policy() const;
+  // train()'s steps, in the order one rollout runs them
+  void init_networks(const EnvSpec& spec, int obs_dim, std::uint64_t seed);
+  void observe(std::span<const float> raw, std::span<float> out, std::size_t n, bool update);
+  void sync_run(Run& r, StateIo& io);
+  void collect_rollout(Run& r, TrainContext& ctx);
+  void sample_actions(Run& r, const nn::Mat& out, int t);
+  void record_rewards(Run& r, int t);
+  void compute_advantages(Run& r);
+  void update(Run& r, std::uint64_t seed);
+  double minibatch_step(Run& r, const int* ids);
+  void gather_minibatch(Run& r, const int* ids);
+  double actor_weights(Run& r, const int* ids, const nn::Mat*& out);
+  void critic_gradient(Run& r, const int* ids);
 
   PpoParams p_;
   std::vector<int> widths_;

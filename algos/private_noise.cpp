@@ -3,14 +3,12 @@
 #include <fmt/format.h>
 
 #include <bit>
-#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <set>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
-#include "privacy/secure_sampling.hpp"
 
 namespace dprl::algos {
 
@@ -40,51 +38,6 @@ std::unique_ptr<privacy::NoiseSource> make_private_noise(const std::string& mode
                learner);
   }
   return privacy::make_seeded_noise(seed, stream, privacy_stream_id(params));
-}
-
-double release_grid(double sd) {
-  if (!(sd > 0.0) || !std::isfinite(sd))
-    throw ParamError(fmt::format("private release: noise sd = {} must be finite and > 0", sd));
-  const double g = std::ldexp(1.0, std::ilogb(sd) - kReleaseGridBits);
-  DPRL_CHECK(g <= sd * 0x1.0p-24 && sd / g < privacy::kMaxSecureGaussianRatio);
-  return g;
-}
-
-void add_gaussian_release(std::span<double> x, double sd, privacy::NoiseSource& noise) {
-  if (!noise.secure()) {
-    noise.add_gaussian(x, sd);
-    return;
-  }
-  const double g = release_grid(sd);
-  const privacy::BitSource words = [&noise] { return noise.next_u64(); };
-  privacy::BitReader bits(words);
-  for (double& v : x) {
-    if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
-    v = std::nearbyint(v / g) * g + privacy::secure_gaussian(sd, g, bits);
-  }
-}
-
-double snapped_sensitivity(double delta_l2, double coords, double sd, bool secure) {
-  return secure ? delta_l2 + std::sqrt(coords) * release_grid(sd) : delta_l2;
-}
-
-double secure_noise_scale(double z, double delta_l2, double coords, bool secure) {
-  if (!secure) return z * delta_l2;
-  // g(sd) <= sd 2^-24 and is non-decreasing in sd, so sd_{k+1} = z (Delta + sqrt(n) g(sd_k))
-  // increases from z Delta to the fixed point, which is below z Delta / (1 - z sqrt(n) 2^-12)
-  const double r = z * std::sqrt(coords) * std::ldexp(1.0, -kReleaseGridBits);
-  if (!(r < 0.5))
-    throw ParamError(
-        fmt::format("secure noise: noise multiplier {} over {} coordinates makes the snapping grid "
-                    "(sd 2^-24) too coarse to cover (z sqrt(n) 2^-24 = {} must be < 0.5)",
-                    z, coords, r));
-  double sd = z * delta_l2;
-  for (int it = 0; it < 200; ++it) {
-    const double next = z * snapped_sensitivity(delta_l2, coords, sd, true);
-    if (next <= sd) return sd;
-    sd = next;
-  }
-  return z * delta_l2 / (1.0 - r);  // satisfies the inequality by the bound above
 }
 
 }  // namespace dprl::algos

@@ -1,5 +1,5 @@
-// Noise for the private learners (actor_critic, lsvi_ucb): which NoiseSource a run draws from,
-// how a seeded stream is derived, and the release of a noised vector.
+// Noise for the private learners (actor_critic, lsvi_ucb, the offline and selective DP-SGD
+// learners): which NoiseSource a run draws from and how a seeded stream is derived.
 //
 // Sources (the learners' `noise` parameter):
 //   os-entropy (default)  getrandom(2) bits and the exact discrete samplers of
@@ -14,23 +14,14 @@
 //                         runs that differ only in epsilon draw unrelated noise, instead of the
 //                         same standard normals at two scales, from which the un-noised
 //                         statistic could be solved.
-// Release (add_gaussian_release): with a secure source each element is first snapped to the grid
-// g = 2^(floor(log2 sd) - 24) and then gets an exact discrete Gaussian sample on that grid
-// (privacy::secure_gaussian(sd, g), a multiple of g), so the output is a grid point and the
-// floating-point attack of Mironov (2012) does not apply. Snapping moves each element by at most
-// g / 2, so two inputs at L2 distance Delta give snapped vectors at distance at most
-// Delta + sqrt(n) g for n elements that can differ: callers account that sensitivity
-// (snapped_sensitivity). The grid is fine so that this costs little even for large n: the noise
-// grows by the factor 1 / (1 - z sqrt(n) 2^-24) at most, 0.7% for z = 4 over the 69,124 values of
-// an 8-256-256-4 network (a grid of sd 2^-12 cost 26% there), and the exact sampler's range
-// (sd / g < 2^25 < 2^28) is respected.
-// With a non-secure source it is NoiseSource::add_gaussian, unchanged.
+// Release: privacy/secure_release.hpp (gaussian_release_plan, add_gaussian_release): with a
+// secure source the released vector is snapped to the sampler's grid and the noise widened to
+// cover the snapped sensitivity, with a seeded one NoiseSource::add_gaussian.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
-#include <span>
 #include <string>
 
 #include "privacy/noise_source.hpp"
@@ -45,20 +36,5 @@ std::unique_ptr<privacy::NoiseSource> make_private_noise(const std::string& mode
                                                          std::uint64_t seed, std::uint64_t stream,
                                                          std::initializer_list<double> params,
                                                          const std::string& learner);
-
-// Bits below sd of the release grid.
-inline constexpr int kReleaseGridBits = 24;
-// The grid of a secure release at standard deviation sd: 2^(floor(log2 sd) - 24), so in
-// (sd 2^-25, sd 2^-24]. ParamError unless sd is finite and > 0.
-double release_grid(double sd);
-// Adds N(0, sd^2) to every element (see above); sd > 0.
-void add_gaussian_release(std::span<double> x, double sd, privacy::NoiseSource& noise);
-// Delta + sqrt(coords) g: the L2 sensitivity of the snapped vector when at most coords elements
-// differ between neighbours (Delta when the source is not secure).
-double snapped_sensitivity(double delta_l2, double coords, double sd, bool secure);
-// The smallest sd with sd >= z * snapped_sensitivity(delta_l2, coords, sd, secure): noise
-// multiplier z against the snapped sensitivity (z delta_l2 when not secure). ParamError when the
-// grid term cannot be covered (z sqrt(coords) 2^-24 >= 1/2).
-double secure_noise_scale(double z, double delta_l2, double coords, bool secure);
 
 }  // namespace dprl::algos

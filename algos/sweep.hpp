@@ -133,7 +133,6 @@ class SweepDispatcher {
   const SweepPlan& plan() const { return plan_; }
   // Whether runs continue from their checkpoints (not with --force).
   bool from_checkpoints() const { return !opts_.force; }
-  std::size_t to_run() const { return todo_.size(); }
   // The next run index to execute, or none when all have been handed out.
   std::optional<std::size_t> next();
   void record(std::size_t index, RunOutcome outcome);

@@ -211,9 +211,6 @@ double Node::as_double(std::string_view what) const {
 std::int64_t Node::as_int(std::string_view what) const {
   return detail::parse_int({as_string(what), where_}, "config", what);
 }
-bool Node::as_bool(std::string_view what) const {
-  return detail::parse_bool({as_string(what), where_}, "config", what);
-}
 
 ParamMap Node::to_param_map(std::string_view what) const {
   ParamMap out;

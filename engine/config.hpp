@@ -54,7 +54,6 @@ class Node {
   std::string as_string(std::string_view what) const;
   double as_double(std::string_view what) const;
   std::int64_t as_int(std::string_view what) const;
-  bool as_bool(std::string_view what) const;
 
   // The flat params of a map node whose values are scalars (nested maps are an error).
   ParamMap to_param_map(std::string_view what) const;

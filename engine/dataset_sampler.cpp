@@ -17,7 +17,7 @@ void sample_uniform(const Dataset& data, std::size_t batch, Rng& rng,
   for (auto& t : out) t = static_cast<std::size_t>(rng.below(n));
 }
 
-UserIndex::UserIndex(const Dataset& data) : users_(data.users()), n_(data.num_transitions()) {
+UserIndex::UserIndex(const Dataset& data) : users_(data.users()) {
   const auto by_user = data.episodes_by_user(users_);
   offset_.reserve(users_.size() + 1);
   offset_.push_back(0);

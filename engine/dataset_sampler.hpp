@@ -42,7 +42,6 @@ class UserIndex {
   std::size_t num_transitions(std::size_t u) const { return total_[u]; }
   // The k-th transition (0 <= k < num_transitions(u)) of user u, in episode order.
   std::size_t transition(std::size_t u, std::size_t k) const;
-  std::size_t num_dataset_transitions() const { return n_; }
 
  private:
   std::vector<std::int64_t> users_;
@@ -50,7 +49,6 @@ class UserIndex {
   std::vector<std::size_t> ep_start_;  // first transition of each of the user's episodes
   std::vector<std::size_t> cum_;       // transitions of the user's episodes up to and including
   std::vector<std::size_t> total_;
-  std::size_t n_ = 0;
 };
 
 // Transitions grouped by user: user j of the batch is users[j] (an index into the UserIndex)

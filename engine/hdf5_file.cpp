@@ -350,22 +350,4 @@ std::optional<std::string> File::read_string(const std::string& key) const {
   return buf;
 }
 
-std::optional<std::int64_t> File::attr_int64(const std::string& path,
-                                             const std::string& name) const {
-  const std::string key = path + "@" + name;
-  if (H5Aexists_by_name(id_, path.c_str(), name.c_str(), H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;
-  }
-  Handle a(H5Aopen_by_name(id_, path.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  Handle t(a.ok() ? H5Aget_type(a.get()) : -1, H5Tclose);
-  Handle s(a.ok() ? H5Aget_space(a.get()) : -1, H5Sclose);
-  if (!t.ok() || !s.ok()) fail(name_, key, "unreadable attribute");
-  if (!is_number(classify(t.get()))) fail(name_, key, "attribute is not a number");
-  if (H5Sget_simple_extent_npoints(s.get()) != 1) fail(name_, key, "attribute is not a scalar");
-  std::int64_t v = 0;
-  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) fail(name_, key, "read failed");
-  return v;
-}
-
 }  // namespace dprl::h5

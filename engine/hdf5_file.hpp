@@ -136,9 +136,6 @@ class File {
   std::optional<double> read_scalar(const std::string& key) const;
   std::optional<std::string> read_string(const std::string& key) const;
 
-  // Integer attribute of the object at path (any numeric type converted); nullopt when absent.
-  std::optional<std::int64_t> attr_int64(const std::string& path, const std::string& name) const;
-
   void create_group(const std::string& path);
   // Contiguous datasets of the given shape (product = data.size()), little-endian float32 or
   // int64. Each returns the byte offset of the data in the file (kNoOffset if HDF5 has none).

@@ -17,11 +17,4 @@ void Ensemble::forward_all(const Eigen::Ref<const Mat>& x, Mat& out) {
   for (int k = 0; k < n_; ++k) out.middleRows(k * o, o) = forward(shape_, member(k), x, caches_[k]);
 }
 
-void Ensemble::backward_all(const Eigen::Ref<const Mat>& dout, float* grad) {
-  const int o = shape_.out();
-  for (int k = 0; k < n_; ++k)
-    backward(shape_, member(k), dout.middleRows(k * o, o), caches_[k],
-             grad + k * shape_.num_params());
-}
-
 }  // namespace dprl::nn

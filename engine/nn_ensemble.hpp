@@ -30,8 +30,6 @@ class Ensemble {
   void init_kaiming(std::uint64_t seed);
   // Every member on x; stacked outputs in out.
   void forward_all(const Eigen::Ref<const Mat>& x, Mat& out);
-  // dout stacked like the outputs; grad has the ensemble buffer's layout (overwritten).
-  void backward_all(const Eigen::Ref<const Mat>& dout, float* grad);
 
  private:
   MlpShape shape_;

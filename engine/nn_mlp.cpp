@@ -77,20 +77,6 @@ Act parse_act(std::string_view name, std::string_view what) {
       fmt::format("{}: unknown activation '{}' (valid: identity, relu, tanh, silu)", what, name));
 }
 
-std::string_view act_name(Act a) {
-  switch (a) {
-    case Act::kIdentity:
-      return "identity";
-    case Act::kRelu:
-      return "relu";
-    case Act::kTanh:
-      return "tanh";
-    case Act::kSilu:
-      return "silu";
-  }
-  return "?";
-}
-
 MlpShape::MlpShape(std::vector<int> s, Act h, Act o) : sizes(std::move(s)), hidden(h), output(o) {
   DPRL_CHECK(sizes.size() >= 2);
   std::size_t off = 0;

@@ -44,7 +44,6 @@ using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
 enum class Act { kIdentity, kRelu, kTanh, kSilu };
 // "identity", "relu", "tanh", "silu" (alias "swish"); else ParamError naming what.
 Act parse_act(std::string_view name, std::string_view what);
-std::string_view act_name(Act a);
 
 struct MlpShape {
   std::vector<int> sizes;  // [in, h1, ..., out], at least two entries

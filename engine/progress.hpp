@@ -26,7 +26,6 @@ class Progress {
   void update(std::int64_t steps, std::int64_t total_steps, std::int64_t episodes,
               double recent_return);
   void finish();
-  bool enabled() const { return enabled_; }
 
  private:
   bool enabled_;
@@ -48,7 +47,6 @@ class SweepProgress {
   // Prints a whole line on stderr (always, TTY or not), above the progress line.
   void log(std::string_view line);
   void finish();
-  bool enabled() const { return enabled_; }
 
  private:
   void draw();

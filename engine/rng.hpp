@@ -88,8 +88,6 @@ class Rng {
   double laplace(double b);
   // Gamma with shape k > 0 and scale 1.
   double gamma(double k);
-  // True with probability p.
-  bool bernoulli(double p) { return uniform() < p; }
   // Index drawn with probability proportional to weights (non-negative, positive sum).
   std::size_t categorical(std::span<const double> weights);
 

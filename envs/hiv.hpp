@@ -114,9 +114,6 @@ class Hiv final : public Env {
   void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
-  // Integrator statistics of the last step (for tests and benchmarks).
-  const ode::DopriResult& last_solve() const { return last_solve_; }
-
  private:
   void write_obs(std::span<float> obs) const;
 

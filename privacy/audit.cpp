@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "privacy/root_finding.hpp"
 #include "privacy/special_math.hpp"
 
 namespace dprl::privacy::audit {
@@ -42,12 +43,8 @@ double beta_quantile(double a, double b, double p) {
   }
   if (p == 0.0 || p == 1.0) return p;
   // I_x(a, b) increases from 0 to 1 in x: bisection keeps I(lo) < p <= I(hi)
-  double lo = 0.0, hi = 1.0;
-  for (int i = 0; i < 200 && hi - lo > 1e-15; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (math::incomplete_beta(a, b, mid) < p ? lo : hi) = mid;
-  }
-  return hi;
+  const auto below = [&](double x) { return math::incomplete_beta(a, b, x) < p ? 1.0 : -1.0; };
+  return find_boundary(below, 0.0, 1.0, {.rel_tol = 0.0, .abs_tol = 1e-15}).hi;
 }
 
 double clopper_pearson_upper(std::int64_t k, std::int64_t n, double alpha) {

@@ -7,6 +7,7 @@
 
 #include "engine/error.hpp"
 #include "privacy/dirichlet_mechanism.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::privacy {
 
@@ -186,13 +187,12 @@ PaperMatched paper_matched(const DirichletTeacherParams& p0, double target_epsil
       out.note = "no tau in (0, eta] gives the target delta";
       return out;
     }
-    if (delta(p.eta) <= target_delta) {
+    if (delta(std::exp(hi)) <= target_delta) {
       lo = hi;
     } else {
-      for (int i = 0; i < 200; ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (delta(std::exp(mid)) <= target_delta ? lo : hi) = mid;
-      }
+      // bisection down to adjacent doubles (no tolerance), keeping delta(e^lo) <= target_delta
+      const auto within = [&](double x) { return delta(std::exp(x)) <= target_delta ? 1.0 : -1.0; };
+      lo = find_boundary(within, lo, hi, {.rel_tol = 0.0, .max_steps = 200}).lo;
     }
     out.tau = std::exp(lo);
     out.delta_k0 = delta(out.tau);

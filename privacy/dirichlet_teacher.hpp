@@ -130,7 +130,6 @@ class DirichletTeacher {
 
   // k of the next private answer (0 once switched to input-independent answers).
   double current_k() const;
-  bool switched() const { return switched_; }
   bool budget_exhausted() const { return budget_exhausted_; }
   std::int64_t queries() const { return queries_; }
   std::int64_t private_queries() const { return private_queries_; }

@@ -128,10 +128,8 @@ std::size_t DpFedAvgRound::noised_values() const {
 
 double DpFedAvgRound::released_noise_std(bool secure) const {
   const double sd = noise_std();
-  if (!secure || sd <= 0.0) return sd;
-  return secure_release_plan(SecureNoise::kGaussian, sd, cfg_.clip_norm / denominator(),
-                             noised_values())
-      .scale;
+  if (sd <= 0.0) return sd;
+  return gaussian_release_plan(sd, cfg_.clip_norm / denominator(), noised_values(), secure).scale;
 }
 
 void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
@@ -157,10 +155,9 @@ void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
       scratch_.insert(scratch_.end(), avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset),
                       avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset + b.size));
   }
-  if (noise->secure())
-    secure_release(scratch_, SecureNoise::kGaussian, sd, cfg_.clip_norm / denominator(), *noise);
-  else
-    noise->add_gaussian(scratch_, sd);
+  const SecurePlan plan =
+      gaussian_release_plan(sd, cfg_.clip_norm / denominator(), scratch_.size(), noise->secure());
+  add_gaussian_release(scratch_, plan.scale, plan.grid, *noise);
   std::size_t j = 0;
   for (int i = 0; i < layout_.members; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;

@@ -113,8 +113,6 @@ class DpFedAvgRound {
   // A secure source gets the snapped release of secure_release.hpp on the average (all blocks of
   // all members as one vector of L2 sensitivity C / (q K)); another source adds N(0, sd^2).
   void release(std::span<float> theta, NoiseSource* noise);
-  // The last released average before noise (for tests and diagnostics).
-  const std::vector<float>& last_average() const { return avg_; }
 
  private:
   EnsembleLayout layout_;

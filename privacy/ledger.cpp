@@ -13,6 +13,7 @@
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "privacy/dp_event_json.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::privacy {
 
@@ -87,14 +88,18 @@ bool Ledger::can_afford(const DpEvent& event, std::int64_t count) const {
 }
 
 std::int64_t Ledger::affordable_count(const DpEvent& event, std::int64_t max_count) const {
+  if (max_count > kMaxAffordableCount)
+    throw ParamError(fmt::format("ledger: max_count = {} exceeds 2^53", max_count));
   if (max_count < 1 || !can_afford(event, 1)) return 0;
   if (can_afford(event, max_count)) return max_count;
-  std::int64_t lo = 1, hi = max_count;  // can_afford(lo), !can_afford(hi)
-  while (hi - lo > 1) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    (can_afford(event, mid) ? lo : hi) = mid;
-  }
-  return lo;
+  // can_afford(1), !can_afford(max_count): the boundary by bisection over integers
+  RootOptions opt;
+  opt.integers = true;
+  const auto fits = [&](double n) {
+    return can_afford(event, static_cast<std::int64_t>(n)) ? 1.0 : -1.0;
+  };
+  return static_cast<std::int64_t>(
+      find_boundary(fits, 1.0, static_cast<double>(max_count), opt).lo);
 }
 
 void Ledger::set_relation(std::string neighbouring, std::string unit) {

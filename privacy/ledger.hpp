@@ -77,7 +77,10 @@ class Ledger {
   // The epsilon spent if event were charged now (nothing is charged).
   double epsilon_if_charged(const DpEvent& event, std::int64_t count = 1) const;
   bool can_afford(const DpEvent& event, std::int64_t count = 1) const;
-  // The largest n in [0, max_count] with can_afford(event, n) (bisection; epsilon grows with n).
+  // The largest n in [0, max_count] with can_afford(event, n) (bisection over integers,
+  // root_finding.hpp; epsilon grows with n). ParamError when max_count > 2^53 (the counts are
+  // searched as doubles).
+  static constexpr std::int64_t kMaxAffordableCount = std::int64_t{1} << 53;
   std::int64_t affordable_count(const DpEvent& event, std::int64_t max_count) const;
 
   double spent_epsilon() const { return spent_; }

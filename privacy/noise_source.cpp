@@ -271,8 +271,6 @@ void NoiseSource::dirichlet(std::span<const double> alpha, std::span<double> out
   for (double& x : out) x /= sum;
 }
 
-bool NoiseSource::bernoulli(double p) { return uniform() < p; }
-
 namespace {
 
 class SeededNoise final : public NoiseSource {
@@ -335,7 +333,6 @@ class ScriptedNoise final : public NoiseSource {
   double laplace(double) override { return take(); }
   double uniform() override { return take(); }
   double gamma(double) override { return take(); }
-  bool bernoulli(double p) override { return take() < p; }
 
  private:
   double take() {

@@ -8,16 +8,15 @@
 //               for deployments; not reproducible.
 //   zero        always returns zero noise: a test double (no privacy at all).
 //   scripted    returns a given list of noise values in order, then throws: a test double.
-// Samplers (ours, not std::*_distribution): uniform, Gaussian, Laplace, gamma, Dirichlet,
-// Bernoulli. With secure = true (seeded or os_entropy) gaussian(), laplace() and add_gaussian()
+// Samplers (ours, not std::*_distribution): uniform, Gaussian, Laplace, gamma, Dirichlet. With
+// secure = true (seeded or os_entropy) gaussian(), laplace() and add_gaussian()
 // draw exact discrete samples on a power-of-two grid (privacy/secure_sampling.hpp). That defeats
 // Mironov's (2012) floating-point attack only when the value the noise is added to lies on the
 // same grid: LaplaceMechanism and GaussianMechanism snap their input first and inflate the scale
 // to cover the snapping (secure_release.hpp); a caller adding secure noise to arbitrary doubles
 // (x + g k reveals the low bits of x) gets exact noise but not that protection.
-// NOT secure against floating-point attacks in any mode: gamma(), dirichlet() (and so the
-// Dirichlet mechanism) and bernoulli() compute with floating point (Marsaglia-Tsang with
-// Box-Muller normals; uniform() < p).
+// NOT secure against floating-point attacks in any mode: gamma() and dirichlet() (and so the
+// Dirichlet mechanism) compute with floating point (Marsaglia-Tsang with Box-Muller normals).
 // The default is secure = false for seeded sources (fast, bit-reproducible experiments) and
 // secure = true for os_entropy.
 #pragma once
@@ -54,7 +53,6 @@ class NoiseSource {
   // floating-point sampling even when secure() (see above).
   virtual double gamma(double shape);
   void dirichlet(std::span<const double> alpha, std::span<double> out);
-  virtual bool bernoulli(double p);
   bool secure() const { return secure_; }
 
  protected:

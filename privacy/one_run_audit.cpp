@@ -10,6 +10,7 @@
 #include "engine/nn_dp.hpp"
 #include "engine/rng.hpp"
 #include "privacy/gaussian_mechanism.hpp"
+#include "privacy/root_finding.hpp"
 
 namespace dprl::privacy::audit {
 
@@ -62,14 +63,16 @@ double epsilon_lower_one_run(std::int64_t m, std::int64_t r, std::int64_t v, dou
     hi *= 2.0;
     if (hi > 1e3) return lo;  // every guess right with r huge: cap the search
   }
-  for (int it = 0; it < 200 && hi - lo > 1e-9; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (one_run_p_value(m, r, v, mid, delta) < level ? lo : hi) = mid;
-  }
-  return lo;
+  // p(lo) < level <= p(hi): bisect to 1e-9 and return the lower end (still rejected)
+  const auto rejected = [&](double eps) {
+    return one_run_p_value(m, r, v, eps, delta) < level ? 1.0 : -1.0;
+  };
+  return find_boundary(rejected, lo, hi, {.rel_tol = 0.0, .abs_tol = 1e-9}).lo;
 }
 
-DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
+namespace {
+
+void validate(const DpSgdAuditParams& p) {
   if (!p.white_box) throw ParamError("--white-box: only the white-box audit is implemented");
   if (p.canaries < 2 || p.canaries > 1000000)
     throw ParamError(fmt::format("--canaries = {} must be in [2, 1e6]", p.canaries));
@@ -94,49 +97,66 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
                                  p.mis_specify));
   if (p.delta == 0.0 && std::isnan(p.claim_epsilon))
     throw ParamError("--delta must be > 0 for the Gaussian accounting of DP-SGD");
+}
 
+// The audited task: n examples (x: n x P, row-major) of a linear regression in P >= m dimensions,
+// and each canary's coin (in[j]: canary j's gradient enters every step).
+struct AuditTask {
+  std::size_t P = 0, n = 0;
+  std::vector<float> x, y;
+  std::vector<char> in;
+  std::int64_t included = 0;
+};
+
+// the task and the canaries' coins, each from its own derived stream
+AuditTask make_task(const DpSgdAuditParams& p) {
   const std::int64_t m = p.canaries;
-  const auto P = static_cast<std::size_t>(std::max<std::int64_t>(m, 16));
-  const auto n = static_cast<std::size_t>(p.examples);
-  const double clip = 1.0;
-  const double z_run =
-      p.mis_specify == "halve-noise" ? 0.5 * p.noise_multiplier : p.noise_multiplier;
-  const double canary_norm = p.mis_specify == "double-sensitivity" ? 2.0 * clip : clip;
-
-  // the task and the canaries' coins, each from its own derived stream
+  AuditTask t;
+  t.P = static_cast<std::size_t>(std::max<std::int64_t>(m, 16));
+  t.n = static_cast<std::size_t>(p.examples);
+  const std::size_t P = t.P, n = t.n;
   Rng data_rng(derive_seed(p.seed, Domain::kDataset, 0));
   Rng coin_rng(derive_seed(p.seed, Domain::kAlgo, 1));
-  Rng noise_rng(derive_seed(p.seed, Domain::kDpNoise, 0));
-  std::vector<float> x(n * P), y(n), w_star(P), normals(P);
+  t.x.resize(n * P);
+  t.y.resize(n);
+  std::vector<float> w_star(P);
   nn::fill_standard_normal(data_rng, w_star);
-  nn::fill_standard_normal(data_rng, x);
+  nn::fill_standard_normal(data_rng, t.x);
   const float inv_sqrt_p = 1.0f / std::sqrt(float(P));
-  for (float& e : x) e *= inv_sqrt_p;
+  for (float& e : t.x) e *= inv_sqrt_p;
   std::vector<float> eps_y(n);
   nn::fill_standard_normal(data_rng, eps_y);
   for (std::size_t i = 0; i < n; ++i) {
-    y[i] =
-        std::inner_product(w_star.begin(), w_star.end(), x.begin() + i * P, 0.0f) + 0.1f * eps_y[i];
+    t.y[i] = std::inner_product(w_star.begin(), w_star.end(), t.x.begin() + i * P, 0.0f) +
+             0.1f * eps_y[i];
   }
-  std::vector<char> in(static_cast<std::size_t>(m));
-  std::int64_t included = 0;
-  for (auto& b : in) {
+  t.in.resize(static_cast<std::size_t>(m));
+  for (auto& b : t.in) {
     b = (coin_rng.next_u64() >> 63) != 0;
-    included += b;
+    t.included += b;
   }
+  return t;
+}
 
-  // full-batch DP-SGD; sum holds the summed noisy gradient sums over the steps
-  std::vector<float> w(P, 0.0f), grad(P), resid(n), sq(n), factors(n);
-  std::vector<double> sum(P, 0.0);
+// Full-batch DP-SGD on the task with the included canaries' gradients (canary_norm on their own
+// coordinate) and noise z_run: the final weights w and the summed noisy gradient sums.
+void run_dpsgd(const DpSgdAuditParams& p, const AuditTask& t, double z_run, double canary_norm,
+               std::vector<float>& w, std::vector<double>& sum) {
+  const std::size_t P = t.P, n = t.n;
+  const double clip = 1.0;
+  Rng noise_rng(derive_seed(p.seed, Domain::kDpNoise, 0));
+  w.assign(P, 0.0f);
+  sum.assign(P, 0.0);
+  std::vector<float> grad(P), resid(n), sq(n), factors(n);
   nn::Buffer scratch;
   const nn::NormalFill fill = [&noise_rng](std::span<float> out) {
     nn::fill_standard_normal(noise_rng, out);
   };
   const float lr = 0.5f / float(n);
-  for (std::int64_t t = 0; t < p.steps; ++t) {
+  for (std::int64_t s = 0; s < p.steps; ++s) {
     for (std::size_t i = 0; i < n; ++i) {
-      const float* xi = x.data() + i * P;
-      resid[i] = std::inner_product(w.begin(), w.end(), xi, 0.0f) - y[i];
+      const float* xi = t.x.data() + i * P;
+      resid[i] = std::inner_product(w.begin(), w.end(), xi, 0.0f) - t.y[i];
       const float xx = std::inner_product(xi, xi + P, xi, 0.0f);
       sq[i] = resid[i] * resid[i] * xx;  // |g_i|^2 = r_i^2 |x_i|^2
     }
@@ -144,11 +164,11 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
     std::fill(grad.begin(), grad.end(), 0.0f);
     for (std::size_t i = 0; i < n; ++i) {
       const float c = factors[i] * resid[i];
-      const float* xi = x.data() + i * P;
+      const float* xi = t.x.data() + i * P;
       for (std::size_t k = 0; k < P; ++k) grad[k] += c * xi[k];
     }
-    for (std::int64_t j = 0; j < m; ++j) {
-      if (in[j]) grad[j] += static_cast<float>(canary_norm);
+    for (std::int64_t j = 0; j < p.canaries; ++j) {
+      if (t.in[j]) grad[j] += static_cast<float>(canary_norm);
     }
     nn::add_gaussian_noise(grad, z_run * clip, fill, scratch);
     for (std::size_t k = 0; k < P; ++k) {
@@ -156,21 +176,41 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
       w[k] -= lr * grad[k];
     }
   }
+}
 
-  // guesses: "in" for the k largest scores, "out" for the k smallest
-  const std::int64_t r = p.guesses > 0 ? p.guesses : m / 5;
+}  // namespace
+
+std::int64_t correct_guesses(std::span<const char> in, std::span<const double> score,
+                             std::int64_t r) {
+  const auto m = static_cast<std::int64_t>(in.size());
   const std::int64_t k_in = r / 2, k_out = r - r / 2;
   std::vector<std::int64_t> order(static_cast<std::size_t>(m));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t a, std::int64_t b) { return sum[a] > sum[b]; });
+                   [&](std::int64_t a, std::int64_t b) { return score[a] > score[b]; });
   std::int64_t correct = 0;
   for (std::int64_t i = 0; i < k_in; ++i) correct += in[order[i]] ? 1 : 0;
   for (std::int64_t i = 0; i < k_out; ++i) correct += in[order[m - 1 - i]] ? 0 : 1;
+  return correct;
+}
+
+DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
+  validate(p);
+  const std::int64_t m = p.canaries;
+  const double clip = 1.0;
+  const double z_run =
+      p.mis_specify == "halve-noise" ? 0.5 * p.noise_multiplier : p.noise_multiplier;
+  const double canary_norm = p.mis_specify == "double-sensitivity" ? 2.0 * clip : clip;
+  const AuditTask t = make_task(p);
+  std::vector<float> w;
+  std::vector<double> sum;
+  run_dpsgd(p, t, z_run, canary_norm, w, sum);
+  const std::int64_t r = p.guesses > 0 ? p.guesses : m / 5;
+  const std::int64_t correct = correct_guesses(t.in, sum, r);
 
   double loss = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float ri = std::inner_product(w.begin(), w.end(), x.begin() + i * P, 0.0f) - y[i];
+  for (std::size_t i = 0; i < t.n; ++i) {
+    const float ri = std::inner_product(w.begin(), w.end(), t.x.begin() + i * t.P, 0.0f) - t.y[i];
     loss += double(ri) * ri;
   }
 
@@ -181,10 +221,10 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
           : p.claim_epsilon;
   rep.epsilon_lower = epsilon_lower_one_run(m, r, correct, p.delta, p.confidence);
   rep.refuted = rep.epsilon_lower > rep.epsilon_claimed;
-  rep.included = included;
+  rep.included = t.included;
   rep.guesses = r;
   rep.correct = correct;
-  rep.final_loss = loss / double(n);
+  rep.final_loss = loss / double(t.n);
   return rep;
 }
 

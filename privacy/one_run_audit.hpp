@@ -33,6 +33,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace dprl::privacy::audit {
@@ -45,6 +46,12 @@ double one_run_p_value(std::int64_t m, std::int64_t r, std::int64_t v, double ep
 // epsilon = 0 is not rejected).
 double epsilon_lower_one_run(std::int64_t m, std::int64_t r, std::int64_t v, double delta,
                              double confidence);
+
+// The right guesses among r from per-canary scores: "in" for the r / 2 canaries with the largest
+// scores, "out" for the r - r / 2 with the smallest (ties in canary order); in[j] != 0: canary j
+// was included. score has one value per canary.
+std::int64_t correct_guesses(std::span<const char> in, std::span<const double> score,
+                             std::int64_t r);
 
 struct DpSgdAuditParams {
   std::int64_t canaries = 1000;  // m

@@ -3,7 +3,11 @@
 //
 // Used by analytic_gaussian_sigma and gaussian_epsilon (gaussian_mechanism.hpp),
 // advanced_composition_inverse (composition.hpp), calibrate_noise_multiplier and
-// steps_within_budget (calibration.hpp).
+// steps_within_budget (calibration.hpp), Ledger::affordable_count (ledger.hpp), beta_quantile
+// (audit.hpp), epsilon_lower_one_run (one_run_audit.hpp), paper_matched's tau
+// (dirichlet_teacher.hpp) and the private LSVI-UCB calibration (algos/lsvi_ucb_private.hpp).
+// Not here: zcdp_to_epsilon_cks (composition.hpp) minimises a unimodal function by golden-section
+// search, which is not a boundary search.
 //
 // find_boundary(f, lo, hi, options): f is non-increasing across a sign change on [lo, hi]:
 // f(lo) > 0 >= f(hi) (checked; ParamError otherwise). A NaN value of f counts as > 0 ("not

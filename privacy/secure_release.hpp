@@ -1,14 +1,24 @@
 // The secure release of a d-dimensional query answer: snap every coordinate to a power-of-two grid
 // and add exact discrete noise on that grid, with the scale inflated to cover the snapping (see
-// secure_sampling.hpp, plan_secure_release). One implementation, used by LaplaceMechanism and
-// GaussianMechanism when their NoiseSource is secure.
+// secure_sampling.hpp, plan_secure_release). The one implementation of the snapped release: the
+// Laplace and Gaussian mechanisms, DP-FedAvg and the private learners (actor_critic, lsvi_ucb,
+// the offline learners' and selective DP-SGD, the offline audit) all release through it.
 //
 // Guarantee: Laplace noise (L1 sensitivity Delta, base scale b = Delta / epsilon) stays
 // epsilon-DP for the snapped vector; Gaussian noise (L2 sensitivity Delta, base sigma) keeps the
 // zCDP of noise multiplier sigma / Delta (secure_sampling.hpp states what is and is not proven).
-// The neighbouring relation is the caller's, the one that defines Delta.
+// The neighbouring relation is the caller's, the one that defines Delta, and so is `dim`: the
+// number of coordinates that can differ between neighbours (each adds up to one grid step to the
+// snapped sensitivity: Delta + dim g in L1, Delta + sqrt(dim) g in L2).
 // Validation (ParamError): finite values; scale, sensitivity > 0 and finite; the dimension within
 // the sampler's range (see plan_secure_release).
+//
+// Gaussian releases whose source may be seeded (the learners' `noise: seeded`, reproducible and
+// not formal) go through gaussian_release_plan and add_gaussian_release: with a secure source the
+// snapped release above, with any other NoiseSource::add_gaussian at the base standard deviation.
+// The plan is made once per calibration (scale, sensitivity and dim fixed) and reused for every
+// release; its scale is the standard deviation to record, and the noise multiplier against the
+// (snapped) sensitivity is scale / sensitivity in both cases.
 #pragma once
 
 #include <cstddef>
@@ -25,9 +35,21 @@ enum class SecureNoise { kLaplace, kGaussian };
 // Gaussian's range.
 SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity, std::size_t dim);
 
-// values[i] = snap(values[i], g) + g * discrete noise of scale >= plan.scale; noise must be
-// secure (checked).
+// values[i] = snap(values[i], g) + g * discrete noise of scale >= plan.scale, with the plan for
+// dim = values.size(); noise must be secure (checked).
 void secure_release(std::span<double> values, SecureNoise kind, double scale, double sensitivity,
                     NoiseSource& noise);
+// The same on a grid planned beforehand (grid and scale of a SecurePlan).
+void secure_release_on_grid(std::span<double> values, SecureNoise kind, double scale, double grid,
+                            NoiseSource& noise);
+
+// Gaussian noise of base standard deviation sd for L2 sensitivity `sensitivity` over dim
+// differing coordinates: secure_release_plan's grid and inflated scale when secure, else
+// {grid 0, scale sd, inflation 1} (no snapping).
+SecurePlan gaussian_release_plan(double sd, double sensitivity, std::size_t dim, bool secure);
+// values += N(0, sd^2) per value, sd and grid from gaussian_release_plan: with grid > 0 the values
+// are first checked finite (ParamError) and released by secure_release_on_grid; with grid 0 by
+// noise.add_gaussian. The grid must be > 0 exactly when noise is secure (checked).
+void add_gaussian_release(std::span<double> values, double sd, double grid, NoiseSource& noise);
 
 }  // namespace dprl::privacy

@@ -22,12 +22,7 @@ double normal_cdf(double x);
 double log_normal_cdf(double x);
 // Upper tail 1 - Phi(x), accurate for large x.
 double normal_sf(double x);
-// log C(n, k) for real n >= k >= 0 (via lgamma).
-double log_binom(double n, double k);
 // Regularised incomplete beta I_x(a, b), a, b > 0, x in [0, 1].
 double incomplete_beta(double a, double b, double x);
-// Inverse of the standard normal CDF, p in (0, 1) (Acklam's rational approximation refined by
-// two Newton steps; about 1e-15 relative).
-double normal_quantile(double p);
 
 }  // namespace dprl::privacy::math

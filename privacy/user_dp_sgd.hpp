@@ -26,7 +26,7 @@
 // user. Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded
 // noise gives a reproducible run that is NOT formally private (anyone with the seed can subtract
 // the noise). The release rule is the caller's (GaussianRelease): the offline learners use
-// algos/private_noise.hpp's secure release with OS-entropy noise, which snaps the sum to the
+// secure_release.hpp's add_gaussian_release with OS-entropy noise, which snaps the sum to the
 // discrete sampler's grid g and raises the noise std to cover the snapped sensitivity
 // C + sqrt(n) g (n noised values); the noise std passed here must be at least z times the
 // sensitivity of what release() sees.

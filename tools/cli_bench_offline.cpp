@@ -24,10 +24,10 @@
 
 #include "algos/algorithm.hpp"
 #include "algos/offline/offline_learner.hpp"
-#include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 #include "tools/cli.hpp"
 
 namespace dprl::cli {
@@ -129,15 +129,16 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   auto noise =
       o.noise == "seeded" ? privacy::make_seeded_noise(0, 0) : privacy::make_os_entropy_noise(true);
   // the release of a private run: seeded noise as drawn, OS-entropy noise through the secure
-  // snapped release with its covering noise scale (algos/private_noise.hpp)
+  // snapped release with its covering noise scale (privacy/secure_release.hpp)
   std::size_t values = 0;
   for (const auto& t : priv->trained_nets())
     for (int l = 0; l < t.net->shape().num_layers(); ++l)
       values += static_cast<std::size_t>(t.net->shape().out(l)) * (t.net->shape().in(l) + 1);
-  const double sd = algos::secure_noise_scale(cfg.noise_multiplier, cfg.clip_norm,
-                                              static_cast<double>(values), noise->secure());
+  const privacy::SecurePlan plan = privacy::gaussian_release_plan(
+      cfg.noise_multiplier * cfg.clip_norm, cfg.clip_norm, values, noise->secure());
+  const double sd = plan.scale;
   const privacy::GaussianRelease release = [&](std::span<double> x, double s) {
-    algos::add_gaussian_release(x, s, *noise);
+    privacy::add_gaussian_release(x, s, plan.grid, *noise);
   };
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;

@@ -335,14 +335,23 @@ bool has_drawable_point(const PlotSeries& series, bool log_x, bool log_y) {
   return std::any_of(v.x.begin(), v.x.end(), [](double x) { return std::isfinite(x); });
 }
 
-std::string render_svg(const PlotSpec& spec) {
-  if (spec.width < 200 || spec.height < 150 || spec.width > 100000 || spec.height > 100000)
-    throw ParamError(fmt::format(
-        "--width/--height: plot size must be between 200x150 and 100000x100000 pixels, got {}x{}",
-        spec.width, spec.height));
-  // data ranges over the means and the bands, in plot coordinates
-  std::vector<View> views;
-  for (const auto& s : spec.series) views.push_back(to_view(s.band, spec.log_x, spec.log_y));
+namespace {
+
+constexpr double kCharWidth = 6.6;  // average glyph width at 12px
+
+// The plot's geometry: axes, the plot area in pixels (left, top, width pw, height ph) and the
+// legend's width; sx and sy map plot coordinates to pixels.
+struct Layout {
+  Axis xa, ya;
+  double W = 0, H = 0;
+  double left = 0, top = 0, pw = 0, ph = 0, legend_w = 0;
+  double sx(double x) const { return left + (x - xa.lo) / (xa.hi - xa.lo) * pw; }
+  double sy(double y) const { return top + ph - (y - ya.lo) / (ya.hi - ya.lo) * ph; }
+};
+
+// The axes over the data ranges (means and bands, in plot coordinates) and the margins: y tick
+// labels and y label on the left, legend on the right. DataError when nothing can be drawn.
+Layout make_layout(const PlotSpec& spec, const std::vector<View>& views) {
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
   for (const View& v : views) {
     for (std::size_t i = 0; i < v.x.size(); ++i) {
@@ -357,29 +366,26 @@ std::string render_svg(const PlotSpec& spec) {
                         ? "nothing to plot: no series has a finite point with positive "
                           "coordinates on the log axes"
                         : "nothing to plot: no series has a finite point");
-  const Axis xa = spec.log_x ? make_log_axis(x_lo, x_hi) : make_axis(x_lo, x_hi);
-  const Axis ya = spec.log_y ? make_log_axis(y_lo, y_hi) : make_axis(y_lo, y_hi);
-  // band ends below a log axis: one plot height under it, outside the clip rectangle
-  for (View& v : views)
-    for (double& l : v.lower)
-      if (l == -INFINITY) l = ya.lo - (ya.hi - ya.lo);
-
-  // layout: y tick labels and y label on the left, legend on the right
-  const double char_w = 6.6;  // average glyph width at 12px
+  Layout l;
+  l.xa = spec.log_x ? make_log_axis(x_lo, x_hi) : make_axis(x_lo, x_hi);
+  l.ya = spec.log_y ? make_log_axis(y_lo, y_hi) : make_axis(y_lo, y_hi);
   int longest_label = 0, longest_tick = 0;
   for (const auto& s : spec.series) longest_label = std::max(longest_label, text_length(s.label));
-  for (const auto& l : ya.labels) longest_tick = std::max(longest_tick, text_length(l));
-  const double legend_w = std::min(40 + char_w * longest_label + 12, 0.4 * spec.width);
-  const double W = spec.width, H = spec.height;
-  const double left = 34 + 6.1 * longest_tick + 8;
-  const double right = legend_w + 28;
-  const double top = spec.title.empty() ? 18 : 44;
+  for (const auto& t : l.ya.labels) longest_tick = std::max(longest_tick, text_length(t));
+  l.legend_w = std::min(40 + kCharWidth * longest_label + 12, 0.4 * spec.width);
+  l.W = spec.width;
+  l.H = spec.height;
+  l.left = 34 + 6.1 * longest_tick + 8;
+  const double right = l.legend_w + 28;
+  l.top = spec.title.empty() ? 18 : 44;
   const double bottom = 54;
-  const double pw = W - left - right, ph = H - top - bottom;
-  auto sx = [&](double x) { return left + (x - xa.lo) / (xa.hi - xa.lo) * pw; };
-  auto sy = [&](double y) { return top + ph - (y - ya.lo) / (ya.hi - ya.lo) * ph; };
+  l.pw = l.W - l.left - right;
+  l.ph = l.H - l.top - bottom;
+  return l;
+}
 
-  std::string svg;
+// the XML prolog, the svg element, title, white background and the plot area's clip path
+void draw_document_start(std::string& svg, const PlotSpec& spec, const Layout& l) {
   auto out = std::back_inserter(svg);
   fmt::format_to(out,
                  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -393,127 +399,134 @@ std::string render_svg(const PlotSpec& spec) {
   fmt::format_to(out,
                  "<defs><clipPath id=\"dprl-plot-area\"><rect x=\"{}\" y=\"{}\" width=\"{}\" "
                  "height=\"{}\"/></clipPath></defs>\n",
-                 num(left), num(top), num(pw), num(ph));
+                 num(l.left), num(l.top), num(l.pw), num(l.ph));
+}
 
-  // grid and ticks (minor ones lighter and shorter)
+// vertical lines at x ticks from y0 to y1, or horizontal ones at y ticks from x0 to x1
+void x_tick_lines(std::string& svg, const Layout& l, const std::vector<double>& ticks, double y0,
+                  double y1) {
+  for (double t : ticks)
+    fmt::format_to(std::back_inserter(svg), "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                   num(l.sx(t)), num(y0), num(y1));
+}
+void y_tick_lines(std::string& svg, const Layout& l, const std::vector<double>& ticks, double x0,
+                  double x1) {
+  for (double t : ticks)
+    fmt::format_to(std::back_inserter(svg), "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n",
+                   num(l.sy(t)), num(x0), num(x1));
+}
+
+// grid lines, tick marks (minor ones lighter and shorter) and tick labels
+void draw_grid(std::string& svg, const Layout& l) {
+  const Axis &xa = l.xa, &ya = l.ya;
+  const double bottom = l.top + l.ph, right = l.left + l.pw;
   if (!xa.minor.empty() || !ya.minor.empty()) {
     svg += "<g stroke=\"#f3f3f3\" stroke-width=\"1\">\n";
-    for (double t : xa.minor)
-      fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
-                     num(top), num(top + ph));
-    for (double t : ya.minor)
-      fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
-                     num(left), num(left + pw));
+    x_tick_lines(svg, l, xa.minor, l.top, bottom);
+    y_tick_lines(svg, l, ya.minor, l.left, right);
     svg += "</g>\n";
   }
   svg += "<g stroke=\"#e6e6e6\" stroke-width=\"1\">\n";
-  for (double t : xa.ticks)
-    fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
-                   num(top), num(top + ph));
-  for (double t : ya.ticks)
-    fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
-                   num(left), num(left + pw));
+  x_tick_lines(svg, l, xa.ticks, l.top, bottom);
+  y_tick_lines(svg, l, ya.ticks, l.left, right);
   svg += "</g>\n<g stroke=\"#333333\" stroke-width=\"1\">\n";
-  for (double t : xa.ticks)
-    fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
-                   num(top + ph), num(top + ph + 5));
-  for (double t : ya.ticks)
-    fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
-                   num(left - 5), num(left));
-  for (double t : xa.minor)
-    fmt::format_to(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(sx(t)),
-                   num(top + ph), num(top + ph + 3));
-  for (double t : ya.minor)
-    fmt::format_to(out, "<line x1=\"{1}\" y1=\"{0}\" x2=\"{2}\" y2=\"{0}\"/>\n", num(sy(t)),
-                   num(left - 3), num(left));
+  x_tick_lines(svg, l, xa.ticks, bottom, bottom + 5);
+  y_tick_lines(svg, l, ya.ticks, l.left - 5, l.left);
+  x_tick_lines(svg, l, xa.minor, bottom, bottom + 3);
+  y_tick_lines(svg, l, ya.minor, l.left - 3, l.left);
   svg += "</g>\n<g fill=\"#333333\" font-size=\"11\">\n";
+  auto out = std::back_inserter(svg);
   for (std::size_t k = 0; k < xa.ticks.size(); ++k)
     fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                   num(sx(xa.ticks[k])), num(top + ph + 18), xml_escape(xa.labels[k]));
+                   num(l.sx(xa.ticks[k])), num(bottom + 18), xml_escape(xa.labels[k]));
   for (std::size_t k = 0; k < ya.ticks.size(); ++k)
     fmt::format_to(out, "<text x=\"{}\" y=\"{}\" dy=\"0.35em\" text-anchor=\"end\">{}</text>\n",
-                   num(left - 8), num(sy(ya.ticks[k])), xml_escape(ya.labels[k]));
+                   num(l.left - 8), num(l.sy(ya.ticks[k])), xml_escape(ya.labels[k]));
   svg += "</g>\n";
+}
 
-  // data: all bands first, then the mean lines on top
-  svg += "<g clip-path=\"url(#dprl-plot-area)\">\n";
-  for (std::size_t s = 0; s < spec.series.size(); ++s) {
-    const View& b = views[s];
-    const char* colour = kPalette[s % std::size(kPalette)];
-    std::string d;
-    std::string bars;  // a band of one point is drawn as an error bar
-    for (const auto& [begin, end] : finite_runs(b.lower, b.upper)) {
-      if (end - begin == 1) {
-        fmt::format_to(std::back_inserter(bars),
-                       "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" "
-                       "stroke-opacity=\"0.4\" stroke-width=\"3\"/>\n",
-                       num(sx(b.x[begin])), num(sy(b.upper[begin])), num(sy(b.lower[begin])),
-                       colour);
-        continue;
-      }
-      for (std::size_t i = begin; i < end; ++i)
-        fmt::format_to(std::back_inserter(d), "{}{},{} ", i == begin ? "M" : "L", num(sx(b.x[i])),
-                       num(sy(b.upper[i])));
-      for (std::size_t i = end; i-- > begin;)
-        fmt::format_to(std::back_inserter(d), "L{},{} ", num(sx(b.x[i])), num(sy(b.lower[i])));
-      d += "Z ";
-    }
-    if (!d.empty()) {
-      d.pop_back();
-      fmt::format_to(out, "<path d=\"{}\" fill=\"{}\" fill-opacity=\"0.2\" stroke=\"none\"/>\n", d,
+// a series' band as one shaded path (a band of one point is drawn as an error bar)
+void draw_band(std::string& svg, const Layout& l, const View& b, const char* colour) {
+  std::string d;
+  std::string bars;
+  for (const auto& [begin, end] : finite_runs(b.lower, b.upper)) {
+    if (end - begin == 1) {
+      fmt::format_to(std::back_inserter(bars),
+                     "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" "
+                     "stroke-opacity=\"0.4\" stroke-width=\"3\"/>\n",
+                     num(l.sx(b.x[begin])), num(l.sy(b.upper[begin])), num(l.sy(b.lower[begin])),
                      colour);
+      continue;
     }
-    svg += bars;
+    for (std::size_t i = begin; i < end; ++i)
+      fmt::format_to(std::back_inserter(d), "{}{},{} ", i == begin ? "M" : "L", num(l.sx(b.x[i])),
+                     num(l.sy(b.upper[i])));
+    for (std::size_t i = end; i-- > begin;)
+      fmt::format_to(std::back_inserter(d), "L{},{} ", num(l.sx(b.x[i])), num(l.sy(b.lower[i])));
+    d += "Z ";
   }
-  for (std::size_t s = 0; s < spec.series.size(); ++s) {
-    const View& b = views[s];
-    const char* colour = kPalette[s % std::size(kPalette)];
-    std::string d;
-    for (const auto& [begin, end] : finite_runs(b.x, b.mean)) {
-      if (end - begin == 1) {
-        fmt::format_to(out, "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{}\"/>\n",
-                       num(sx(b.x[begin])), num(sy(b.mean[begin])), colour);
-        continue;
-      }
-      for (std::size_t i = begin; i < end; ++i)
-        fmt::format_to(std::back_inserter(d), "{}{},{} ", i == begin ? "M" : "L", num(sx(b.x[i])),
-                       num(sy(b.mean[i])));
-    }
-    if (!d.empty()) {
-      d.pop_back();
-      fmt::format_to(out,
-                     "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-                     "stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n",
-                     d, colour);
-    }
+  if (!d.empty()) {
+    d.pop_back();
+    fmt::format_to(std::back_inserter(svg),
+                   "<path d=\"{}\" fill=\"{}\" fill-opacity=\"0.2\" stroke=\"none\"/>\n", d,
+                   colour);
   }
-  svg += "</g>\n";
+  svg += bars;
+}
 
-  // frame, axis labels, title
+// a series' mean line (a run of one point is drawn as a dot)
+void draw_mean(std::string& svg, const Layout& l, const View& b, const char* colour) {
+  auto out = std::back_inserter(svg);
+  std::string d;
+  for (const auto& [begin, end] : finite_runs(b.x, b.mean)) {
+    if (end - begin == 1) {
+      fmt::format_to(out, "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{}\"/>\n",
+                     num(l.sx(b.x[begin])), num(l.sy(b.mean[begin])), colour);
+      continue;
+    }
+    for (std::size_t i = begin; i < end; ++i)
+      fmt::format_to(std::back_inserter(d), "{}{},{} ", i == begin ? "M" : "L", num(l.sx(b.x[i])),
+                     num(l.sy(b.mean[i])));
+  }
+  if (!d.empty()) {
+    d.pop_back();
+    fmt::format_to(out,
+                   "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                   "stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n",
+                   d, colour);
+  }
+}
+
+// the frame, the axis labels and the title
+void draw_labels(std::string& svg, const PlotSpec& spec, const Layout& l) {
+  auto out = std::back_inserter(svg);
   fmt::format_to(out,
                  "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
                  "stroke=\"#333333\" stroke-width=\"1\"/>\n",
-                 num(left), num(top), num(pw), num(ph));
+                 num(l.left), num(l.top), num(l.pw), num(l.ph));
   fmt::format_to(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
-                 num(left + pw / 2), num(H - 14), xml_escape(spec.x_label));
+                 num(l.left + l.pw / 2), num(l.H - 14), xml_escape(spec.x_label));
   fmt::format_to(out,
                  "<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\" "
                  "font-size=\"13\">{}</text>\n",
-                 num(top + ph / 2), xml_escape(spec.y_label));
+                 num(l.top + l.ph / 2), xml_escape(spec.y_label));
   if (!spec.title.empty())
     fmt::format_to(out,
                    "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\" "
                    "font-weight=\"bold\">{}</text>\n",
-                   num(left + pw / 2), xml_escape(spec.title));
+                   num(l.left + l.pw / 2), xml_escape(spec.title));
+}
 
-  // legend: a line (with a band swatch when the series has a band) and the label per series
-  const double lx = left + pw + 16, ly = top;
-  const int label_chars = std::max(4, static_cast<int>((legend_w - 52) / char_w + 0.5));
+// the legend: a line (with a band swatch when the series has a band) and the label per series
+void draw_legend(std::string& svg, const PlotSpec& spec, const Layout& l) {
+  auto out = std::back_inserter(svg);
+  const double lx = l.left + l.pw + 16, ly = l.top;
+  const int label_chars = std::max(4, static_cast<int>((l.legend_w - 52) / kCharWidth + 0.5));
   svg += "<g class=\"legend\">\n";
   fmt::format_to(out,
                  "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\" "
                  "stroke=\"#cccccc\"/>\n",
-                 num(lx), num(ly), num(legend_w), num(10.0 + 20.0 * spec.series.size()));
+                 num(lx), num(ly), num(l.legend_w), num(10.0 + 20.0 * spec.series.size()));
   for (std::size_t s = 0; s < spec.series.size(); ++s) {
     const char* colour = kPalette[s % std::size(kPalette)];
     const double cy = ly + 15 + 20.0 * s;
@@ -530,7 +543,36 @@ std::string render_svg(const PlotSpec& spec) {
     fmt::format_to(out, "<text x=\"{}\" y=\"{}\" dy=\"0.35em\">{}</text>\n", num(lx + 40), num(cy),
                    xml_escape(fit_text(spec.series[s].label, label_chars)));
   }
-  svg += "</g>\n</svg>\n";
+  svg += "</g>\n";
+}
+
+}  // namespace
+
+std::string render_svg(const PlotSpec& spec) {
+  if (spec.width < 200 || spec.height < 150 || spec.width > 100000 || spec.height > 100000)
+    throw ParamError(fmt::format(
+        "--width/--height: plot size must be between 200x150 and 100000x100000 pixels, got {}x{}",
+        spec.width, spec.height));
+  std::vector<View> views;
+  for (const auto& s : spec.series) views.push_back(to_view(s.band, spec.log_x, spec.log_y));
+  const Layout l = make_layout(spec, views);
+  // band ends below a log axis: one plot height under it, outside the clip rectangle
+  for (View& v : views)
+    for (double& lo : v.lower)
+      if (lo == -INFINITY) lo = l.ya.lo - (l.ya.hi - l.ya.lo);
+  std::string svg;
+  draw_document_start(svg, spec, l);
+  draw_grid(svg, l);
+  // data: all bands first, then the mean lines on top
+  svg += "<g clip-path=\"url(#dprl-plot-area)\">\n";
+  for (std::size_t s = 0; s < spec.series.size(); ++s)
+    draw_band(svg, l, views[s], kPalette[s % std::size(kPalette)]);
+  for (std::size_t s = 0; s < spec.series.size(); ++s)
+    draw_mean(svg, l, views[s], kPalette[s % std::size(kPalette)]);
+  svg += "</g>\n";
+  draw_labels(svg, spec, l);
+  draw_legend(svg, spec, l);
+  svg += "</svg>\n";
   return svg;
 }
 

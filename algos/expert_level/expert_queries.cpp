@@ -188,19 +188,4 @@ double PrefixCounter::extend(std::span<const std::int32_t> greedy, std::int32_t 
 
 double PrefixCounter::count() const { return std::exp(log_count_); }
 
-std::vector<double> prefix_log_counts(ExpertPanel& experts, const float* obs,
-                                      std::span<const std::int32_t> actions, double p_min) {
-  const int n = static_cast<int>(actions.size());
-  const int m = experts.num_experts();
-  std::vector<std::int32_t> g(static_cast<std::size_t>(m) * n), col(m);
-  experts.greedy(obs, n, g);
-  PrefixCounter counter(m, experts.num_actions(), p_min, std::max(n, 1));
-  std::vector<double> out;
-  for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < m; ++i) col[i] = g[static_cast<std::size_t>(i) * n + j];
-    out.push_back(counter.extend(col, actions[j]));
-  }
-  return out;
-}
-
 }  // namespace dprl::algos

@@ -109,11 +109,6 @@ class PrefixCounter {
   int length() const { return k_; }
   double log_count() const { return log_count_; }
   double count() const;  // exp(log_count()) (0 when it underflows)
-  std::span<const std::int32_t> agreements() const { return agree_; }
-
-  // log pi(a|s) of the argmax action and of every other action.
-  double log_hi() const { return log_hi_; }
-  double log_lo() const { return log_lo_; }
 
  private:
   int m_;
@@ -125,10 +120,5 @@ class PrefixCounter {
   int k_ = 0;
   double log_count_ = 0;
 };
-
-// The counts of every prefix tau_{1:1..n} of one trajectory (obs: obs_dim x n, actions: n),
-// exactly (no noise): the reference the release's queries are checked against.
-std::vector<double> prefix_log_counts(ExpertPanel& experts, const float* obs,
-                                      std::span<const std::int32_t> actions, double p_min);
 
 }  // namespace dprl::algos

@@ -11,6 +11,7 @@
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
+#include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
 namespace dprl::algos {
@@ -91,6 +92,189 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
 
 }  // namespace
 
+namespace {
+
+// One selective run: the samplers (uniform transitions of D_stable, Poisson-sampled experts of
+// D_unst), the DP-SGD noise and ledger, and the iterations done so far (r). Not movable: the
+// samplers point into it.
+struct SelectiveRun {
+  SelectiveRun(OfflineLearner& learner, const Dataset* stable, const Dataset* unstable,
+               std::int64_t num_experts, int batch_size, const SelectiveDpSgdParams& p,
+               TrainContext& ctx);
+  SelectiveRun(const SelectiveRun&) = delete;
+  SelectiveRun& operator=(const SelectiveRun&) = delete;
+
+  // noise as the offline learners draw it (algos/private_noise.hpp): os-entropy through the
+  // secure snapped release (its noise std covers the grid), seeded from the seed and the privacy
+  // parameters (reproducible, not formal, warned once); expert draws and coins from OS entropy
+  // unless seeded
+  void setup_noise();
+  // the ledger and the iteration count: the noisy steps the budget affords (sound: the run ends
+  // when they are done, max_iterations caps it; paper: every iteration is charged)
+  void plan_budget();
+  // one 64-bit seed per iteration: its coin and its expert draws
+  std::uint64_t draw_seed(std::uint64_t kind, std::int64_t it) const;
+  // the coins of the next len iterations (fewer when sound accounting reaches its noisy steps);
+  // returns the noisy ones
+  std::int64_t draw_coins(std::int64_t len);
+  // iteration it: a DP-SGD step on sampled experts of D_unst, or an ordinary step on D_stable
+  void iterate(std::int64_t it, bool noisy);
+  // the evaluation (when due or finished) and the progress line after a block
+  void report_block(bool finished);
+
+  OfflineLearner& learner;
+  const Dataset* const stable;
+  const SelectiveDpSgdParams& p;
+  TrainContext& ctx;
+  const std::uint64_t seed;
+  const int batch_size;
+  const bool dp;
+  std::optional<BatchGatherer> stable_gather, unstable_gather;
+  std::optional<UserIndex> unstable_users;
+  privacy::UserDpSgdConfig cfg;
+  std::optional<PoissonUserSampler> poisson;
+  const bool secure;
+  std::unique_ptr<privacy::NoiseSource> noise, sampling;
+  std::size_t noised = 0;
+  double noise_sd = 0, noise_grid = 0;
+  privacy::GaussianRelease release;
+  double q_acc = 0;
+  std::optional<privacy::DpEvent> event;
+  std::optional<privacy::Ledger> ledger;
+  std::int64_t total = 0;  // iterations (sound: a cap; the noisy count ends the run)
+  SelectiveResult r;
+  // scratch
+  OfflineBatch batch;
+  std::vector<std::size_t> picked;
+  UserBatch users;
+  std::vector<std::uint8_t> coins;
+};
+
+SelectiveRun::SelectiveRun(OfflineLearner& learner, const Dataset* stable, const Dataset* unstable,
+                           std::int64_t num_experts, int batch_size, const SelectiveDpSgdParams& p,
+                           TrainContext& ctx)
+    : learner(learner),
+      stable(stable),
+      p(p),
+      ctx(ctx),
+      seed(ctx.seed()),
+      batch_size(batch_size),
+      dp(p.p > 0.0),
+      secure(p.noise == "os-entropy"),
+      total(p.stable_steps) {
+  if (stable) stable_gather.emplace(*stable);
+  if (unstable) {
+    unstable_gather.emplace(*unstable);
+    unstable_users.emplace(*unstable);
+  }
+  cfg.noise_multiplier = p.noise_multiplier;
+  cfg.clip_norm = p.clip_norm;
+  cfg.expected_batch = batch_size;
+  cfg.num_users = num_experts;
+  cfg.validate();
+  if (unstable_users) poisson.emplace(*unstable_users, cfg.sampling_rate(), 1);
+}
+
+void SelectiveRun::setup_noise() {
+  if (dp) {
+    noise = make_private_noise(p.noise, seed, 10,
+                               {p.noise_multiplier, p.clip_norm, p.epsilon2, p.delta2, p.p,
+                                static_cast<double>(batch_size)},
+                               "selective");
+    if (secure) sampling = privacy::make_os_entropy_noise(false);
+    std::vector<privacy::DpNetGrad> nets;
+    for (const auto& t : learner.trained_nets())
+      nets.push_back({&t.net->shape(), t.cache, nullptr});
+    noised = privacy::noised_values(nets);
+    const privacy::SecurePlan plan = privacy::gaussian_release_plan(
+        p.noise_multiplier * p.clip_norm, p.clip_norm, noised, secure);
+    noise_sd = plan.scale;
+    noise_grid = plan.grid;
+  }
+  release = [this](std::span<double> x, double sd) {
+    privacy::add_gaussian_release(x, sd, noise_grid, *noise);
+  };
+}
+
+void SelectiveRun::plan_budget() {
+  const double q0 = cfg.sampling_rate();
+  q_acc = p.accounting == "paper" ? p.p * q0 : q0;
+  event = privacy::DpEvent::poisson_sampled(q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
+  if (!dp) return;
+  ledger.emplace(p.epsilon2, p.delta2, p.accountant);
+  ledger->set_relation("add-remove", "expert");
+  ledger->set_noise_source(noise->name());
+  const std::int64_t n =
+      privacy::steps_within_budget(*event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);
+  if (n < 1)
+    throw BudgetExceeded(fmt::format(
+        "selective: epsilon2 = {} cannot afford one step at noise_multiplier {} and q = {:.4g}",
+        p.epsilon2, p.noise_multiplier, q_acc));
+  r.planned_noisy = p.accounting == "sound" ? n : 0;
+  total = p.accounting == "sound" ? p.max_iterations : n;
+}
+
+std::uint64_t SelectiveRun::draw_seed(std::uint64_t kind, std::int64_t it) const {
+  return sampling ? sampling->next_u64()
+                  : derive_seed(seed, Domain::kMinibatch, kind, static_cast<std::uint64_t>(it));
+}
+
+std::int64_t SelectiveRun::draw_coins(std::int64_t len) {
+  coins.clear();
+  std::int64_t noisy = 0;
+  for (std::int64_t i = 0; i < len; ++i) {
+    bool c = dp && p.p >= 1.0;
+    if (dp && p.p < 1.0) {
+      Rng coin(draw_seed(2, r.iterations + i + 1));
+      c = coin.uniform() < p.p;
+    }
+    coins.push_back(c ? 1 : 0);
+    noisy += c ? 1 : 0;
+    if (p.accounting == "sound" && dp && r.noisy_steps + noisy == r.planned_noisy) break;
+  }
+  return noisy;
+}
+
+void SelectiveRun::iterate(std::int64_t it, bool noisy) {
+  if (noisy) {
+    if (poisson) {
+      Rng draws(draw_seed(1, it));
+      poisson->sample(draws, users);
+      unstable_gather->gather(users.transitions, batch, static_cast<int>(users.num_users()));
+    } else {
+      batch.n = batch.users = 0;
+    }
+    learner.dp_step(batch, cfg, noise_sd, release);
+    ++r.noisy_steps;
+  } else if (stable) {
+    Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));
+    sample_uniform(*stable, static_cast<std::size_t>(batch_size), draws, picked);
+    stable_gather->gather(picked, batch);
+    learner.step(batch);
+    ++r.stable_steps;
+  } else {
+    ++r.skipped;
+  }
+}
+
+void SelectiveRun::report_block(bool finished) {
+  if (ctx.eval_due(r.iterations) || finished) {
+    auto pol = learner.policy();
+    ctx.evaluate(*pol, r.iterations, 0,
+                 {{"noisy_steps", static_cast<double>(r.noisy_steps)},
+                  {"stable_steps", static_cast<double>(r.stable_steps)}});
+  }
+  // sound mode ends by its noisy-step count: about planned / p iterations
+  const std::int64_t shown =
+      dp && p.accounting == "sound"
+          ? static_cast<std::int64_t>(static_cast<double>(r.planned_noisy) / p.p)
+          : total;
+  ctx.progress().update(r.iterations, std::max(shown, r.iterations), 0,
+                        ctx.last_eval().return_mean);
+}
+
+}  // namespace
+
 SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
                                 const Dataset* unstable, std::int64_t num_experts, int batch_size,
                                 const SelectiveDpSgdParams& params, TrainContext& ctx) {
@@ -105,152 +289,42 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
     throw ParamError("selective.stable_steps must be >= 1 when p = 0 (no DP step runs)");
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
-  const std::uint64_t seed = ctx.seed();
-  learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), seed);
+  learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
+                ctx.seed());
   ctx.set_step_column("iteration");
-  // the samplers: uniform transitions of D_stable, Poisson-sampled experts of D_unst
-  std::optional<BatchGatherer> stable_gather, unstable_gather;
-  std::optional<UserIndex> unstable_users;
-  if (stable) stable_gather.emplace(*stable);
-  if (unstable) {
-    unstable_gather.emplace(*unstable);
-    unstable_users.emplace(*unstable);
-  }
-
-  privacy::UserDpSgdConfig cfg;
-  cfg.noise_multiplier = p.noise_multiplier;
-  cfg.clip_norm = p.clip_norm;
-  cfg.expected_batch = batch_size;
-  cfg.num_users = num_experts;
-  cfg.validate();
-  const double q0 = cfg.sampling_rate();
-  std::optional<PoissonUserSampler> poisson;
-  if (unstable_users) poisson.emplace(*unstable_users, q0, 1);
-
-  // noise as the offline learners draw it (algos/private_noise.hpp): os-entropy through the
-  // secure snapped release (its noise std covers the grid), seeded from the seed and the privacy
-  // parameters (reproducible, not formal, warned once); expert draws and coins from OS entropy
-  // unless seeded
-  const bool secure = p.noise == "os-entropy";
-  std::unique_ptr<privacy::NoiseSource> noise, sampling;
-  std::size_t noised = 0;
-  double noise_sd = 0;
-  if (dp) {
-    noise = make_private_noise(p.noise, seed, 10,
-                               {p.noise_multiplier, p.clip_norm, p.epsilon2, p.delta2, p.p,
-                                static_cast<double>(batch_size)},
-                               "selective");
-    if (secure) sampling = privacy::make_os_entropy_noise(false);
-    std::vector<privacy::DpNetGrad> nets;
-    for (const auto& t : learner.trained_nets())
-      nets.push_back({&t.net->shape(), t.cache, nullptr});
-    noised = privacy::noised_values(nets);
-    noise_sd =
-        secure_noise_scale(p.noise_multiplier, p.clip_norm, static_cast<double>(noised), secure);
-  }
-  const privacy::GaussianRelease release = [&noise](std::span<double> x, double sd) {
-    add_gaussian_release(x, sd, *noise);
-  };
-  // one 64-bit seed per iteration: its coin and its expert draws
-  auto draw_seed = [&](std::uint64_t kind, std::int64_t it) {
-    return sampling ? sampling->next_u64()
-                    : derive_seed(seed, Domain::kMinibatch, kind, static_cast<std::uint64_t>(it));
-  };
-
-  SelectiveResult r;
-  std::optional<privacy::Ledger> ledger;
-  std::int64_t total = p.stable_steps;  // iterations (sound: a cap; the noisy count ends the run)
-  const double q_acc = p.accounting == "paper" ? p.p * q0 : q0;
-  const privacy::DpEvent event =
-      privacy::DpEvent::poisson_sampled(q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
-  if (dp) {
-    ledger.emplace(p.epsilon2, p.delta2, p.accountant);
-    ledger->set_relation("add-remove", "expert");
-    ledger->set_noise_source(noise->name());
-    const std::int64_t n =
-        privacy::steps_within_budget(event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);
-    if (n < 1)
-      throw BudgetExceeded(fmt::format(
-          "selective: epsilon2 = {} cannot afford one step at noise_multiplier {} and q = {:.4g}",
-          p.epsilon2, p.noise_multiplier, q_acc));
-    r.planned_noisy = p.accounting == "sound" ? n : 0;
-    total = p.accounting == "sound" ? p.max_iterations : n;
-  }
-  const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
-  OfflineBatch batch;
-  std::vector<std::size_t> picked;
-  UserBatch users;
-  std::vector<std::uint8_t> coins;
+  SelectiveRun run(learner, stable, unstable, num_experts, batch_size, p, ctx);
+  run.setup_noise();
+  run.plan_budget();
+  SelectiveResult& r = run.r;
+  const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : run.total;
   bool finished = false;
   while (!finished) {
     // the block up to the next evaluation: draw its coins, charge its noisy steps, then run it
-    const std::int64_t len = std::min(every - r.iterations % every, total - r.iterations);
-    coins.clear();
-    std::int64_t noisy = 0;
-    for (std::int64_t i = 0; i < len; ++i) {
-      bool c = dp && p.p >= 1.0;
-      if (dp && p.p < 1.0) {
-        Rng coin(draw_seed(2, r.iterations + i + 1));
-        c = coin.uniform() < p.p;
-      }
-      coins.push_back(c ? 1 : 0);
-      noisy += c ? 1 : 0;
-      if (p.accounting == "sound" && dp && r.noisy_steps + noisy == r.planned_noisy) break;
-    }
-    const auto n = static_cast<std::int64_t>(coins.size());
+    const std::int64_t noisy =
+        run.draw_coins(std::min(every - r.iterations % every, run.total - r.iterations));
+    const auto n = static_cast<std::int64_t>(run.coins.size());
     const std::int64_t charge = p.accounting == "paper" ? n : noisy;
     if (dp && charge > 0) {
-      ledger->charge(event, charge,
-                     fmt::format("iterations {}-{}", r.iterations + 1, r.iterations + n));
-      ctx.set_epsilon(ledger->spent_epsilon());
+      run.ledger->charge(*run.event, charge,
+                         fmt::format("iterations {}-{}", r.iterations + 1, r.iterations + n));
+      ctx.set_epsilon(run.ledger->spent_epsilon());
     }
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t it = r.iterations + i + 1;
-      if (coins[static_cast<std::size_t>(i)]) {
-        if (poisson) {
-          Rng draws(draw_seed(1, it));
-          poisson->sample(draws, users);
-          unstable_gather->gather(users.transitions, batch, static_cast<int>(users.num_users()));
-        } else {
-          batch.n = batch.users = 0;
-        }
-        learner.dp_step(batch, cfg, noise_sd, release);
-        ++r.noisy_steps;
-      } else if (stable) {
-        Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));
-        sample_uniform(*stable, static_cast<std::size_t>(batch_size), draws, picked);
-        stable_gather->gather(picked, batch);
-        learner.step(batch);
-        ++r.stable_steps;
-      } else {
-        ++r.skipped;
-      }
-    }
+    for (std::int64_t i = 0; i < n; ++i)
+      run.iterate(r.iterations + i + 1, run.coins[static_cast<std::size_t>(i)] != 0);
     r.iterations += n;
-    finished = r.iterations >= total ||
+    finished = r.iterations >= run.total ||
                (dp && p.accounting == "sound" && r.noisy_steps >= r.planned_noisy);
-    r.capped =
-        dp && p.accounting == "sound" && r.noisy_steps < r.planned_noisy && r.iterations >= total;
-    if (ctx.eval_due(r.iterations) || finished) {
-      auto pol = learner.policy();
-      ctx.evaluate(*pol, r.iterations, 0,
-                   {{"noisy_steps", static_cast<double>(r.noisy_steps)},
-                    {"stable_steps", static_cast<double>(r.stable_steps)}});
-    }
-    // sound mode ends by its noisy-step count: about planned / p iterations
-    const std::int64_t shown =
-        dp && p.accounting == "sound"
-            ? static_cast<std::int64_t>(static_cast<double>(r.planned_noisy) / p.p)
-            : total;
-    ctx.progress().update(r.iterations, std::max(shown, r.iterations), 0,
-                          ctx.last_eval().return_mean);
+    r.capped = dp && p.accounting == "sound" && r.noisy_steps < r.planned_noisy &&
+               r.iterations >= run.total;
+    run.report_block(finished);
   }
-  if (ledger) {
-    r.epsilon = ledger->spent_epsilon();
-    ctx.write_file(privacy::Ledger::kFileName, ledger->to_json());
-    r.report = dp_part_report(p, cfg, r, *ledger, noise->name(), noise_sd, noised, secure);
+  if (run.ledger) {
+    r.epsilon = run.ledger->spent_epsilon();
+    ctx.write_file(privacy::Ledger::kFileName, run.ledger->to_json());
+    r.report = dp_part_report(p, run.cfg, r, *run.ledger, run.noise->name(), run.noise_sd,
+                              run.noised, run.secure);
   }
-  return r;
+  return std::move(r);
 }
 
 }  // namespace dprl::algos

@@ -27,11 +27,11 @@
 //                    optimistic (spec item 14). Reproduction only: the record says formal: false.
 // With p = 0 (or epsilon2 = 0) no DP step runs and `stable_steps` ordinary steps are taken.
 //
-// Noise (as the offline learners, algos/private_noise.hpp): `os-entropy` (default) draws the noise,
-// the expert sampling and the coins from OS entropy and releases each noisy sum through the secure
-// snapped release, whose noise std covers C + sqrt(n) g (n noised values, g the sampler's grid);
-// `seeded` derives all of them from the seed and the privacy parameters: reproducible, not
-// formal, and warned once per process on stderr.
+// Noise (as the offline learners, algos/private_noise.hpp and privacy/secure_release.hpp):
+// `os-entropy` (default) draws the noise, the expert sampling and the coins from OS entropy and
+// releases each noisy sum through the secure snapped release, whose noise std covers C + sqrt(n) g
+// (n noised values, g the sampler's grid); `seeded` derives all of them from the seed and the
+// privacy parameters: reproducible, not formal, and warned once per process on stderr.
 //
 // Guarantee (sound mode, OS-entropy noise): the trained networks and everything computed from
 // them are (epsilon2, delta2)-DP at the expert level with respect to D_unst given D_stable:

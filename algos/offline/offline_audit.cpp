@@ -16,6 +16,7 @@
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/one_run_audit.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -160,6 +161,30 @@ void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dat
   plan_audit(learner, spec, data, steps, until_budget, a);
 }
 
+namespace {
+
+// Black box: each canary's score is the released model's margin of the canary action over the
+// best other action at the canary's observation.
+void black_box_scores(OfflineLearner& learner, const Canaries& can, std::size_t d,
+                      std::vector<double>& score) {
+  const auto M = static_cast<std::int64_t>(score.size());
+  nn::Mat obs(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(M)), out;
+  for (std::int64_t j = 0; j < M; ++j)
+    for (std::size_t i = 0; i < d; ++i) obs(static_cast<Eigen::Index>(i), j) = can.obs[j * d + i];
+  learner.released_outputs(obs, out);
+  for (std::int64_t j = 0; j < M; ++j) {
+    const int aj = can.actions[j];
+    float other = -std::numeric_limits<float>::infinity();
+    for (int k = 0; k < out.rows(); ++k)
+      if (k != aj) other = std::max(other, out(k, j));
+    score[j] = static_cast<double>(out(aj, j)) - other;
+    if (!std::isfinite(score[j]))
+      throw DataError("audit: the released model's output at a canary is not finite");
+  }
+}
+
+}  // namespace
+
 OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
                                  std::int64_t steps, bool until_budget,
                                  const OfflineAuditParams& a) {
@@ -180,8 +205,9 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   const PoissonUserSampler poisson(users, q, static_cast<std::size_t>(cfg.contribution));
 
   const bool secure = dp.noise == "os-entropy";
-  double sd =
-      secure_noise_scale(dp.noise_multiplier, dp.clip_norm, static_cast<double>(coords), secure);
+  const privacy::SecurePlan plan = privacy::gaussian_release_plan(
+      dp.noise_multiplier * dp.clip_norm, dp.clip_norm, coords, secure);
+  double sd = plan.scale;                  // a mis-specified run shrinks it on the same grid
   privacy::UserDpSgdConfig run_cfg = cfg;  // what the learner is run with
   double canary_norm = dp.clip_norm;
   if (a.mis_specify == "halve-noise") sd *= 0.5;
@@ -204,7 +230,7 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     if (a.white_box)
       for (std::int64_t j = 0; j < M; ++j)
         if (sampled[j]) x[j] += canary_norm;
-    add_gaussian_release(x, s, *noise);
+    privacy::add_gaussian_release(x, s, plan.grid, *noise);
     if (a.white_box)
       for (std::int64_t j = 0; j < M; ++j) score[j] += x[j];
   };
@@ -221,33 +247,10 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     learner.dp_step(batch, run_cfg, sd, release);
   }
 
-  // black box: scores from the released model's outputs at the canaries
-  if (!a.white_box) {
-    const std::size_t d = data.obs_dim();
-    nn::Mat obs(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(M)), out;
-    for (std::int64_t j = 0; j < M; ++j)
-      for (std::size_t i = 0; i < d; ++i) obs(static_cast<Eigen::Index>(i), j) = can.obs[j * d + i];
-    learner.released_outputs(obs, out);
-    for (std::int64_t j = 0; j < M; ++j) {
-      const int aj = can.actions[j];
-      float other = -std::numeric_limits<float>::infinity();
-      for (int k = 0; k < out.rows(); ++k)
-        if (k != aj) other = std::max(other, out(k, j));
-      score[j] = static_cast<double>(out(aj, j)) - other;
-      if (!std::isfinite(score[j]))
-        throw DataError("audit: the released model's output at a canary is not finite");
-    }
-  }
+  if (!a.white_box) black_box_scores(learner, can, data.obs_dim(), score);
 
-  // guesses: "in" for the r/2 largest scores, "out" for the r - r/2 smallest
   const std::int64_t R = a.guesses > 0 ? a.guesses : M / 5;
-  std::vector<std::int64_t> order(static_cast<std::size_t>(M));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t x, std::int64_t y) { return score[x] > score[y]; });
-  std::int64_t correct = 0;
-  for (std::int64_t i = 0; i < R / 2; ++i) correct += can.in[order[i]] ? 1 : 0;
-  for (std::int64_t i = 0; i < R - R / 2; ++i) correct += can.in[order[M - 1 - i]] ? 0 : 1;
+  const std::int64_t correct = privacy::audit::correct_guesses(can.in, score, R);
 
   OfflineAuditReport rep;
   rep.mode = a.white_box ? "white-box" : "black-box";

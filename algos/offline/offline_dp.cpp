@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "privacy/calibration.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 
@@ -47,8 +47,10 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
   for (const auto& t : trained()) nets.push_back({&t.net->shape(), t.cache, nullptr});
   run->noised_values = privacy::noised_values(nets);
   run->secure = dp_.noise == "os-entropy";
-  run->noise_sd = secure_noise_scale(dp_.noise_multiplier, dp_.clip_norm,
-                                     static_cast<double>(run->noised_values), run->secure);
+  const privacy::SecurePlan release = privacy::gaussian_release_plan(
+      dp_.noise_multiplier * dp_.clip_norm, dp_.clip_norm, run->noised_values, run->secure);
+  run->noise_sd = release.scale;
+  run->noise_grid = release.grid;
   // the step count, decided before any ledger file is created unless one already exists (a run
   // directory reused, or resumed: what it spent counts)
   const privacy::DpEvent event = run->cfg.step_event();

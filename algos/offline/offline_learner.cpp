@@ -13,6 +13,7 @@
 #include "engine/nn_optim.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
 namespace dprl::algos {
@@ -168,8 +169,8 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     poisson.emplace(users, run_->cfg.sampling_rate(),
                     static_cast<std::size_t>(run_->cfg.contribution));
   }
-  const privacy::GaussianRelease release = [&noise](std::span<double> x, double sd) {
-    add_gaussian_release(x, sd, *noise);
+  const privacy::GaussianRelease release = [&](std::span<double> x, double sd) {
+    privacy::add_gaussian_release(x, sd, run_->noise_grid, *noise);
   };
   ctx.set_step_column("gradient_step");
   OfflineBatch batch;

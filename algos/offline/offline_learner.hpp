@@ -18,9 +18,9 @@
 // next evaluation, the block is charged to a Ledger (budget `epsilon`, `delta`, `accountant`);
 // `train.until_budget: true` trains for the largest N with epsilon(N) <= budget
 // (steps_within_budget, privacy/calibration.hpp), otherwise a run whose train.steps the budget
-// cannot afford is refused before its first step. Noise and user sampling come from OS entropy (`noise:
-// os-entropy`, formal) or from the seed (`noise: seeded`: reproducible, not formal, warned).
-// Target networks, the Adam state and the greedy policy are post-processing of the noised
+// cannot afford is refused before its first step. Noise and user sampling come from OS entropy
+// (`noise: os-entropy`, formal) or from the seed (`noise: seeded`: reproducible, not formal,
+// warned). Target networks, the Adam state and the greedy policy are post-processing of the noised
 // gradients; evaluation returns are computed from the released policy and public env episodes.
 //
 // | param            | default    | meaning                                                 |
@@ -151,8 +151,8 @@ class OfflineLearner : public Algorithm {
   double step(const OfflineBatch& b);
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
                privacy::NoiseSource& noise);
-  // The same with a given release rule and noise std on the sum (train() uses the secure release
-  // of algos/private_noise.hpp).
+  // The same with a given release rule and noise std on the sum (train() uses
+  // privacy/secure_release.hpp's add_gaussian_release).
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg, double noise_sd,
                const privacy::GaussianRelease& release);
   std::int64_t steps_taken() const { return steps_; }

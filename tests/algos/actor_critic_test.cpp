@@ -241,14 +241,34 @@ TEST_SUITE("e2e") {
     const auto d = nlohmann::json::parse(s.privacy->details_json);
     CHECK(d["critic_releases"] == 0);
     CHECK(d["actor_releases"].get<std::int64_t>() == s.env_steps);
-    // snapping the 3000-element actor vector to the grid g <= sigma C 2^-12 widens the
-    // sensitivity to 2C + sqrt(3000) g: noise multiplier sigma / (2 + sqrt(3000) sigma 2^-12)
+    // snapping the 3000-element actor vector to the sampler's grid g widens the sensitivity to
+    // 2C + sqrt(3000) g, and the release widens the noise to sigma C (1 + sqrt(3000) g / 2C)
+    // (privacy/secure_release.hpp): the noise multiplier stays the paper's sigma / 2
     const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 10;
-    CHECK(d["noise_multiplier_actor"].get<double>() ==
-          doctest::Approx(sigma / (2 + std::sqrt(3000.0) * sigma * 0x1p-24)).epsilon(1e-12));
+    CHECK(d["noise_multiplier_actor"].get<double>() == sigma / 2);
+    CHECK(s.privacy->sensitivity.find("2C + sqrt(n) g") != std::string::npos);
     auto summary = nlohmann::json::parse(dprl::read_file(dir / "summary.json"));
     CHECK(summary["privacy"]["formal"] == false);
     CHECK(summary["privacy"]["neighbouring"] == "replace");
+  }
+
+  TEST_CASE("secure noise whose grid the exact sampler cannot cover is refused before training") {
+    // epsilon 1e-7: sigma = 5.3e7, and sqrt(3000) sigma / 2 = 1.5e9 grid steps per noise scale
+    // exceed the discrete Gaussian's 2^28; seeded noise (no grid) runs
+    auto run_with = [](const std::string& noise) {
+      const auto dir = temp_dir("dprl_ac_test_grid");
+      fs::remove_all(dir);
+      return dprl::algos::run_experiment(
+          dprl::parse_yaml("seed: 1\nenv: {id: taxi}\ntrain: {steps: 50, eval_episodes: 1}\n"
+                           "algo: {id: actor_critic, params: {dp: actor, epsilon: 1.0e-7, "
+                           "episodes: 1, noise: " +
+                               noise + "}}\n",
+                           "t"),
+          "t", quiet(dir));
+    };
+    CHECK_THROWS_WITH_AS(run_with("os-entropy"), doctest::Contains("actor_critic: epsilon = 1e-07"),
+                         dprl::ParamError);
+    CHECK_NOTHROW(run_with("seeded"));
   }
 
   TEST_CASE("metrics.csv's epsilon column uses the configured accountant") {

@@ -187,7 +187,7 @@ TEST_CASE("os-entropy selective runs use the secure snapped release and give a f
   CHECK(r.report->unit == "expert");
   const auto d = nlohmann::json::parse(r.report->details_json);
   // the noise std on the sum covers the snapped sensitivity C + sqrt(n) g: above z C, by at most
-  // the factor 1 / (1 - z sqrt(n) 2^-12) (algos/private_noise.hpp)
+  // the factor 1 / (1 - z sqrt(n) 2^-12) (privacy/secure_release.hpp)
   const double n = d["noised_values"].get<double>();
   const double sd = d["noise_sd_on_sum"].get<double>();
   CHECK(sd > 3.0);

@@ -463,12 +463,13 @@ TEST_SUITE("unit") {
     CHECK_FALSE(algo.privacy()->reproducible_noise);
     const auto d = nlohmann::json::parse(algo.privacy()->details_json);
     for (const auto& c : d["channels"]) {
-      // sigma = z (Delta + sqrt(n) g) with g the sampler's grid: the snapped sensitivity exceeds
-      // Delta by at most sqrt(n) sigma 2^-12 (n <= 4 * 15 Gram entries, 4 * 5 target entries)
+      // sigma = z (Delta + sqrt(n) g) with g the channel's planned grid (privacy/
+      // secure_release.hpp), g <= (Delta / sqrt(n)) 2^-12: the snapped sensitivity exceeds Delta
+      // by at most Delta 2^-12 (plus the rounding of sigma / z, a few ulps: 1e-15)
       const double sens = c["l2_sensitivity"], snapped = c["l2_sensitivity_snapped"];
       const double sigma = c["sigma"], z = c["noise_multiplier"];
       CHECK(snapped > sens);
-      CHECK(snapped <= sens + std::sqrt(60.0) * sigma * 0x1p-24);
+      CHECK(snapped <= sens * (1.0 + 0x1p-12 + 1e-15));
       CHECK(sigma == doctest::Approx(z * snapped).epsilon(1e-12));
     }
   }

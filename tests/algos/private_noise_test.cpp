@@ -10,44 +10,9 @@
 #include "algos/gtd_learner.hpp"
 #include "engine/error.hpp"
 #include "privacy/noise_source.hpp"
-
-using dprl::algos::add_gaussian_release;
-using dprl::algos::secure_noise_scale;
+#include "privacy/secure_release.hpp"
 
 TEST_SUITE("unit") {
-  TEST_CASE("a secure release is a grid point: the input is snapped before exact noise") {
-    auto noise = dprl::privacy::make_seeded_noise(5, 0, 0, /*secure=*/true);
-    const double sd = 0.7;
-    const double g = dprl::algos::release_grid(sd);
-    CHECK(g <= sd * 0x1p-24);
-    CHECK(g > sd * 0x1p-25);
-    std::vector<double> x = {0.1234567, -3.3333333, 1e-9, 2.5 * g, 0.0};
-    add_gaussian_release(x, sd, *noise);
-    for (double v : x) CHECK(std::nearbyint(v / g) * g == v);
-    // a non-finite input is refused, never released
-    std::vector<double> bad = {1.0, NAN};
-    CHECK_THROWS_AS(add_gaussian_release(bad, sd, *noise), dprl::ParamError);
-  }
-
-  TEST_CASE("the secure noise scale covers the snapped sensitivity") {
-    for (double z : {0.5, 3.0, 20.0})
-      for (double n : {1.0, 100.0, 3000.0}) {
-        const double delta_l2 = 2.0;
-        const double sd = secure_noise_scale(z, delta_l2, n, true);
-        // sd >= z (Delta + sqrt(n) g(sd)): noise multiplier z against the snapped sensitivity
-        CHECK(sd >= z * (delta_l2 + std::sqrt(n) * dprl::algos::release_grid(sd)));
-        CHECK(sd <= z * delta_l2 / (1 - z * std::sqrt(n) * 0x1p-24));
-        CHECK(secure_noise_scale(z, delta_l2, n, false) == z * delta_l2);
-      }
-    // the covering is cheap at DP-SGD sizes: z = 4 over 69,124 values costs under 1%
-    const double dpsgd = secure_noise_scale(4.0, 1.0, 69124.0, true);
-    CHECK(dpsgd < 4.0 * 1.01);
-    // and paper 000's largest noise multiplier is coverable
-    CHECK_NOTHROW(secure_noise_scale(80.0, 1.0, 69124.0, true));
-    // a grid too coarse to cover is refused
-    CHECK_THROWS_AS(secure_noise_scale(1e4, 1.0, 1e6, true), dprl::ParamError);
-  }
-
   TEST_CASE("seeded private noise depends on the privacy parameters, os-entropy is secure") {
     auto draw = [](double eps) {
       auto n = dprl::algos::make_private_noise("seeded", 7, 1, {eps, 1e-5}, "test");
@@ -60,7 +25,7 @@ TEST_SUITE("unit") {
     CHECK_THROWS_AS(dprl::algos::make_private_noise("zero", 7, 1, {1.0}, "test"), dprl::ParamError);
   }
 
-  TEST_CASE("actor-critic: a privatised vector from a secure source is on the noise grid") {
+  TEST_CASE("actor-critic: a privatised vector from a secure source is on the planned grid") {
     dprl::algos::ActorCriticParams p;
     p.clip = "fixed";
     p.clip_norm = 1.0;
@@ -72,7 +37,13 @@ TEST_SUITE("unit") {
     x[3] = 0.3;
     x[4] = -0.7;
     l.privatise(x, {3, 4});
-    const double g = dprl::algos::release_grid(sigma * 1.0);
-    for (double v : x) CHECK(std::nearbyint(v / g) * g == v);
+    // C = 1: noise sd sigma against L2 sensitivity 2C over the 12 elements
+    const double g = dprl::privacy::gaussian_release_plan(sigma * 1.0, 2.0, 12, true).grid;
+    bool odd = false;  // some value is an odd multiple of g: the grid is g, not a coarser one
+    for (double v : x) {
+      CHECK(std::fmod(v, g) == 0.0);
+      odd = odd || std::fmod(v, 2 * g) != 0.0;
+    }
+    CHECK(odd);
   }
 }

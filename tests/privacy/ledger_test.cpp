@@ -49,6 +49,22 @@ TEST_SUITE("unit") {
     CHECK(l.entries().size() == 1);
   }
 
+  TEST_CASE("affordable_count is the largest affordable count, found by integer bisection") {
+    Ledger l(2.0, 1e-5, "rdp");
+    const auto step = DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0));
+    const std::int64_t n = l.affordable_count(step, 100000);
+    REQUIRE(n > 1);
+    REQUIRE(n < 100000);
+    CHECK(l.can_afford(step, n));
+    CHECK_FALSE(l.can_afford(step, n + 1));
+    CHECK(l.affordable_count(step, n) == n);  // the cap itself fits
+    CHECK(l.affordable_count(step, n - 1) == n - 1);
+    CHECK(l.affordable_count(step, 0) == 0);
+    CHECK(Ledger(1e-6, 1e-5, "rdp").affordable_count(step, 10) == 0);  // not even one
+    // counts are searched as doubles: beyond 2^53 they would not be exact
+    CHECK_THROWS_AS(l.affordable_count(step, Ledger::kMaxAffordableCount + 1), dprl::ParamError);
+  }
+
   TEST_CASE("ledger validation names the parameter") {
     CHECK_THROWS_WITH_AS(Ledger(0.0, 1e-5), "ledger budget epsilon = 0 must be finite and > 0",
                          dprl::ParamError);

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "engine/error.hpp"
 
@@ -43,6 +44,17 @@ TEST_SUITE("unit") {
           doctest::Approx(2.8324800520).epsilon(1e-7));
   }
 
+  TEST_CASE("one-run audit: guesses take the largest scores as in and the smallest as out") {
+    const std::vector<char> in = {1, 0, 1, 0, 1, 0};
+    const std::vector<double> score = {5, 4, 3, 2, 1, 0};
+    CHECK(correct_guesses(in, score, 2) == 2);  // canary 0 in (right), canary 5 out (right)
+    CHECK(correct_guesses(in, score, 4) == 2);  // 0 (right), 1 (wrong); 5 (right), 4 (wrong)
+    CHECK(correct_guesses(in, score, 6) == 4);  // in: 0, 1, 2 (2 right); out: 5, 4, 3 (2 right)
+    // ties keep canary order: the first tied canary is guessed in, the last out
+    CHECK(correct_guesses(in, std::vector<double>(6, 1.0), 1) == 1);  // out: canary 5
+    CHECK(correct_guesses(std::vector<char>{0, 1}, std::vector<double>{1.0, 1.0}, 2) == 0);
+  }
+
   TEST_CASE("one-run audit: bad counts are parameter errors") {
     CHECK_THROWS_AS(one_run_p_value(10, 11, 5, 1.0, 0.0), dprl::ParamError);
     CHECK_THROWS_AS(one_run_p_value(10, 5, 6, 1.0, 0.0), dprl::ParamError);
@@ -54,7 +66,8 @@ TEST_SUITE("unit") {
 }
 
 TEST_SUITE("statistical") {
-  TEST_CASE("one-run audit: white-box DP-SGD with correct noise not refuted and halved noise refuted") {
+  TEST_CASE(
+      "one-run audit: white-box DP-SGD with correct noise not refuted and halved noise refuted") {
     // m = 100000 gradient canaries, T = 4 full-batch steps at z = 4: the claim is the Gaussian
     // mechanism at z / sqrt(T) = 2, epsilon = 1.993 at delta = 1e-5. The auditor guesses on the
     // 1000 largest and 1000 smallest scores (fixed before the run).

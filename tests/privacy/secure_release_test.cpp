@@ -185,6 +185,43 @@ TEST_SUITE("unit") {
     CHECK(l2(z, z2) / pg.scale <= 1.0 / gm.sigma());
   }
 
+  TEST_CASE("learners' Gaussian release plan: secure covers Delta + sqrt(n) g, seeded is z Delta") {
+    // Delta = 1, so scale (1 + sqrt(n) g / Delta) and z (Delta + sqrt(n) g) are the same
+    // expression: the check is exact. Sizes up to the offline learners' 69,124 noised values at
+    // paper 000's noise multipliers (z up to 80).
+    for (double z : {0.5, 4.0, 80.0})
+      for (std::size_t n : {std::size_t{1}, std::size_t{100}, std::size_t{69124}}) {
+        CAPTURE(z);
+        CAPTURE(n);
+        const SecurePlan pl = gaussian_release_plan(z, 1.0, n, true);
+        CHECK(pl.grid > 0.0);
+        CHECK(pl.scale >= z * (1.0 + std::sqrt(double(n)) * pl.grid));
+        CHECK(pl.inflation <= 1.0 + 0x1p-12);
+        const SecurePlan plain = gaussian_release_plan(z, 1.0, n, false);
+        CHECK(plain.grid == 0.0);
+        CHECK(plain.scale == z);
+      }
+  }
+
+  TEST_CASE("add_gaussian_release: grid points from a secure source, add_gaussian from another") {
+    auto noise = make_seeded_noise(5, 0, 0, /*secure=*/true);
+    const SecurePlan pl = gaussian_release_plan(0.7, 0.35, 5, true);
+    std::vector<double> x = {0.1234567, -3.3333333, 1e-9, 2.5 * pl.grid, 0.0};
+    add_gaussian_release(x, pl.scale, pl.grid, *noise);
+    for (double v : x) CHECK(std::fmod(v, pl.grid) == 0.0);
+    // a non-finite input is refused, never released
+    std::vector<double> bad = {1.0, NAN};
+    CHECK_THROWS_AS(add_gaussian_release(bad, pl.scale, pl.grid, *noise), dprl::ParamError);
+    // a seeded (not secure) source adds its own Gaussian draws at the base sd, unsnapped
+    auto a = make_seeded_noise(6, 0, 0), b = make_seeded_noise(6, 0, 0);
+    std::vector<double> y = {0.1, 0.2, 0.3}, y2 = y;
+    const SecurePlan plain = gaussian_release_plan(0.7, 0.35, 3, false);
+    add_gaussian_release(y, plain.scale, plain.grid, *a);
+    b->add_gaussian(y2, 0.7);
+    CHECK(y == y2);
+    CHECK(y[0] != 0.1);
+  }
+
   TEST_CASE("secure plan refuses what the exact samplers cannot cover - snapping never overflows") {
     // Gaussian: sqrt(d) sigma / Delta >= 2^28 grid steps would be needed
     CHECK_THROWS_WITH_AS(
