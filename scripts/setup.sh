@@ -56,5 +56,5 @@ if ((fuzz)); then
     "${launcher[@]}" -DDPRL_FUZZ=ON -DDPRL_SANITIZE=address,undefined -DDPRL_MPI=OFF \
     -DDPRL_BUILD_BENCHMARKS=OFF -DDPRL_TEST_DIRS="" >/dev/null
   cmake --build build-fuzz -j"$jobs" --target dprl_fuzz_config dprl_fuzz_replay \
-    dprl_fuzz_policy dprl_fuzz_ledger dprl_fuzz_dataset
+    dprl_fuzz_policy dprl_fuzz_ledger dprl_fuzz_dataset dprl_fuzz_checkpoint dprl_fuzz_nn
 fi
