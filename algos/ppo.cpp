@@ -180,8 +180,8 @@ std::int64_t Ppo::train(TrainContext& ctx) {
     io(rng);
     venv.sync_state(io);
     io(x, true);
-    io(step);
-    io(it);
+    io.bounded(step, std::int64_t{0}, total, "step");
+    io.bounded(it, std::int64_t{0}, iters, "iteration");
     io(recent);
     io(episodes_);
   };

@@ -58,6 +58,14 @@ void StateIo::length_mismatch(std::uint64_t got, std::uint64_t want) const {
                   what_, last_section_, got, want));
 }
 
+void StateIo::out_of_range(std::string_view name, const std::string& v, const std::string& lo,
+                           const std::string& hi) const {
+  throw DataError(
+      fmt::format("{}: section '{}' holds {} = {}, outside [{}, {}] (a damaged or "
+                  "foreign checkpoint)",
+                  what_, last_section_, name, v, lo, hi));
+}
+
 void StateIo::expect_end() const {
   if (loading_ && !at_end())
     throw DataError(

@@ -196,7 +196,7 @@ void DmcCartpole::sync_state(StateIo& io) {
   mj::Snapshot s = snapshot();
   io(s.physics, true);
   io.raw(s.rng, sizeof s.rng);
-  io(s.elapsed_steps);
+  io.bounded(s.elapsed_steps, 0, p_.max_episode_steps, "elapsed steps");
   if (io.loading()) restore(s);
 }
 
