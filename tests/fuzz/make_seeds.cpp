@@ -1,13 +1,15 @@
-// Seed corpora of the checkpoint and nn fuzz targets, which cannot be written by hand (binary
-// payloads of learner state and networks):
-//   dprl_fuzz_make_seeds write tests/fuzz/corpus   writes corpus/checkpoint/seed_* and
-//                                                  corpus/nn/seed_* (replacing those files)
+// Seed corpora that are not written by hand: the checkpoint and nn fuzz targets' (binary payloads
+// of learner state and networks) and the replay target's cases of the envs whose states are long
+// (MuJoCo, LunarLander, HIV) or model-made (linear_mdp, MDP-100):
+//   dprl_fuzz_make_seeds write tests/fuzz/corpus   writes corpus/{checkpoint,nn,replay}/seed_*
+//                                                  (replacing those files)
 //   dprl_fuzz_make_seeds check tests/fuzz/corpus   exits 1 naming the first seed_* file that its
 //                                                  reader refuses (ctest fuzz/seeds_accepted)
-// A seed is the reader byte then the payload. Checkpoint seeds are the last checkpoint of each run
-// of checkpoint_cases(); network seeds are freshly initialised policies of each kind a reader
-// takes. The check keeps the seeds current: when a learner's checkpoint layout or the network
-// file changes, it fails until the seeds are written again.
+// A checkpoint or nn seed is the reader byte then the payload: checkpoint seeds are the last
+// checkpoint of each run of checkpoint_cases(), network seeds freshly initialised policies of each
+// kind a reader takes. A replay seed is the state of the env after a seeded reset and a few valid
+// actions. The check keeps the seeds current: when a learner's checkpoint layout, the network file
+// or an env's state changes, it fails until the seeds are written again.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -21,9 +23,11 @@
 #include "engine/io.hpp"
 #include "engine/nn_mlp.hpp"
 #include "engine/rng.hpp"
+#include "envs/register_envs.hpp"
 #include "tests/fuzz/checkpoint_cases.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 #include "tests/fuzz/nn_cases.hpp"
+#include "tools/cli_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace dprl;
@@ -71,6 +75,36 @@ std::vector<NnSeed> nn_seeds() {
           {"seed_expert_cartpole", 3, d}};
 }
 
+// {"env": id, "state": [...], "actions": [...]} for `dprl env replay`
+std::string replay_seed(const char* id) {
+  auto env = envs::make_env(id);
+  const EnvSpec& spec = env->spec();
+  std::vector<float> obs(spec.observation.dim());
+  env->reset(1, obs);
+  std::vector<std::string> state, actions;
+  for (double v : env->state()) state.push_back(fmt::format("{:.17g}", v));
+  for (int i = 0; i < 4; ++i) {
+    if (spec.action.is_discrete()) {
+      actions.push_back(std::to_string(i % spec.action.n));
+    } else {
+      std::vector<std::string> a(spec.action.dim(), i % 2 ? "0.5" : "-0.25");
+      actions.push_back(fmt::format("[{}]", fmt::join(a, ", ")));
+    }
+  }
+  return fmt::format("{{\"env\": \"{}\", \"state\": [{}], \"actions\": [{}]}}\n", id,
+                     fmt::join(state, ", "), fmt::join(actions, ", "));
+}
+
+const std::vector<const char*> kReplayEnvs = {
+    "MDP-100",        "linear_mdp",      "hiv", "LunarLander-v3", "LunarLanderContinuous-v3",
+    "HalfCheetah-v5", "cartpole-swingup"};
+
+std::string replay_name(std::string id) {
+  for (auto& c : id)
+    if (c == '-') c = '_';
+  return "seed_" + id + ".json";
+}
+
 std::string with_reader(int reader, const std::string& payload) {
   return std::string(1, static_cast<char>(reader)) + payload;
 }
@@ -78,6 +112,7 @@ std::string with_reader(int reader, const std::string& payload) {
 int write_seeds(const fs::path& corpus) {
   fs::create_directories(corpus / "checkpoint");
   fs::create_directories(corpus / "nn");
+  fs::create_directories(corpus / "replay");
   const auto& cases = fuzz::checkpoint_cases();
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
@@ -92,18 +127,25 @@ int write_seeds(const fs::path& corpus) {
   }
   for (const auto& s : nn_seeds())
     write_file_atomic(corpus / "nn" / s.name, with_reader(s.reader, s.payload));
+  for (const char* id : kReplayEnvs)
+    write_file_atomic(corpus / "replay" / replay_name(id), replay_seed(id));
   return 0;
 }
 
-// every seed_* file in corpus/checkpoint and corpus/nn is accepted by its reader
+// every seed_* file in corpus/checkpoint, corpus/nn and corpus/replay is accepted by its reader
 int check_seeds(const fs::path& corpus) {
   const auto& cases = fuzz::checkpoint_cases();
   int seen = 0;
-  for (const char* target : {"checkpoint", "nn"}) {
+  for (const char* target : {"checkpoint", "nn", "replay"}) {
     for (const auto& e : fs::directory_iterator(corpus / target)) {
       if (e.path().filename().string().rfind("seed_", 0) != 0) continue;
       const std::string bytes = read_file(e.path());
       try {
+        if (std::string(target) == "replay") {
+          cli::replay_case(bytes, e.path().string());
+          ++seen;
+          continue;
+        }
         if (bytes.empty()) throw Error("empty seed");
         const auto reader = static_cast<unsigned char>(bytes[0]);
         const std::string rest = bytes.substr(1);
