@@ -107,7 +107,11 @@ void StateIo::operator()(Rng& rng) {
   std::uint64_t s[4];
   rng.get_state(s);
   raw(s, sizeof s);
-  if (loading_) rng.set_state(s);
+  if (!loading_) return;
+  if ((s[0] | s[1] | s[2] | s[3]) == 0)
+    throw DataError(fmt::format("{}: section '{}' holds an all-zero random generator state",
+                                what_, last_section_));
+  rng.set_state(s);
 }
 
 std::string encode_checkpoint(std::string_view payload) {

@@ -79,6 +79,8 @@ class StateIo {
   requires std::is_arithmetic_v<T>
   void operator()(std::array<T, N>& a) { raw(a.data(), sizeof(T) * N); }
   void operator()(std::string& s);
+  // A generator's state; a load refuses the all-zero state, which xoshiro256** never leaves (its
+  // draws would all be 0 and a rejection loop such as Rng::below would never end).
   void operator()(Rng& rng);
   // A vector of plain values; fixed: on load, the stored length must equal v.size().
   template <class T, class A>

@@ -29,6 +29,7 @@ trap 'rm -rf "$scratch"' EXIT
 export TMPDIR=$scratch
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-"$exe" "$corpus" -max_total_time="$seconds" -jobs=1 -workers=1 -max_len=65536 \
+# in-process (no -jobs, which would fork a child logging to ./fuzz-0.log)
+"$exe" "$corpus" -max_total_time="$seconds" -max_len=65536 \
   -rss_limit_mb=4096 -timeout=20 -print_final_stats=1 -artifact_prefix="$crashes/" \
   "${dict[@]}" "$@"

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       write_file_atomic(dir / algos::kCheckpointFile, rest);
       algos::read_run_checkpoint(dir);
     }
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    fuzz::refused(e);
   }
   return 0;
 }

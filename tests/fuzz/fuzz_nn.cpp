@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz::put("policy.bin", fuzz::wrap_nn_payload(fuzz::as_string(data + 1, size - 1)));
   try {
     fuzz::read_nn_case(data[0] % fuzz::kNnReaders, file);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    fuzz::refused(e);
   }
   return 0;
 }

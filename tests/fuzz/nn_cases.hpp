@@ -17,6 +17,7 @@
 #include "algos/kickstart_teacher.hpp"
 #include "algos/policies.hpp"
 #include "envs/register_envs.hpp"
+#include "tests/fuzz/fuzz_common.hpp"
 
 namespace dprl::fuzz {
 
@@ -24,11 +25,7 @@ inline constexpr int kNnReaders = 4;
 
 // "DPRLNN\0\0" | u32 version 1 | u64 payload bytes | payload | u64 FNV-1a 64 of the payload
 inline std::string wrap_nn_payload(std::string_view payload) {
-  std::uint64_t sum = 1469598103934665603ull;
-  for (unsigned char ch : payload) {
-    sum ^= ch;
-    sum *= 1099511628211ull;
-  }
+  const std::uint64_t sum = fnv1a64(payload);
   const std::uint32_t version = 1;
   const std::uint64_t len = payload.size();
   std::string out("DPRLNN\0\0", 8);
