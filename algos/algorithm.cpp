@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "engine/error.hpp"
 
@@ -74,15 +75,21 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
         "{}: checkpoint of another config (algo '{}', config digest {}), not of this run's "
         "config.yaml",
         ckpt_.resume_file.string(), algo, sha.substr(0, 12)));
-  io(step);
+  io.bounded(step, std::int64_t{0}, train_.steps, "step");
   io.section("train_context");
   io.raw(&last_eval_, sizeof last_eval_);
-  io(last_eval_step_);
-  io(next_eval_);
-  io(rounds_);
+  io.bounded(last_eval_step_, std::int64_t{-1}, step, "last evaluation step");
+  // both schedules lie past the step and at most one interval ahead (evaluate() and
+  // save_checkpoint() advance them one interval at a time)
+  const std::int64_t eval_gap = train_.eval_every > 0 ? train_.eval_every : train_.steps;
+  io.bounded(next_eval_, step + 1, step + eval_gap, "next evaluation step");
+  io.bounded(rounds_, 0, std::numeric_limits<int>::max(), "evaluation rounds");
   io(epsilon_);
   io(custom_rows_);
-  io(next_checkpoint_);
+  if (ckpt_.every > 0)
+    io.bounded(next_checkpoint_, step + 1, step + ckpt_.every, "next checkpoint step");
+  else
+    io(next_checkpoint_);
   if (run_dir_) run_dir_->sync_metrics(io);
 }
 

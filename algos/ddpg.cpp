@@ -84,7 +84,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
     io(srng);
     io(obs, true);
     env->sync_state(io);
-    io(step);
+    io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_ret);
     io(recent);
     io(episodes_);

@@ -107,12 +107,12 @@ std::int64_t Dqn::train(TrainContext& ctx) {
     io(q_.span());
     io(target_.span());
     opt.sync_state(io);
-    rb.sync_state(io);
+    rb.sync_state(io, A);
     io(rng);
     io(srng);
     io(obs, true);
     env->sync_state(io);
-    io(step);
+    io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_ret);
     io(recent);
     io(episodes_);

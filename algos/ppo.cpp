@@ -212,8 +212,8 @@ void Ppo::sync_run(Run& r, StateIo& io) {
   io(r.rng);
   r.venv.sync_state(io);
   io(r.x, true);
-  io(r.step);
-  io(r.it);
+  io.bounded(r.step, std::int64_t{0}, r.iters * static_cast<std::int64_t>(r.batch), "step");
+  io.bounded(r.it, std::int64_t{0}, r.iters, "iteration");
   io(r.recent);
   io(episodes_);
 }

@@ -52,13 +52,15 @@ std::int64_t QLearning::train(TrainContext& ctx) {
     io(q_, true);
     io(episodes_);
     io(rng);
-    io(step);
+    io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_return);
     io(recent);
     io(obs[0]);
     env->sync_state(io);
   };
-  ctx.resume(sync);
+  if (ctx.resume(sync) && !(obs[0] >= 0 && obs[0] < static_cast<float>(num_states_)))
+    throw DataError(fmt::format("checkpoint: q_learning observation {} is not a state of '{}'",
+                                obs[0], env_id_));
   while (step < total) {
     const int s = static_cast<int>(obs[0]);
     const double frac = std::min(1.0, static_cast<double>(step) / decay_steps);

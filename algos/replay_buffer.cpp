@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/error.hpp"
 #include "engine/limits.hpp"
@@ -46,7 +47,7 @@ void ReplayBuffer::add(std::span<const float> obs, std::span<const float> action
   size_ = std::min(size_ + 1, capacity_);
 }
 
-void ReplayBuffer::sync_state(StateIo& io) {
+void ReplayBuffer::sync_state(StateIo& io, int discrete_actions) {
   io.section("replay_buffer");
   std::uint64_t cap = capacity_, pos = pos_, size = size_;
   io(cap);
@@ -67,6 +68,15 @@ void ReplayBuffer::sync_state(StateIo& io) {
   part(act_, act_dim_);
   part(rew_, 1);
   part(term_, 1);
+  if (io.loading() && discrete_actions > 0)
+    for (std::size_t i = 0; i < size_ * act_dim_; ++i) {
+      const float a = act_[i];
+      if (!(a >= 0 && a < static_cast<float>(discrete_actions)) || a != std::floor(a))
+        throw DataError(
+            fmt::format("replay buffer in a checkpoint holds action {} (actions are 0 "
+                        "to {})",
+                        a, discrete_actions - 1));
+    }
 }
 
 void ReplayBuffer::sample(int batch, Rng& rng, ReplayBatch& out) const {

@@ -27,8 +27,10 @@ class ReplayBuffer {
            std::span<const float> next_obs, bool terminated);
   std::size_t size() const { return size_; }
   void sample(int batch, Rng& rng, ReplayBatch& out) const;
-  // Saves or loads the stored transitions (only the filled part) and the write position.
-  void sync_state(StateIo& io);
+  // Saves or loads the stored transitions (only the filled part) and the write position. With
+  // discrete_actions = n > 0 (DQN's one action column), a load requires every stored action to be
+  // an index in [0, n) (DataError otherwise: the learner indexes its Q-values with it).
+  void sync_state(StateIo& io, int discrete_actions = 0);
 
  private:
   std::size_t capacity_;

@@ -76,7 +76,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
     io(srng);
     io(obs, true);
     env->sync_state(io);
-    io(step);
+    io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_ret);
     io(recent);
     io(episodes_);

@@ -26,7 +26,14 @@ void log_softmax(const Mat& logits, const std::uint8_t* mask, Mat& logp) {
     float mx = -INFINITY;
     for (Eigen::Index j = 0; j < A; ++j)
       if (!mask || mask[i * A + j]) mx = std::max(mx, logits(j, i));
-    DPRL_CHECK(mx > -INFINITY);  // at least one allowed action
+    if (!(mx > -INFINITY)) {
+      bool allowed = false;
+      for (Eigen::Index j = 0; j < A; ++j) allowed = allowed || !mask || mask[i * A + j];
+      DPRL_CHECK(allowed);  // at least one allowed action
+      throw Error(
+          "policy logits are all NaN or -inf: the network's parameters diverged or were loaded "
+          "damaged");
+    }
     double sum = 0;
     for (Eigen::Index j = 0; j < A; ++j)
       if (!mask || mask[i * A + j]) sum += std::exp(static_cast<double>(logits(j, i) - mx));

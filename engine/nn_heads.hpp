@@ -19,7 +19,8 @@ namespace dprl::nn {
 
 // ----- categorical -----
 // logp = log_softmax(logits) per column; with mask (A x B, 0 = not allowed), masked entries get
-// -inf probability (logp = -1e30 so sums stay finite).
+// -inf probability (logp = -1e30 so sums stay finite). A column whose allowed logits are all NaN
+// or -inf (a diverged network, or parameters loaded damaged) throws Error.
 void log_softmax(const Mat& logits, const std::uint8_t* mask, Mat& logp);
 // Draws from column col of logp.
 int sample_categorical(const Mat& logp, int col, Rng& rng);

@@ -37,11 +37,15 @@ void RunDir::flush_metrics() {
 void RunDir::sync_metrics(StateIo& io) {
   io.section("metrics");
   std::uint64_t n = columns_.size();
-  io(n);
+  // each column name takes at least its 8-byte length
+  io.bounded(n, std::uint64_t{0}, std::uint64_t{io.remaining() / 8}, "metrics columns");
   if (io.loading()) columns_.assign(n, std::string());
   for (auto& c : columns_) io(c);
   io(metrics_);
-  if (io.loading()) dirty_ = true;
+  if (io.loading()) {
+    dirty_ = true;
+    loaded_ = true;
+  }
 }
 
 void RunDir::write_config(const Node& resolved) const {
@@ -53,10 +57,17 @@ void RunDir::append_metrics(const std::vector<std::pair<std::string, double>>& r
     for (const auto& [k, v] : row) columns_.push_back(k);
     metrics_ = fmt::format("{}\n", fmt::join(columns_, ","));
   }
-  DPRL_CHECK(row.size() == columns_.size());
+  bool same = row.size() == columns_.size();
+  for (std::size_t i = 0; same && i < row.size(); ++i) same = row[i].first == columns_[i];
+  // the columns come from the learner, or from a checkpoint it wrote
+  if (!same && loaded_)
+    throw DataError(
+        fmt::format("{}: the checkpoint resumed from holds {} metrics columns that are not the {} "
+                    "this run writes (a damaged or foreign checkpoint)",
+                    dir_.string(), columns_.size(), row.size()));
+  DPRL_CHECK(same);
   std::vector<std::string> cells;
   for (std::size_t i = 0; i < row.size(); ++i) {
-    DPRL_CHECK(row[i].first == columns_[i]);
     cells.push_back(std::isfinite(row[i].second) ? format_param(row[i].second) : std::string());
   }
   metrics_ += fmt::format("{}\n", fmt::join(cells, ","));

@@ -97,6 +97,7 @@ class RunDir {
   std::vector<std::string> columns_;
   std::string metrics_;
   bool dirty_ = false;
+  bool loaded_ = false;  // columns_ and metrics_ came from a checkpoint
   std::chrono::steady_clock::time_point last_flush_;
 };
 

@@ -58,6 +58,14 @@ void StateIo::length_mismatch(std::uint64_t got, std::uint64_t want) const {
                   what_, last_section_, got, want));
 }
 
+void StateIo::out_of_range(std::string_view name, const std::string& v, const std::string& lo,
+                           const std::string& hi) const {
+  throw DataError(
+      fmt::format("{}: section '{}' holds {} = {}, outside [{}, {}] (a damaged or "
+                  "foreign checkpoint)",
+                  what_, last_section_, name, v, lo, hi));
+}
+
 void StateIo::expect_end() const {
   if (loading_ && !at_end())
     throw DataError(
@@ -99,7 +107,11 @@ void StateIo::operator()(Rng& rng) {
   std::uint64_t s[4];
   rng.get_state(s);
   raw(s, sizeof s);
-  if (loading_) rng.set_state(s);
+  if (!loading_) return;
+  if ((s[0] | s[1] | s[2] | s[3]) == 0)
+    throw DataError(fmt::format("{}: section '{}' holds an all-zero random generator state",
+                                what_, last_section_));
+  rng.set_state(s);
 }
 
 std::string encode_checkpoint(std::string_view payload) {

@@ -8,7 +8,9 @@
 // and the same listing serves checkpoints and restores, so save and load cannot drift apart.
 // section(name) writes a tag that a load checks, so state from another learner, env or layout is
 // refused with a DataError naming the section, not read as garbage; so is a vector whose stored
-// length differs from the one a fixed-size load expects (resize() loads allow any length).
+// length differs from the one a fixed-size load expects (resize() loads allow any length), and a
+// counter or index loaded through bounded() that lies outside its range (a loop counter of -2^63
+// would otherwise run for ever, an index read past its table).
 // Values are stored in the machine's byte order (little-endian on every supported target);
 // checkpoints are for resuming on the same build, not for exchange.
 //
@@ -54,11 +56,31 @@ class StateIo {
 
   template <class T>
   requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-  void operator()(T& v) { raw(&v, sizeof(T)); }
+  void operator()(T& v) {
+    if constexpr (std::is_same_v<T, bool>) {  // any byte but 0 or 1 is no bool
+      std::uint8_t b = v ? 1 : 0;
+      bounded(b, std::uint8_t{0}, std::uint8_t{1}, "a flag");
+      v = b != 0;
+    } else {
+      raw(&v, sizeof(T));
+    }
+  }
+  // An integer that a load requires in [lo, hi] (DataError naming it and the section otherwise).
+  template <class T>
+  requires std::is_integral_v<T>
+  void bounded(T& v, T lo, T hi, std::string_view name) {
+    raw(&v, sizeof(T));
+    if (loading_ && (v < lo || v > hi))
+      out_of_range(name, std::to_string(v), std::to_string(lo), std::to_string(hi));
+  }
+  // Bytes a loader has not consumed yet (0 for a saver): bounds a stored element count.
+  std::size_t remaining() const { return in_.size() - pos_; }
   template <class T, std::size_t N>
   requires std::is_arithmetic_v<T>
   void operator()(std::array<T, N>& a) { raw(a.data(), sizeof(T) * N); }
   void operator()(std::string& s);
+  // A generator's state; a load refuses the all-zero state, which xoshiro256** never leaves (its
+  // draws would all be 0 and a rejection loop such as Rng::below would never end).
   void operator()(Rng& rng);
   // A vector of plain values; fixed: on load, the stored length must equal v.size().
   template <class T, class A>
@@ -68,7 +90,7 @@ class StateIo {
     raw(&n, sizeof n);
     if (loading_) {
       if (fixed && n != v.size()) length_mismatch(n, v.size());
-      if (n * sizeof(T) > in_.size() - pos_) truncated();
+      if (n > (in_.size() - pos_) / sizeof(T)) truncated();
       v.resize(n);
     }
     raw(v.data(), n * sizeof(T));
@@ -88,6 +110,8 @@ class StateIo {
  private:
   [[noreturn]] void truncated() const;
   [[noreturn]] void length_mismatch(std::uint64_t got, std::uint64_t want) const;
+  [[noreturn]] void out_of_range(std::string_view name, const std::string& v, const std::string& lo,
+                                 const std::string& hi) const;
 
   bool loading_ = false;
   std::string out_;

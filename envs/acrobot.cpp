@@ -164,7 +164,7 @@ void Acrobot::set_state(std::span<const double> s) {
 void Acrobot::sync_state(StateIo& io) {
   io.section("acrobot");
   io(s_);
-  io(elapsed_);
+  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

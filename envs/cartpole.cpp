@@ -127,8 +127,8 @@ void CartPole::sync_state(StateIo& io) {
   io(x_dot_);
   io(theta_);
   io(theta_dot_);
-  io(steps_beyond_terminated_);
-  io(elapsed_);
+  io.bounded(steps_beyond_terminated_, -1, p_.max_episode_steps, "steps beyond termination");
+  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

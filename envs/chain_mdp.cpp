@@ -75,8 +75,8 @@ void ChainMdp::set_state(std::span<const double> s) {
 
 void ChainMdp::sync_state(StateIo& io) {
   io.section("chain_mdp");
-  io(s_);
-  io(elapsed_);
+  io.bounded(s_, 0, p_.n - 1, "state");
+  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

@@ -218,7 +218,9 @@ void HalfCheetah::sync_state(StateIo& io) {
   mj::Snapshot s = snapshot();
   io(s.physics, true);
   io.raw(s.rng, sizeof s.rng);
-  io(s.elapsed_steps);
+  if (io.loading() && (s.rng[0] | s.rng[1] | s.rng[2] | s.rng[3]) == 0)
+    throw DataError("checkpoint: an all-zero random generator state in the env snapshot");
+  io.bounded(s.elapsed_steps, 0, p_.max_episode_steps, "elapsed steps");
   if (io.loading()) restore(s);
 }
 

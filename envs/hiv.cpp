@@ -123,7 +123,7 @@ void Hiv::set_state(std::span<const double> s) {
 void Hiv::sync_state(StateIo& io) {
   io.section("hiv");
   io(s_);
-  io(elapsed_);
+  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

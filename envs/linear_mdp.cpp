@@ -320,8 +320,8 @@ void LinearMdp::set_state(std::span<const double> s) {
 
 void LinearMdp::sync_state(StateIo& io) {
   io.section("linear_mdp");
-  io(s_);
-  io(h_);
+  io.bounded(s_, 0, model_.num_states - 1, "state");
+  io.bounded(h_, 0, spec_.max_episode_steps, "step in the episode");
   io(rng_);
 }
 

@@ -96,7 +96,7 @@ void Pendulum::sync_state(StateIo& io) {
   io(th_);
   io(thdot_);
   io(sin_th_);
-  io(elapsed_);
+  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

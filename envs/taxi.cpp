@@ -161,8 +161,8 @@ void Taxi::action_mask(std::span<std::uint8_t> mask) const {
 
 void Taxi::sync_state(StateIo& io) {
   io.section("taxi");
-  io(s_);
-  io(elapsed_);
+  io.bounded(s_, 0, kNumStates - 1, "state");
+  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

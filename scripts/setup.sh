@@ -42,7 +42,7 @@ if [ "${DPRL_SANITIZE:-1}" != 0 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DDPRL_SANITIZE=address,undefined -DDPRL_TEST_DIRS="engine;privacy" -DDPRL_MPI=OFF \
-    -DDPRL_BUILD_BENCHMARKS=OFF -DDPRL_FUZZ_TARGETS="ledger;dataset" >/dev/null
+    -DDPRL_BUILD_BENCHMARKS=OFF -DDPRL_FUZZ_ONLY="ledger;dataset" >/dev/null
   cmake --build build-asan -j"$jobs" --target dprl_engine_tests dprl_privacy_tests \
     dprl_fuzz_ledger dprl_fuzz_dataset
   asan=(-DDPRL_SANITIZER_BUILD="$PWD/build-asan")
@@ -56,5 +56,5 @@ if ((fuzz)); then
     "${launcher[@]}" -DDPRL_FUZZ=ON -DDPRL_SANITIZE=address,undefined -DDPRL_MPI=OFF \
     -DDPRL_BUILD_BENCHMARKS=OFF -DDPRL_TEST_DIRS="" >/dev/null
   cmake --build build-fuzz -j"$jobs" --target dprl_fuzz_config dprl_fuzz_replay \
-    dprl_fuzz_policy dprl_fuzz_ledger dprl_fuzz_dataset
+    dprl_fuzz_policy dprl_fuzz_ledger dprl_fuzz_dataset dprl_fuzz_checkpoint dprl_fuzz_nn
 fi

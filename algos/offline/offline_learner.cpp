@@ -184,8 +184,8 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     io.section(name_);
     for (nn::Mlp* net : state_nets()) io(net->span());
     for (auto& opt : opt_) opt.sync_state(io);
-    io(steps_);
-    io(step);
+    io.bounded(steps_, std::int64_t{0}, total, "gradient steps");
+    io.bounded(step, std::int64_t{0}, total, "step");
     io(loss_sum);
     io(loss_n);
   };

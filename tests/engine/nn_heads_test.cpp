@@ -57,6 +57,15 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("nn log-softmax of all-NaN logits throws instead of aborting") {
+    Mat z(2, 2);
+    z << 1, NAN, 2, NAN;  // column 1 is all NaN (a diverged or damaged network)
+    Mat lp;
+    CHECK_THROWS_AS(log_softmax(z, nullptr, lp), Error);
+    z(0, 1) = 0.5f;  // one finite logit: no throw (the NaN spreads, as before)
+    CHECK_NOTHROW(log_softmax(z, nullptr, lp));
+  }
+
   TEST_CASE("nn gaussian log-prob and backward") {
     Mat mean(2, 1), ls(2, 1), a(2, 1);
     mean << 0.5f, -1.0f;

@@ -7,9 +7,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
+#include "engine/error.hpp"
 #include "engine/io.hpp"
 
 namespace dprl::fuzz {
@@ -31,8 +35,26 @@ inline std::filesystem::path put(const std::string& name, const std::string& byt
   return p;
 }
 
+// Called with each refusal; prints it when DPRL_FUZZ_VERBOSE is set (naming regression inputs:
+// `DPRL_FUZZ_VERBOSE=1 build/tests/fuzz/dprl_fuzz_TARGET FILE`).
+inline void refused(const Error& e) {
+  static const bool verbose = std::getenv("DPRL_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
+}
+
 inline std::string as_string(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
+}
+
+// FNV-1a 64, the checksum of network, checkpoint, ledger and tabular policy files: targets that
+// mutate what a checksum covers recompute it, or almost every input would stop at the mismatch
+inline std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
 }
 
 }  // namespace dprl::fuzz

@@ -24,13 +24,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     algos::RunOptions opts;
     opts.out = fuzz::scratch() / "never_written";
     algos::resolve_experiment(config, "fuzz", opts);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    fuzz::refused(e);
   }
   try {
     fuzz::put("base.yaml",
               "seed: 1\nenv: {id: taxi}\nalgo: {id: q_learning}\ntrain: {steps: 100}\n");
     algos::plan_sweep(fuzz::put("sweep.yaml", yaml));
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    fuzz::refused(e);
   }
   return 0;
 }

@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       default:
         space_from_minari_json(rest, "space");
     }
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    fuzz::refused(e);
   }
   return 0;
 }

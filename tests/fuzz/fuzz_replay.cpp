@@ -6,7 +6,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     dprl::cli::replay_case(dprl::fuzz::as_string(data, size), "case.json");
-  } catch (const dprl::Error&) {
+  } catch (const dprl::Error& e) {
+    dprl::fuzz::refused(e);
   }
   return 0;
 }
