@@ -20,9 +20,6 @@
 namespace dprl::algos {
 namespace {
 
-// the audit's streams: (kAlgo, kAuditStream, role)
-constexpr std::uint64_t kAuditStream = 0xA0D17;
-
 struct Canaries {
   std::vector<char> in;      // included (coin), per canary
   std::vector<float> obs;    // black box: obs_dim per canary
@@ -46,15 +43,28 @@ void obs_moments(const Dataset& ds, std::vector<double>& mean, std::vector<doubl
   for (auto& s : sd) s = std::sqrt(s / static_cast<double>(rows)) + 1e-3;
 }
 
+}  // namespace
+
+double robust_scale(std::span<const double> x, double fallback) {
+  std::vector<double> v(x.begin(), x.end());
+  if (v.size() < 2) return fallback;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  const double med = *mid;
+  for (double& e : v) e = std::abs(e - med);
+  std::nth_element(v.begin(), mid, v.end());
+  const double s = 1.4826 * *mid;
+  return s > 0 && std::isfinite(s) ? s : fallback;
+}
+
+namespace {
+
 Canaries draw_canaries(const Dataset& ds, const EnvSpec& spec, const OfflineAuditParams& a) {
   Canaries c;
   const auto M = static_cast<std::size_t>(a.canaries);
-  Rng coin(derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 0));
-  c.in.resize(M);
-  for (auto& b : c.in) {
-    b = (coin.next_u64() >> 63) != 0;
-    c.included += b;
-  }
+  const CanarySet coins(a.canaries, static_cast<std::uint64_t>(a.seed));
+  c.in = coins.in;
+  c.included = coins.included;
   if (a.white_box) return c;
   std::vector<double> mean, sd;
   obs_moments(ds, mean, sd);
@@ -96,13 +106,7 @@ Dataset with_canaries(const Dataset& ds, const Canaries& c, const OfflineAuditPa
   return out;
 }
 
-void validate(const OfflineAuditParams& a) {
-  // the visit ranges, for callers that fill the struct directly
-  (void)read_params<OfflineAuditParams>(dump_params(a), "audit");
-  if (a.guesses > a.canaries)
-    throw ParamError(
-        fmt::format("audit.guesses = {} must be <= audit.canaries = {}", a.guesses, a.canaries));
-}
+void validate(const OfflineAuditParams& a) { check_audit_params(a); }
 
 // Everything decided before training: the audited population, q, T, the noised values.
 struct Plan {
@@ -197,16 +201,20 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   std::unique_ptr<privacy::NoiseSource> sampling;
   if (noise->secure()) sampling = privacy::make_os_entropy_noise(false);
 
-  // white box: which canaries a step samples, and the running scores
+  // white box: which canaries a step samples, and the running scores (the log likelihood
+  // ratio of each release, with the noise scale estimated from the first release)
   std::vector<double> score(static_cast<std::size_t>(M), 0.0);
   std::vector<char> sampled(static_cast<std::size_t>(M), 0);
+  double sd_seen = 0;
   const privacy::GaussianRelease release = [&](std::span<double> x, double s) {
     if (a.white_box)
       for (std::int64_t j = 0; j < M; ++j)
         if (sampled[j]) x[j] += canary_norm;
     add_gaussian_release(x, s, *noise);
-    if (a.white_box)
-      for (std::int64_t j = 0; j < M; ++j) score[j] += x[j];
+    if (!a.white_box) return;
+    if (sd_seen == 0) sd_seen = robust_scale(x.first(static_cast<std::size_t>(M)), s);
+    for (std::int64_t j = 0; j < M; ++j)
+      score[j] += privacy::audit::poisson_llr(x[j], canary_norm, sd_seen, q);
   };
   OfflineBatch batch;
   UserBatch ub;
@@ -240,28 +248,22 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   }
 
   // guesses: "in" for the r/2 largest scores, "out" for the r - r/2 smallest
-  const std::int64_t R = a.guesses > 0 ? a.guesses : M / 5;
-  std::vector<std::int64_t> order(static_cast<std::size_t>(M));
-  std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t x, std::int64_t y) { return score[x] > score[y]; });
-  std::int64_t correct = 0;
-  for (std::int64_t i = 0; i < R / 2; ++i) correct += can.in[order[i]] ? 1 : 0;
-  for (std::int64_t i = 0; i < R - R / 2; ++i) correct += can.in[order[M - 1 - i]] ? 0 : 1;
+  const privacy::audit::OneRunTally tally =
+      privacy::audit::one_run_tally(score, can.in, a.guesses, dp.delta, a.confidence);
 
   OfflineAuditReport rep;
   rep.mode = a.white_box ? "white-box" : "black-box";
   rep.mis_specify = a.mis_specify;
   rep.epsilon_claimed = privacy::dpsgd_epsilon(dp.noise_multiplier, q, T, dp.delta, dp.accountant);
-  rep.epsilon_lower = privacy::audit::epsilon_lower_one_run(M, R, correct, dp.delta, a.confidence);
+  rep.epsilon_lower = tally.epsilon_lower;
   rep.refuted = rep.epsilon_lower > rep.epsilon_claimed;
   rep.delta = dp.delta;
   rep.confidence = a.confidence;
   rep.accountant = dp.accountant;
   rep.canaries = M;
   rep.included = can.included;
-  rep.guesses = R;
-  rep.correct = correct;
+  rep.guesses = tally.guesses;
+  rep.correct = tally.correct;
   rep.steps = T;
   rep.run_users = m_run;
   rep.sampling_rate = q;
@@ -272,32 +274,39 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   return rep;
 }
 
+AuditReport to_audit_report(const OfflineAuditReport& r, const std::string& learner,
+                            double epsilon_reported) {
+  AuditReport a;
+  a.learner = learner;
+  a.kind = "one-run user-level DP-SGD audit (Steinke, Nasr and Jagielski, NeurIPS 2023)";
+  a.mode = r.mode;
+  a.mis_specify = r.mis_specify;
+  a.epsilon_reported = epsilon_reported;
+  a.epsilon_claimed = r.epsilon_claimed;
+  a.epsilon_lower = r.epsilon_lower;
+  a.delta = r.delta;
+  a.confidence = r.confidence;
+  a.refuted = r.refuted;
+  a.canaries = r.canaries;
+  a.included = r.included;
+  a.guesses = r.guesses;
+  a.correct = r.correct;
+  nlohmann::ordered_json d;
+  d["accountant"] = r.accountant;
+  d["steps"] = r.steps;
+  d["run_users"] = r.run_users;
+  d["sampling_rate"] = r.sampling_rate;
+  d["noise_multiplier"] = r.noise_multiplier;
+  d["clip_norm"] = r.clip_norm;
+  d["noise_sd"] = r.noise_sd;
+  d["noise_source"] = r.noise_source;
+  a.details_json = d.dump();
+  return a;
+}
+
 std::string audit_json(const OfflineAuditReport& r, const std::string& learner,
                        double epsilon_reported) {
-  nlohmann::ordered_json j;
-  j["kind"] = "one-run user-level DP-SGD audit (Steinke, Nasr and Jagielski, NeurIPS 2023)";
-  j["learner"] = learner;
-  j["mode"] = r.mode;
-  j["mis_specify"] = r.mis_specify;
-  j["epsilon_reported"] = epsilon_reported;
-  j["epsilon_claimed"] = r.epsilon_claimed;
-  j["epsilon_lower"] = r.epsilon_lower;
-  j["confidence"] = r.confidence;
-  j["refuted"] = r.refuted;
-  j["delta"] = r.delta;
-  j["accountant"] = r.accountant;
-  j["canaries"] = r.canaries;
-  j["included"] = r.included;
-  j["guesses"] = r.guesses;
-  j["correct"] = r.correct;
-  j["steps"] = r.steps;
-  j["run_users"] = r.run_users;
-  j["sampling_rate"] = r.sampling_rate;
-  j["noise_multiplier"] = r.noise_multiplier;
-  j["clip_norm"] = r.clip_norm;
-  j["noise_sd"] = r.noise_sd;
-  j["noise_source"] = r.noise_source;
-  return j.dump();
+  return audit_report_json(to_audit_report(r, learner, epsilon_reported));
 }
 
 }  // namespace dprl::algos

@@ -1,0 +1,75 @@
+#include "algos/audit/audit_dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include "algos/model_based/primorl_audit.hpp"
+#include "algos/offline/offline_audit.hpp"
+#include "engine/error.hpp"
+
+namespace dprl::algos {
+
+namespace {
+
+constexpr const char* kAuditable =
+    "audits exist for bc, discrete_cql, discrete_bcq, primorl, actor_critic, lsvi_ucb, "
+    "ppo_kickstart and the expert-level pipeline; mechanisms: dprl audit mechanism";
+
+[[noreturn]] void not_private(const AuditInputs& in, const std::string& why) {
+  throw ConfigError(fmt::format("audit: algo '{}' is not private ({}): there is no claim to audit",
+                                in.algo_id, why));
+}
+
+// The learner's audit kind, after checking it is private.
+enum class Kind { kOffline, kPrimorl };
+
+Kind kind_of(Algorithm& algo, const AuditInputs& in) {
+  if (auto* l = dynamic_cast<OfflineLearner*>(&algo)) {
+    if (!l->dp_params().dp) not_private(in, "algo.params.dp: false");
+    return Kind::kOffline;
+  }
+  if (auto* l = dynamic_cast<Primorl*>(&algo)) {
+    if (l->primorl_params().variant != "tdp")
+      not_private(
+          in, fmt::format("variant {}: no noise, no finite epsilon", l->primorl_params().variant));
+    return Kind::kPrimorl;
+  }
+  throw ConfigError(
+      fmt::format("audit: algo '{}' makes no private release, so there is no claim to audit ({})",
+                  in.algo_id, kAuditable));
+}
+
+}  // namespace
+
+void check_audit(Algorithm& probe, const AuditInputs& in, const AuditParams& a) {
+  switch (kind_of(probe, in)) {
+    case Kind::kOffline:
+      check_offline_audit(dynamic_cast<OfflineLearner&>(probe), in.env.spec(), *in.data,
+                          in.train.steps, in.train.until_budget, a);
+      return;
+    case Kind::kPrimorl:
+      check_primorl_audit(dynamic_cast<Primorl&>(probe), in.env.spec(), a);
+      return;
+  }
+}
+
+AuditReport run_audit(Algorithm& fresh, const AuditInputs& in, const AuditParams& a,
+                      double epsilon_reported) {
+  AuditReport r;
+  switch (kind_of(fresh, in)) {
+    case Kind::kOffline: {
+      const OfflineAuditReport o =
+          audit_offline(dynamic_cast<OfflineLearner&>(fresh), in.env.spec(), *in.data,
+                        in.train.steps, in.train.until_budget, a);
+      r = to_audit_report(o, in.algo_id, epsilon_reported);
+      break;
+    }
+    case Kind::kPrimorl:
+      r = audit_primorl(dynamic_cast<Primorl&>(fresh), in.make_env, in.seed, a);
+      break;
+  }
+  r.learner = in.algo_id;
+  r.epsilon_reported = epsilon_reported;
+  return r;
+}
+
+}  // namespace dprl::algos
