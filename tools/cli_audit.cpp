@@ -14,6 +14,7 @@
 #include <string>
 
 #include "algos/experiment.hpp"
+#include "algos/expert_level/selective_audit.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
@@ -163,8 +164,18 @@ void cmd_dpsgd_config(DpsgdArgs& a) {
   opts.overrides = audit_overrides(*a.cmd, a.p, a.sets, true);
   const std::filesystem::path file(a.config);
   const Node cfg = load_yaml_file(file);
-  check_dpsgd_learner(cfg);
-  const algos::AuditReport r = algos::audit_experiment(cfg, file.stem().string(), opts);
+  algos::AuditReport r;
+  if (algos::is_pipeline(cfg)) {
+    // the expert-level pipeline's DP-SGD part: its population and release must exist
+    const algos::PipelineSpec spec =
+        algos::parse_pipeline(cfg, file.stem().string(), file.parent_path(), opts);
+    algos::PipelineOptions po;
+    po.progress = Progress::Mode::kOff;
+    r = algos::audit_pipeline(spec, po, spec.audit.value_or(algos::AuditParams{}), NAN);
+  } else {
+    check_dpsgd_learner(cfg);
+    r = algos::audit_experiment(cfg, file.stem().string(), opts);
+  }
   print_report(r, a.json);
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
 }
@@ -235,8 +246,15 @@ void cmd_audit_run(RunAuditArgs& a) {
   opts.progress = Progress::Mode::kOff;
   opts.overrides = audit_overrides(*a.cmd, a.p, a.sets, true);
   const Node cfg = load_yaml_file(config);
-  const algos::AuditReport r =
-      algos::audit_experiment(cfg, dir.filename().string(), opts, reported);
+  algos::AuditReport r;
+  if (algos::is_pipeline(cfg)) {
+    const algos::PipelineSpec spec = algos::pipeline_spec_of_run(dir, opts.overrides);
+    algos::PipelineOptions po;
+    po.progress = Progress::Mode::kOff;
+    r = algos::audit_pipeline(spec, po, spec.audit.value_or(algos::AuditParams{}), reported);
+  } else {
+    r = algos::audit_experiment(cfg, dir.filename().string(), opts, reported);
+  }
   const std::string text = algos::audit_report_json(r);
   write_file_atomic(dir / "audit.json", text + "\n");
   sum["audit"] = nlohmann::ordered_json::parse(text);

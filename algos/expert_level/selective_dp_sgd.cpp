@@ -11,6 +11,7 @@
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
+#include "privacy/release_tap.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
 namespace dprl::algos {
@@ -93,7 +94,8 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
 
 SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
                                 const Dataset* unstable, std::int64_t num_experts, int batch_size,
-                                const SelectiveDpSgdParams& params, TrainContext& ctx) {
+                                const SelectiveDpSgdParams& params, TrainContext& ctx,
+                                const SelectiveAudit* audit) {
   SelectiveDpSgdParams p = params;
   validate_params(p, "selective");
   if (stable && stable->num_transitions() == 0) stable = nullptr;
@@ -124,6 +126,14 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
   cfg.num_users = num_experts;
   cfg.validate();
   const double q0 = cfg.sampling_rate();
+  // the configuration the noisy steps run with: an audit's canary experts join the population at
+  // the same q0, and its mis-specified clip norm (the accounting keeps cfg)
+  privacy::UserDpSgdConfig run_cfg = cfg;
+  if (audit) {
+    run_cfg.num_users += audit->extra_experts;
+    run_cfg.expected_batch = q0 * static_cast<double>(run_cfg.num_users);
+    run_cfg.clip_norm *= audit->clip_factor;
+  }
   std::optional<PoissonUserSampler> poisson;
   if (unstable_users) poisson.emplace(*unstable_users, q0, 1);
 
@@ -148,8 +158,13 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
     noise_sd =
         secure_noise_scale(p.noise_multiplier, p.clip_norm, static_cast<double>(noised), secure);
   }
-  const privacy::GaussianRelease release = [&noise](std::span<double> x, double sd) {
-    add_gaussian_release(x, sd, *noise);
+  privacy::ReleaseTap* tap = audit ? audit->tap : nullptr;
+  std::int64_t releases = 0;
+  const privacy::GaussianRelease release = [&](std::span<double> x, double sd) {
+    if (!tap) return add_gaussian_release(x, sd, *noise);
+    const privacy::ReleaseTap::Release r{0, 0, ++releases, sd, p.clip_norm};
+    add_gaussian_release(x, tap->before(r, x), *noise);
+    tap->after(r, x);
   };
   // one 64-bit seed per iteration: its coin and its expert draws
   auto draw_seed = [&](std::uint64_t kind, std::int64_t it) {
@@ -214,7 +229,7 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
         } else {
           batch.n = batch.users = 0;
         }
-        learner.dp_step(batch, cfg, noise_sd, release);
+        learner.dp_step(batch, run_cfg, noise_sd, release);
         ++r.noisy_steps;
       } else if (stable) {
         Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));

@@ -20,13 +20,6 @@
 namespace dprl::algos {
 namespace {
 
-struct Canaries {
-  std::vector<char> in;      // included (coin), per canary
-  std::vector<float> obs;    // black box: obs_dim per canary
-  std::vector<int> actions;  // black box: the canary action
-  std::int64_t included = 0;
-};
-
 // Per-dimension mean and std of the dataset's observations (double accumulation).
 void obs_moments(const Dataset& ds, std::vector<double>& mean, std::vector<double>& sd) {
   const std::size_t d = ds.obs_dim();
@@ -57,23 +50,21 @@ double robust_scale(std::span<const double> x, double fallback) {
   return s > 0 && std::isfinite(s) ? s : fallback;
 }
 
-namespace {
+namespace {}  // namespace
 
-Canaries draw_canaries(const Dataset& ds, const EnvSpec& spec, const OfflineAuditParams& a) {
-  Canaries c;
-  const auto M = static_cast<std::size_t>(a.canaries);
-  const CanarySet coins(a.canaries, static_cast<std::uint64_t>(a.seed));
-  c.in = coins.in;
-  c.included = coins.included;
-  if (a.white_box) return c;
+CanaryUsers draw_canary_users(const Dataset& ds, const EnvSpec& spec, std::int64_t M,
+                              std::uint64_t seed) {
+  CanaryUsers c;
   std::vector<double> mean, sd;
   obs_moments(ds, mean, sd);
   const std::size_t d = ds.obs_dim();
+  c.obs_dim = d;
   const Space& box = spec.observation;
-  Rng r(derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 1));
-  c.obs.resize(M * d);
-  c.actions.resize(M);
-  for (std::size_t j = 0; j < M; ++j) {
+  Rng r(audit_stream(seed, 1));
+  const auto n = static_cast<std::size_t>(M);
+  c.obs.resize(n * d);
+  c.actions.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
     for (std::size_t i = 0; i < d; ++i) {
       const double u = 2.0 * r.uniform() - 1.0;
       double v = mean[i] + 4.0 * sd[i] * u;
@@ -85,26 +76,45 @@ Canaries draw_canaries(const Dataset& ds, const EnvSpec& spec, const OfflineAudi
   return c;
 }
 
-// The run's dataset with the included black-box canaries appended as users max_id + 1 + j.
-Dataset with_canaries(const Dataset& ds, const Canaries& c, const OfflineAuditParams& a) {
+Dataset with_canary_users(const Dataset& ds, const CanaryUsers& c, std::span<const char> in) {
   std::vector<std::size_t> all(ds.num_episodes());
   std::iota(all.begin(), all.end(), std::size_t{0});
   Dataset out = ds.subset(all);
-  if (a.white_box) return out;
-  const std::size_t d = ds.obs_dim();
+  const std::size_t d = c.obs_dim;
   std::int64_t next_id = 0;
   for (const auto u : ds.user_ids()) next_id = std::max(next_id, u + 1);
   std::vector<float> obs(2 * d), act(1), rew{1.0f};
   std::vector<std::uint8_t> term{1}, trunc{0};
-  for (std::size_t j = 0; j < c.in.size(); ++j) {
-    if (!c.in[j]) continue;
-    std::copy_n(c.obs.begin() + j * d, d, obs.begin());
-    std::copy_n(c.obs.begin() + j * d, d, obs.begin() + d);
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (!in[j]) continue;
+    std::copy_n(c.obs.begin() + static_cast<std::ptrdiff_t>(j * d), d, obs.begin());
+    std::copy_n(c.obs.begin() + static_cast<std::ptrdiff_t>(j * d), d, obs.begin() + d);
     act[0] = static_cast<float>(c.actions[j]);
     out.add_episode(obs, act, rew, term, trunc, next_id + static_cast<std::int64_t>(j));
   }
   return out;
 }
+
+void canary_margins(const OfflineLearner& learner, const CanaryUsers& c, std::span<double> score) {
+  const std::size_t d = c.obs_dim;
+  const auto M = static_cast<Eigen::Index>(c.actions.size());
+  nn::Mat obs(static_cast<Eigen::Index>(d), M), out;
+  for (Eigen::Index j = 0; j < M; ++j)
+    for (std::size_t i = 0; i < d; ++i)
+      obs(static_cast<Eigen::Index>(i), j) = c.obs[static_cast<std::size_t>(j) * d + i];
+  learner.released_outputs(obs, out);
+  for (Eigen::Index j = 0; j < M; ++j) {
+    const int aj = c.actions[static_cast<std::size_t>(j)];
+    float other = -std::numeric_limits<float>::infinity();
+    for (int k = 0; k < out.rows(); ++k)
+      if (k != aj) other = std::max(other, out(k, j));
+    score[static_cast<std::size_t>(j)] = static_cast<double>(out(aj, j)) - other;
+    if (!std::isfinite(score[static_cast<std::size_t>(j)]))
+      throw DataError("audit: the released model's output at a canary is not finite");
+  }
+}
+
+namespace {
 
 void validate(const OfflineAuditParams& a) { check_audit_params(a); }
 
@@ -146,7 +156,7 @@ Plan plan_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& dat
                                         std::int64_t{1} << 40);
   if (pl.T < 1) throw ParamError(fmt::format("audit: {} gradient steps: nothing to audit", pl.T));
   learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
-                derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 2));
+                audit_stream(static_cast<std::uint64_t>(a.seed), 2));
   std::vector<privacy::DpNetGrad> nets;
   for (const auto& t : learner.trained_nets()) nets.push_back({&t.net->shape(), t.cache, nullptr});
   pl.coords = privacy::noised_values(nets);
@@ -177,8 +187,11 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   const std::size_t coords = pl.coords;
   const std::int64_t m_run = pl.m_run;
   const auto seed = static_cast<std::uint64_t>(a.seed);
-  const Canaries can = draw_canaries(data, spec, a);
-  const Dataset audited = with_canaries(data, can, a);
+  const CanarySet can(M, seed);
+  CanaryUsers users_bb;
+  if (!a.white_box) users_bb = draw_canary_users(data, spec, M, seed);
+  const Dataset audited = a.white_box ? with_canary_users(data, users_bb, {})
+                                      : with_canary_users(data, users_bb, can.in);
   const UserIndex users(audited);
   const BatchGatherer gather(audited);
   const PoissonUserSampler poisson(users, q, static_cast<std::size_t>(cfg.contribution));
@@ -194,7 +207,7 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     run_cfg.clip_norm *= 2.0;
     canary_norm *= 2.0;
   }
-  auto noise = make_private_noise(dp.noise, derive_seed(seed, Domain::kAlgo, kAuditStream, 3), 0,
+  auto noise = make_private_noise(dp.noise, audit_stream(seed, 3), 0,
                                   {dp.noise_multiplier, dp.clip_norm, dp.epsilon, dp.delta,
                                    static_cast<double>(common.batch_size)},
                                   "audit");
@@ -230,22 +243,7 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   }
 
   // black box: scores from the released model's outputs at the canaries
-  if (!a.white_box) {
-    const std::size_t d = data.obs_dim();
-    nn::Mat obs(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(M)), out;
-    for (std::int64_t j = 0; j < M; ++j)
-      for (std::size_t i = 0; i < d; ++i) obs(static_cast<Eigen::Index>(i), j) = can.obs[j * d + i];
-    learner.released_outputs(obs, out);
-    for (std::int64_t j = 0; j < M; ++j) {
-      const int aj = can.actions[j];
-      float other = -std::numeric_limits<float>::infinity();
-      for (int k = 0; k < out.rows(); ++k)
-        if (k != aj) other = std::max(other, out(k, j));
-      score[j] = static_cast<double>(out(aj, j)) - other;
-      if (!std::isfinite(score[j]))
-        throw DataError("audit: the released model's output at a canary is not finite");
-    }
-  }
+  if (!a.white_box) canary_margins(learner, users_bb, score);
 
   // guesses: "in" for the r/2 largest scores, "out" for the r - r/2 smallest
   const privacy::audit::OneRunTally tally =

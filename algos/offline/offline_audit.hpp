@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "algos/audit/audit_report.hpp"
 #include "algos/offline/offline_learner.hpp"
@@ -87,6 +88,21 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
 // The checks audit_offline makes before training (the same throws), without training.
 void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
                          std::int64_t steps, bool until_budget, const OfflineAuditParams& a);
+
+// Black-box canary users (above): canary j's observation (obs_dim values at j obs_dim) and action.
+struct CanaryUsers {
+  std::size_t obs_dim = 0;
+  std::vector<float> obs;
+  std::vector<int> actions;
+};
+// M canaries around the moments of ds's observations, from the audit seed's stream.
+CanaryUsers draw_canary_users(const Dataset& ds, const EnvSpec& spec, std::int64_t M,
+                              std::uint64_t seed);
+// A copy of ds with the canaries whose coin in[j] is set appended as users max_id + 1 + j (one
+// terminal transition each); in empty: a plain copy.
+Dataset with_canary_users(const Dataset& ds, const CanaryUsers& c, std::span<const char> in);
+// score_j = f(o_j)[a_j] - max_{a != a_j} f(o_j)[a] from the learner's released outputs.
+void canary_margins(const OfflineLearner& learner, const CanaryUsers& c, std::span<double> score);
 
 // 1.4826 times the median absolute deviation of x (a robust noise scale; fallback when x has
 // fewer than two values or no spread).
