@@ -139,6 +139,7 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
 
   GtdActorCriticLearner agent(p_, *features, num_actions_, sp.actor, sp.critic, sp.sigma,
                               noise.get());
+  agent.tap = tap_;
   // the paired twin: same seeds, no noise
   const bool twin_on = p_.trace_similarity && priv;
   std::unique_ptr<GtdActorCriticLearner> twin;

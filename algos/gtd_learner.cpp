@@ -9,6 +9,7 @@
 #include "algos/actor_critic.hpp"
 #include "algos/private_noise.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/release_tap.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -138,27 +139,33 @@ std::pair<int, double> GtdActorCriticLearner::act(std::span<const float> obs, Rn
 
 // a vector whose scale is not finite (a diverged learner) is not released: it becomes NaN, which
 // carries no data and makes the run stop as diverged
-void GtdActorCriticLearner::release(std::span<double> x, double sd) {
+void GtdActorCriticLearner::release(std::span<double> x, double sd, double c, int channel) {
   if (!std::isfinite(sd)) {
     std::fill(x.begin(), x.end(), std::numeric_limits<double>::quiet_NaN());
     return;
   }
-  if (sd > 0) add_gaussian_release(x, sd, *noise);
+  if (!(sd > 0)) return;
+  if (!tap) return add_gaussian_release(x, sd, *noise);
+  const privacy::ReleaseTap::Release r{
+      channel, 0, (channel == 0 ? actor_releases : critic_releases) + 1, sd, 2.0 * c};
+  add_gaussian_release(x, tap->before(r, x), *noise);
+  tap->after(r, x);
 }
 
-double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support) {
+double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support,
+                                        int channel) {
   const double c =
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
   const double n = norm2(x);
   const double scale = n > 0 ? c / n : 0.0;
   const double sd = sigma * c;
   for (double& e : x) e *= scale;
-  release(x, sd);
+  release(x, sd, c, channel);
   return c;
 }
 
-double GtdActorCriticLearner::privatise_sparse(std::span<double> x,
-                                               const std::vector<int>& support) {
+double GtdActorCriticLearner::privatise_sparse(std::span<double> x, const std::vector<int>& support,
+                                               int channel) {
   const double c =
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
   // the dense sum of squares adds +0 off the support, which changes nothing: sum the support in
@@ -180,7 +187,7 @@ double GtdActorCriticLearner::privatise_sparse(std::span<double> x,
   } else {
     for (double& e : x) e *= scale;
   }
-  release(x, sd);
+  release(x, sd, c, channel);
   return c;
 }
 
@@ -207,7 +214,7 @@ void GtdActorCriticLearner::update_critic_dense(double delta, double rho, double
     dv[i] -= corr * x;
   }
   if (dp_critic) {
-    c_critic_sum += privatise(dv, dv_support);
+    c_critic_sum += privatise(dv, dv_support, 1);
     ++critic_releases;
   }
   // w <- w + alpha_w [delta e_v - (w.x_s) x_s], with w.x_s taken before the update
@@ -290,7 +297,8 @@ void GtdActorCriticLearner::update_actor(std::span<const float> obs, int a, doub
   }
   const double au = p.alpha_u * delta;
   if (dp_actor) {
-    c_actor_sum += fast ? privatise_sparse(grad, grad_support) : privatise(grad, grad_support);
+    c_actor_sum +=
+        fast ? privatise_sparse(grad, grad_support, 0) : privatise(grad, grad_support, 0);
     ++actor_releases;
     // the noised gradient is dense
     for (std::size_t i = 0; i < eu.size(); ++i) {

@@ -193,6 +193,16 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   s.priv_gram = s.gram;
   s.priv_logdet = s.logdet;
   if (priv) s.tree = std::make_unique<lsvi::GramTree>(H, d, levels, sigma_gram_, *noise);
+  if (priv && tap_) s.tree->set_tap(tap_, channels[0].sens);
+  // the release of a target vector of channel c at step h (through the audit's tap, if any)
+  auto release_target = [&](std::size_t c, int h, VectorXd& v) {
+    const std::span<double> x(v.data(), sz(d));
+    if (!tap_) return add_gaussian_release(x, channels[c].sigma, *noise);
+    const privacy::ReleaseTap::Release r{static_cast<int>(c), h, updates_ + 1, channels[c].sigma,
+                                         channels[c].sens};
+    add_gaussian_release(x, tap_->before(r, x), *noise);
+    tap_->after(r, x);
+  };
   std::int64_t pd_repairs = 0;
 
   // reads the private Gram matrices (lambda I + released tree prefix + shift) into priv_inv /
@@ -235,7 +245,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         target = s.rsum[h] + s.next[h] * vn;
         if (priv) {
           const VectorXd before = target;
-          add_gaussian_release({target.data(), sz(d)}, channels[1].sigma, *noise);
+          release_target(1, h, target);
           for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = target[i] - before[i];
         }
         s.w_hat[h] = Minv * target;
@@ -250,10 +260,10 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
                  t_sq = s.next[h] * vn.cwiseProduct(vn);
         if (priv) {
           const VectorXd before = t_opt;
-          add_gaussian_release({t_opt.data(), sz(d)}, channels[1].sigma, *noise);
+          release_target(1, h, t_opt);
           for (int i = 0; i < d; ++i) last_target_noise_[sz(h) * d + i] = t_opt[i] - before[i];
-          add_gaussian_release({t_pes.data(), sz(d)}, channels[2].sigma, *noise);
-          add_gaussian_release({t_sq.data(), sz(d)}, channels[3].sigma, *noise);
+          release_target(2, h, t_pes);
+          release_target(3, h, t_sq);
         }
         s.w_hat[h] = Minv * t_opt;
         s.w_chk[h] = Minv * t_pes;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "algos/audit/actor_critic_audit.hpp"
+#include "algos/audit/lsvi_ucb_audit.hpp"
 #include "algos/model_based/primorl_audit.hpp"
 #include "algos/offline/offline_audit.hpp"
 #include "engine/error.hpp"
@@ -20,7 +22,7 @@ constexpr const char* kAuditable =
 }
 
 // The learner's audit kind, after checking it is private.
-enum class Kind { kOffline, kPrimorl };
+enum class Kind { kOffline, kPrimorl, kActorCritic, kLsvi };
 
 Kind kind_of(Algorithm& algo, const AuditInputs& in) {
   if (auto* l = dynamic_cast<OfflineLearner*>(&algo)) {
@@ -32,6 +34,14 @@ Kind kind_of(Algorithm& algo, const AuditInputs& in) {
       not_private(
           in, fmt::format("variant {}: no noise, no finite epsilon", l->primorl_params().variant));
     return Kind::kPrimorl;
+  }
+  if (auto* l = dynamic_cast<ActorCritic*>(&algo)) {
+    if (l->ac_params().dp == "none") not_private(in, "algo.params.dp: none");
+    return Kind::kActorCritic;
+  }
+  if (auto* l = dynamic_cast<LsviUcb*>(&algo)) {
+    if (!l->lsvi_params().private_) not_private(in, "algo.params.private: false");
+    return Kind::kLsvi;
   }
   throw ConfigError(
       fmt::format("audit: algo '{}' makes no private release, so there is no claim to audit ({})",
@@ -49,6 +59,12 @@ void check_audit(Algorithm& probe, const AuditInputs& in, const AuditParams& a) 
     case Kind::kPrimorl:
       check_primorl_audit(dynamic_cast<Primorl&>(probe), in.env.spec(), a);
       return;
+    case Kind::kActorCritic:
+      check_actor_critic_audit(dynamic_cast<ActorCritic&>(probe), in.env.spec(), a);
+      return;
+    case Kind::kLsvi:
+      check_lsvi_ucb_audit(dynamic_cast<LsviUcb&>(probe), in.env, a);
+      return;
   }
 }
 
@@ -65,6 +81,12 @@ AuditReport run_audit(Algorithm& fresh, const AuditInputs& in, const AuditParams
     }
     case Kind::kPrimorl:
       r = audit_primorl(dynamic_cast<Primorl&>(fresh), in.make_env, in.seed, a);
+      break;
+    case Kind::kActorCritic:
+      r = audit_actor_critic(dynamic_cast<ActorCritic&>(fresh), in.make_env, in.train, a);
+      break;
+    case Kind::kLsvi:
+      r = audit_lsvi_ucb(dynamic_cast<LsviUcb&>(fresh), in.make_env, in.train, a);
       break;
   }
   r.learner = in.algo_id;

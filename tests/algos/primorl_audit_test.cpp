@@ -58,7 +58,7 @@ AuditParams white_box(const char* mis) {
 }  // namespace
 
 TEST_SUITE("statistical") {
-  TEST_CASE("primorl white box: as claimed not refuted; half the noise or twice C refuted") {
+  TEST_CASE("primorl white box: as claimed not refuted, half the noise or twice C refuted") {
     const PrimorlParams p = params();
     const AuditReport ok = run(p, white_box("none"));
     CAPTURE(ok.epsilon_lower);
