@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "algos/audit/actor_critic_audit.hpp"
+#include "algos/audit/kickstart_audit.hpp"
 #include "algos/audit/lsvi_ucb_audit.hpp"
 #include "algos/model_based/primorl_audit.hpp"
 #include "algos/offline/offline_audit.hpp"
@@ -22,7 +23,7 @@ constexpr const char* kAuditable =
 }
 
 // The learner's audit kind, after checking it is private.
-enum class Kind { kOffline, kPrimorl, kActorCritic, kLsvi };
+enum class Kind { kOffline, kPrimorl, kActorCritic, kLsvi, kKickstart };
 
 Kind kind_of(Algorithm& algo, const AuditInputs& in) {
   if (auto* l = dynamic_cast<OfflineLearner*>(&algo)) {
@@ -42,6 +43,11 @@ Kind kind_of(Algorithm& algo, const AuditInputs& in) {
   if (auto* l = dynamic_cast<LsviUcb*>(&algo)) {
     if (!l->lsvi_params().private_) not_private(in, "algo.params.private: false");
     return Kind::kLsvi;
+  }
+  if (auto* l = dynamic_cast<PpoKickstart*>(&algo)) {
+    if (l->kickstart_params().teacher_mode != "dirichlet")
+      not_private(in, fmt::format("teacher_mode {}", l->kickstart_params().teacher_mode));
+    return Kind::kKickstart;
   }
   throw ConfigError(
       fmt::format("audit: algo '{}' makes no private release, so there is no claim to audit ({})",
@@ -65,6 +71,10 @@ void check_audit(Algorithm& probe, const AuditInputs& in, const AuditParams& a) 
     case Kind::kLsvi:
       check_lsvi_ucb_audit(dynamic_cast<LsviUcb&>(probe), in.env, a);
       return;
+    case Kind::kKickstart:
+      // the teacher file may be trained by the run itself (teacher_train_steps): checked then
+      check_kickstart_audit(dynamic_cast<PpoKickstart&>(probe), in.env.spec(), a, false);
+      return;
   }
 }
 
@@ -87,6 +97,9 @@ AuditReport run_audit(Algorithm& fresh, const AuditInputs& in, const AuditParams
       break;
     case Kind::kLsvi:
       r = audit_lsvi_ucb(dynamic_cast<LsviUcb&>(fresh), in.make_env, in.train, a);
+      break;
+    case Kind::kKickstart:
+      r = audit_kickstart(dynamic_cast<PpoKickstart&>(fresh), in.make_env, a);
       break;
   }
   r.learner = in.algo_id;
