@@ -226,6 +226,7 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   if (r.ledger) r.ledger->set_noise_source(r.noise->name());
   r.agent = std::make_unique<GtdActorCriticLearner>(p_, *r.features, num_actions_, r.sp.actor,
                                                     r.sp.critic, r.sp.sigma, r.noise.get());
+  r.agent->tap = tap_;
   if (p_.trace_similarity && r.priv) {
     r.twin = std::make_unique<GtdActorCriticLearner>(p_, *r.features, num_actions_, false, false,
                                                      0.0, nullptr);

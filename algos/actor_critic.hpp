@@ -101,7 +101,8 @@
 
 namespace dprl::privacy {
 class Ledger;
-}
+class ReleaseTap;
+}  // namespace dprl::privacy
 
 namespace dprl::algos {
 
@@ -177,6 +178,11 @@ class ActorCritic final : public Algorithm {
   std::int64_t train_episodes() const override { return episodes_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
+  const Params& ac_params() const { return p_; }
+  // A privacy audit around every release of the next train() (privacy/release_tap.hpp; see
+  // GtdActorCriticLearner::tap; null: none). For audits only (algos/audit/actor_critic_audit.hpp).
+  void set_release_tap(privacy::ReleaseTap* tap) { tap_ = tap; }
+
   // sigma of the paper's calibration, sqrt(2 ln(1.25 / delta)) / epsilon.
   static double paper_sigma(double epsilon, double delta);
 
@@ -201,6 +207,7 @@ class ActorCritic final : public Algorithm {
   std::vector<std::pair<std::string, double>> extra_;
   std::unique_ptr<privacy::Ledger> ledger_;  // with a budget, opened by check()
   bool checked_ = false;
+  privacy::ReleaseTap* tap_ = nullptr;
 };
 
 }  // namespace dprl::algos

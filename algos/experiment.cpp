@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "algos/algorithm.hpp"
-#include "algos/offline/offline_audit.hpp"
+#include "algos/audit/audit_dispatch.hpp"
 #include "algos/offline/offline_learner.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
@@ -28,7 +28,7 @@ struct Parsed {
   std::string data_path;  // the `data:` section ("" when absent)
   std::string data_format = "auto";
   std::string data_where;
-  std::optional<OfflineAuditParams> audit;  // the `audit:` section
+  std::optional<AuditParams> audit;  // the `audit:` section
 };
 
 Parsed parse(const Node& root, const std::string& default_name, const RunOptions& opts) {
@@ -102,28 +102,13 @@ Parsed parse(const Node& root, const std::string& default_name, const RunOptions
     }
   }
   if (const Node* a = top.find("audit")) {
-    p.audit = read_params<OfflineAuditParams>(a->is_null() ? ParamMap{} : a->to_param_map("audit"),
-                                              "audit");
+    p.audit =
+        read_params<AuditParams>(a->is_null() ? ParamMap{} : a->to_param_map("audit"), "audit");
     if (p.audit->guesses > p.audit->canaries)
       throw ConfigError(fmt::format("{}: audit.guesses = {} must be <= audit.canaries = {}",
                                     a->where(), p.audit->guesses, p.audit->canaries));
   }
   return p;
-}
-
-// The experiment's learner as an auditable private offline learner (ConfigError otherwise).
-OfflineLearner& auditable(const Parsed& p, Algorithm& algo) {
-  auto* l = dynamic_cast<OfflineLearner*>(&algo);
-  if (!l)
-    throw ConfigError(fmt::format(
-        "audit: algo '{}' has no training audit; one-run audits exist for the user-level DP-SGD "
-        "of bc, discrete_cql and discrete_bcq (mechanisms: dprl audit mechanism)",
-        p.algo_id));
-  if (!l->dp_params().dp)
-    throw ConfigError(fmt::format(
-        "audit: algo '{}' is not private (algo.params.dp: false): there is no claim to audit",
-        p.algo_id));
-  return *l;
 }
 
 // The experiment's dataset, loaded and checked against the env before anything is written.
@@ -257,11 +242,14 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
   // the disk
+  const std::string env_id = p.env_id;
+  const ParamMap env_params = p.env_params;
+  const auto make_env = [&reg, env_id, env_params] { return reg.make(env_id, env_params); };
+  const AuditInputs audit_in{p.algo_id, *probe_env, make_env, data.get(), p.train, p.seed};
   if (p.audit) {
     // the audit's own checks, on a separate learner, before anything is written
     auto probe = algo_registry().make(p.algo_id, p.algo_params);
-    check_offline_audit(auditable(p, *probe), probe_env->spec(), *data, p.train.steps,
-                        p.train.until_budget, *p.audit);
+    check_audit(*probe, audit_in, *p.audit);
   }
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
@@ -275,10 +263,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   }
   Progress progress(opts.progress, p.name + ": ");
   const auto start = std::chrono::steady_clock::now();
-  const std::string env_id = p.env_id;
-  const ParamMap env_params = p.env_params;
-  TrainContext ctx([&reg, env_id, env_params] { return reg.make(env_id, env_params); }, p.seed,
-                   p.train, dir ? &*dir : nullptr, &progress);
+  TrainContext ctx(make_env, p.seed, p.train, dir ? &*dir : nullptr, &progress);
   if (data) ctx.set_dataset(data, p.data_path);
   ctx.set_checkpoints(std::move(ckpt));
   const std::int64_t steps = algo->train(ctx);
@@ -303,9 +288,9 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   if (p.audit) {
     // a separate training of the same configuration with canaries (the released model has none)
     auto fresh = algo_registry().make(p.algo_id, p.algo_params);
-    const OfflineAuditReport r = audit_offline(auditable(p, *fresh), probe_env->spec(), *data,
-                                               p.train.steps, p.train.until_budget, *p.audit);
-    s.audit_json = audit_json(r, p.algo_id, s.privacy ? s.privacy->epsilon : r.epsilon_claimed);
+    const AuditReport r =
+        run_audit(*fresh, audit_in, *p.audit, s.privacy ? s.privacy->epsilon : NAN);
+    s.audit_json = audit_report_json(r);
     s.audit_refuted = r.refuted;
     if (dir) dir->write_file("audit.json", s.audit_json + "\n");
   }
@@ -316,19 +301,25 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   return s;
 }
 
-OfflineAuditReport audit_experiment(Node config, const std::string& default_name,
-                                    const RunOptions& opts) {
+AuditReport audit_experiment(Node config, const std::string& default_name, const RunOptions& opts,
+                             double epsilon_reported) {
   for (const auto& o : opts.overrides) apply_override(config, o);
   const Parsed p = parse(config, default_name, opts);
-  auto env = envs::env_registry().make(p.env_id, p.env_params);
+  const auto& reg = envs::env_registry();
+  auto env = reg.make(p.env_id, p.env_params);
   auto algo = algo_registry().make(p.algo_id, p.algo_params);
   algo->check_env(env->spec());
-  OfflineLearner& learner = auditable(p, *algo);
   const auto data = load_experiment_data(p, *env, *algo);
+  const std::string env_id = p.env_id;
+  const ParamMap env_params = p.env_params;
+  const AuditInputs in{
+      p.algo_id,  *env,    [&reg, env_id, env_params] { return reg.make(env_id, env_params); },
+      data.get(), p.train, p.seed};
+  const AuditParams a = p.audit.value_or(AuditParams{});
+  check_audit(*algo, in, a);
   // the learner's checks of the dataset and budget (no run directory: no ledger file)
   algo->check(RunPlan{*env, p.train, p.seed, std::nullopt, data.get()});
-  return audit_offline(learner, env->spec(), *data, p.train.steps, p.train.until_budget,
-                       p.audit.value_or(OfflineAuditParams{}));
+  return run_audit(*algo, in, a, epsilon_reported);
 }
 
 RunSummary resume_run_dir(const std::filesystem::path& dir, const RunOptions& opts) {

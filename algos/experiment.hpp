@@ -22,8 +22,8 @@
 //   data:                     # offline learners only (then required)
 //     path: data/cartpole     # a Minari dataset folder or a D4RL .hdf5 file
 //     format: auto            # auto | minari | d4rl
-//   audit:                    # optional: one-run privacy audit after training (private
-//     canaries: 1000          # offline learners; algos/offline/offline_audit.hpp); writes
+//   audit:                    # optional: privacy audit after training (every private learner;
+//     canaries: 1000          # algos/audit/audit_dispatch.hpp, keys in audit_report.hpp); writes
 //     white_box: false        # <out>/audit.json and summary.json "audit"
 //
 // Everything is checked before the run directory is created: the schema, the env and learner
@@ -33,13 +33,14 @@
 // filled in) is written to <out>/config.yaml and training starts.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "algos/offline/offline_audit.hpp"
+#include "algos/audit/audit_report.hpp"
 #include "engine/config.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_dir.hpp"
@@ -73,10 +74,12 @@ RunSummary resume_run_dir(const std::filesystem::path& dir, const RunOptions& op
 // Same from an in-memory tree (name used when the tree has no name).
 RunSummary run_experiment(Node config, const std::string& default_name, const RunOptions& opts);
 
-// The one-run privacy audit of the experiment's private offline learner with its `audit:` section
-// (defaults when absent; overrides already applied to `config` by the caller's opts): a separate
-// training of the same configuration with canaries. Writes nothing.
-OfflineAuditReport audit_experiment(Node config, const std::string& default_name,
-                                    const RunOptions& opts);
+// The privacy audit of the experiment's private learner with its `audit:` section (defaults when
+// absent; opts.overrides are applied to `config` first): a separate training of the same
+// configuration with canaries, or for ppo_kickstart a mechanism audit of one query
+// (algos/audit/audit_dispatch.hpp). epsilon_reported is the run's figure (NaN: none). Writes
+// nothing.
+AuditReport audit_experiment(Node config, const std::string& default_name, const RunOptions& opts,
+                             double epsilon_reported = NAN);
 
 }  // namespace dprl::algos

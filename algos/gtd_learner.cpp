@@ -8,6 +8,7 @@
 
 #include "algos/actor_critic.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/release_tap.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
@@ -141,30 +142,36 @@ std::pair<int, double> GtdActorCriticLearner::act(std::span<const float> obs, Rn
 // the noise to cover it (privacy/secure_release.hpp), so the noise multiplier is sigma / 2 either
 // way. A vector whose scale is not finite (a diverged learner) is not released: it becomes NaN,
 // which carries no data and makes the run stop as diverged.
-void GtdActorCriticLearner::release(std::span<double> x, double c) {
+void GtdActorCriticLearner::release(std::span<double> x, double c, int channel) {
   const double sd = sigma * c;
   if (!std::isfinite(sd)) {
     std::fill(x.begin(), x.end(), std::numeric_limits<double>::quiet_NaN());
     return;
   }
   if (!(sd > 0)) return;
+  // an audit sees (and may alter, for its mis-specified runs) the release and its noise
+  const privacy::ReleaseTap::Release r{
+      channel, 0, (channel == 0 ? actor_releases : critic_releases) + 1, sd, 2.0 * c};
+  const double used = tap ? tap->before(r, x) : sd;
   const privacy::SecurePlan plan =
-      privacy::gaussian_release_plan(sd, 2.0 * c, x.size(), noise->secure());
+      privacy::gaussian_release_plan(used, 2.0 * c, x.size(), noise->secure());
   privacy::add_gaussian_release(x, plan.scale, plan.grid, *noise);
+  if (tap) tap->after(r, x);
 }
 
-double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support) {
+double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support,
+                                        int channel) {
   const double c =
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
   const double n = norm2(x);
   const double scale = n > 0 ? c / n : 0.0;
   for (double& e : x) e *= scale;
-  release(x, c);
+  release(x, c, channel);
   return c;
 }
 
-double GtdActorCriticLearner::privatise_sparse(std::span<double> x,
-                                               const std::vector<int>& support) {
+double GtdActorCriticLearner::privatise_sparse(std::span<double> x, const std::vector<int>& support,
+                                               int channel) {
   const double c =
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
   // the dense sum of squares adds +0 off the support, which changes nothing: sum the support in
@@ -185,7 +192,7 @@ double GtdActorCriticLearner::privatise_sparse(std::span<double> x,
   } else {
     for (double& e : x) e *= scale;
   }
-  release(x, c);
+  release(x, c, channel);
   return c;
 }
 
@@ -212,7 +219,7 @@ void GtdActorCriticLearner::update_critic_dense(double delta, double rho, double
     dv[i] -= corr * x;
   }
   if (dp_critic) {
-    c_critic_sum += privatise(dv, dv_support);
+    c_critic_sum += privatise(dv, dv_support, 1);
     ++critic_releases;
   }
   // w <- w + alpha_w [delta e_v - (w.x_s) x_s], with w.x_s taken before the update
@@ -295,7 +302,8 @@ void GtdActorCriticLearner::update_actor(std::span<const float> obs, int a, doub
   }
   const double au = p.alpha_u * delta;
   if (dp_actor) {
-    c_actor_sum += fast ? privatise_sparse(grad, grad_support) : privatise(grad, grad_support);
+    c_actor_sum +=
+        fast ? privatise_sparse(grad, grad_support, 0) : privatise(grad, grad_support, 0);
     ++actor_releases;
     // the noised gradient is dense
     for (std::size_t i = 0; i < eu.size(); ++i) {

@@ -23,6 +23,7 @@
 
 namespace dprl::privacy {
 class NoiseSource;
+class ReleaseTap;
 }
 
 namespace dprl::algos {
@@ -56,10 +57,11 @@ struct GtdActorCriticLearner {
   // Rescales x to L2 norm C and adds N(0, sigma^2 C^2) to every element (a secure source snaps
   // x to the sampler's grid first and widens the noise by at most 2^-12 to cover the snapping:
   // privacy/secure_release.hpp); returns C.
-  double privatise(std::span<double> x, const std::vector<int>& support);
+  // channel: 0 the actor gradient, 1 the critic direction (for the tap).
+  double privatise(std::span<double> x, const std::vector<int>& support, int channel = 0);
   // The same for an x that is zero outside support (the actor gradient): the norm is summed over
   // the support only, in index order, which gives the dense sum exactly.
-  double privatise_sparse(std::span<double> x, const std::vector<int>& support);
+  double privatise_sparse(std::span<double> x, const std::vector<int>& support, int channel = 0);
 
   const ActorCriticParams& p;
   const FeatureMap& f;
@@ -67,6 +69,9 @@ struct GtdActorCriticLearner {
   bool dp_actor, dp_critic;
   double sigma;
   privacy::NoiseSource* noise;  // null when not private
+  // A privacy audit around every release (privacy/release_tap.hpp; null: none): channel 0 the
+  // actor gradient, 1 the critic direction, round the release count, sd sigma C, sensitivity 2C.
+  privacy::ReleaseTap* tap = nullptr;
   std::vector<double> v, w, ev, u, eu;
   // grad is zero between updates; dv and dv_support are scratch of the dense critic loops
   std::vector<double> grad, dv, pi, pref, scratch;
@@ -84,7 +89,7 @@ struct GtdActorCriticLearner {
 
  private:
   void policy_at(std::span<const float> obs);
-  void release(std::span<double> x, double c);
+  void release(std::span<double> x, double c, int channel);
   void update_critic_dense(double delta, double rho, double g_next, double gl);
   void update_critic_sparse(double delta, double rho, double g_next, double gl);
   void update_actor(std::span<const float> obs, int a, double rho, double delta, double gl,

@@ -142,6 +142,7 @@ class PpoKickstart final : private PpoHooks, public Ppo {
   ParamMap params() const override { return dump_params(kp_); }
   std::optional<PrivacyReport> privacy() const override { return report_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
+  const PpoKickstartParams& kickstart_params() const { return kp_; }
 
  private:
   void begin(TrainContext& ctx, const EnvSpec& spec, int batch) override;

@@ -58,6 +58,7 @@
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/release_tap.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
@@ -117,9 +118,14 @@ struct LsviUcb::State {
   void regress(int h, const MatrixXd& Minv, double cap, std::vector<double>& target_noise);
   void regress_plus(int h, const MatrixXd& Minv, double cap, std::vector<double>& target_noise);
   void greedy_values(int h);
-  // Noise of channel c (its sigma, on its grid when secure) into x.
-  void release(std::size_t c, std::span<double> x) {
-    privacy::add_gaussian_release(x, channels[c].sigma, channels[c].grid, *noise);
+  // Noise of channel c (its sigma, on its grid when secure) into x at step h, through the audit's
+  // tap when there is one (round: the update being made).
+  void release(std::size_t c, int h, std::span<double> x) {
+    if (!tap) return privacy::add_gaussian_release(x, channels[c].sigma, channels[c].grid, *noise);
+    const privacy::ReleaseTap::Release r{static_cast<int>(c), h, round, channels[c].sigma,
+                                         channels[c].sens};
+    privacy::add_gaussian_release(x, tap->before(r, x), channels[c].grid, *noise);
+    tap->after(r, x);
   }
   // One transition (features phi[sa], reward r, next state xn) with weight w into the exact
   // statistics and the private tree's current leaf.
@@ -143,6 +149,8 @@ struct LsviUcb::State {
   std::int64_t pd_repairs = 0;
   // private Gram matrices: the released tree prefix plus lambda I and the shift
   std::unique_ptr<lsvi::GramTree> tree;
+  privacy::ReleaseTap* tap = nullptr;  // an audit around every release (null: none)
+  std::int64_t round = 0;              // the update being made, for the tap
   std::vector<MatrixXd> priv_gram;       // the private matrix last read
   std::vector<MatrixXd> priv_inv;        // its inverse
   std::vector<double> priv_logdet;       // its log det
@@ -253,7 +261,7 @@ void LsviUcb::State::regress(int h, const MatrixXd& Minv, double cap,
   target = rsum[h] + next[h] * vn;
   if (priv) {
     const VectorXd before = target;
-    release(1, {target.data(), sz(d)});
+    release(1, h, {target.data(), sz(d)});
     for (int i = 0; i < d; ++i) target_noise[sz(h) * d + i] = target[i] - before[i];
   }
   w_hat[h] = Minv * target;
@@ -273,10 +281,10 @@ void LsviUcb::State::regress_plus(int h, const MatrixXd& Minv, double cap,
            t_sq = next[h] * vn.cwiseProduct(vn);
   if (priv) {
     const VectorXd before = t_opt;
-    release(1, {t_opt.data(), sz(d)});
+    release(1, h, {t_opt.data(), sz(d)});
     for (int i = 0; i < d; ++i) target_noise[sz(h) * d + i] = t_opt[i] - before[i];
-    release(2, {t_pes.data(), sz(d)});
-    release(3, {t_sq.data(), sz(d)});
+    release(2, h, {t_pes.data(), sz(d)});
+    release(3, h, {t_sq.data(), sz(d)});
   }
   w_hat[h] = Minv * t_opt;
   w_chk[h] = Minv * t_pes;
@@ -362,6 +370,8 @@ void LsviUcb::calibrate_privacy(const envs::LinearMdpModel& m, int levels, std::
   s.shift = shift_per_sigma * sigma_gram_;
   s.tree =
       std::make_unique<lsvi::GramTree>(s.H, s.d, levels, sigma_gram_, s.channels[0].grid, *s.noise);
+  s.tap = tap_;
+  if (tap_) s.tree->set_tap(tap_, s.channels[0].sens);
 }
 
 double LsviUcb::run_episode(const envs::LinearMdpModel& m, Rng& rng,
@@ -421,6 +431,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   transitions_.clear();
   for (std::int64_t k = 0; k < K; ++k) {
     if (s.update_due(k, plan.batch_len, plan.max_updates, updates_)) {
+      s.round = updates_ + 1;
       s.update_policy(last_target_noise_);
       ++updates_;
       v_pi = envs::policy_values(m, s.greedy);

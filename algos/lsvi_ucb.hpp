@@ -65,6 +65,10 @@
 #include "algos/algorithm.hpp"
 #include "envs/linear_mdp.hpp"
 
+namespace dprl::privacy {
+class ReleaseTap;
+}
+
 namespace dprl::algos {
 
 struct LsviUcbParams {
@@ -160,6 +164,13 @@ class LsviUcb final : public Algorithm {
   // Noise standard deviations of one release (private runs): per entry of Lambda_h and of u_h.
   double sigma_gram() const { return sigma_gram_; }
   double sigma_target() const { return sigma_target_; }
+  const Params& lsvi_params() const { return p_; }
+  // A privacy audit around every release of the next run() (privacy/release_tap.hpp; null:
+  // none): channel 0 a Gram tree node (part h, round = the leaf that completed it), 1.. the
+  // target channels of algos/lsvi_ucb_private.hpp (part h, round = the update), sd and the
+  // channel's declared L2 sensitivity (over the H steps). For audits only
+  // (algos/audit/lsvi_ucb_audit.hpp).
+  void set_release_tap(privacy::ReleaseTap* tap) { tap_ = tap; }
 
   // Testing and analysis: when on, run() records every step's (h, s, a, s', weight).
   struct Transition {
@@ -206,6 +217,7 @@ class LsviUcb final : public Algorithm {
   double sigma_gram_ = 0, sigma_target_ = 0;
   std::vector<std::pair<std::string, double>> extra_;
   std::optional<PrivacyReport> report_;
+  privacy::ReleaseTap* tap_ = nullptr;
   double shift_ = 0;
   std::vector<double> last_target_noise_;
   std::vector<double> noise_multipliers_;

@@ -225,7 +225,13 @@ void GramTree::complete_leaf() {
     std::size_t k = 0;
     for (int j = 0; j < d_; ++j)
       for (int i = 0; i <= j; ++i) buf_[k++] = node(i, j);
-    privacy::add_gaussian_release(buf_, sigma_, grid_, noise_);
+    if (tap_) {
+      const privacy::ReleaseTap::Release r{0, h, t, sigma_, tap_sensitivity_};
+      privacy::add_gaussian_release(buf_, tap_->before(r, buf_), grid_, noise_);
+      tap_->after(r, buf_);
+    } else {
+      privacy::add_gaussian_release(buf_, sigma_, grid_, noise_);
+    }
     MatrixXd& out = released_[h][lvl];
     k = 0;
     for (int j = 0; j < d_; ++j)

@@ -36,6 +36,7 @@
 
 #include "engine/run_dir.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/release_tap.hpp"
 
 namespace dprl::algos {
 struct LsviUcbParams;
@@ -121,6 +122,12 @@ class GramTree {
   GramTree(int H, int d, int levels, double sigma, double grid, privacy::NoiseSource& noise);
   void add(int h, double w, const Eigen::VectorXd& f);  // w f f^T into the current leaf
   void complete_leaf();
+  // A privacy audit around every node release (privacy/release_tap.hpp: channel 0, part h, round
+  // the leaf count, sensitivity `sensitivity`); null: none.
+  void set_tap(privacy::ReleaseTap* tap, double sensitivity) {
+    tap_ = tap;
+    tap_sensitivity_ = sensitivity;
+  }
   const Eigen::MatrixXd& prefix(int h) const { return prefix_[h]; }
   std::int64_t leaves() const { return leaves_; }
 
@@ -134,6 +141,8 @@ class GramTree {
   std::vector<std::vector<Eigen::MatrixXd>> released_;  // per h, level: the released nodes
   std::vector<Eigen::MatrixXd> prefix_;
   std::vector<double> buf_;
+  privacy::ReleaseTap* tap_ = nullptr;
+  double tap_sensitivity_ = 0;
 };
 
 }  // namespace dprl::algos::lsvi

@@ -6,6 +6,7 @@
 
 #include "engine/error.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/release_tap.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
@@ -155,9 +156,12 @@ void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
       scratch_.insert(scratch_.end(), avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset),
                       avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset + b.size));
   }
+  const ReleaseTap::Release tr{0, 0, ++releases_, sd, cfg_.clip_norm / denominator()};
+  const double drawn = tap_ ? tap_->before(tr, scratch_) : sd;
   const SecurePlan plan =
-      gaussian_release_plan(sd, cfg_.clip_norm / denominator(), scratch_.size(), noise->secure());
+      gaussian_release_plan(drawn, cfg_.clip_norm / denominator(), scratch_.size(), noise->secure());
   add_gaussian_release(scratch_, plan.scale, plan.grid, *noise);
+  if (tap_) tap_->after(tr, scratch_);
   std::size_t j = 0;
   for (int i = 0; i < layout_.members; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;

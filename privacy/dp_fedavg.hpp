@@ -52,6 +52,7 @@
 namespace dprl::privacy {
 
 class NoiseSource;
+class ReleaseTap;
 
 struct EnsembleLayout {
   struct Block {
@@ -113,6 +114,10 @@ class DpFedAvgRound {
   // A secure source gets the snapped release of secure_release.hpp on the average (all blocks of
   // all members as one vector of L2 sensitivity C / (q K)); another source adds N(0, sd^2).
   void release(std::span<float> theta, NoiseSource* noise);
+  // A white-box auditor around each noised release (privacy/release_tap.hpp; null: none): it
+  // sees the average of every block of every member, in order, as one vector, with channel 0,
+  // round = the releases so far, sd = noise_std() and sensitivity C / (q K).
+  void set_tap(ReleaseTap* tap) { tap_ = tap; }
 
  private:
   EnsembleLayout layout_;
@@ -120,6 +125,8 @@ class DpFedAvgRound {
   std::vector<float> sum_, avg_;
   std::vector<double> scratch_;
   int clients_ = 0;
+  ReleaseTap* tap_ = nullptr;
+  std::int64_t releases_ = 0;
 };
 
 // The Poisson sample of one round: ascending indices in [0, units), each included independently

@@ -50,6 +50,37 @@ double one_run_p_value(std::int64_t m, std::int64_t r, std::int64_t v, double ep
   return std::min(1.0, tail + 2.0 * double(m) * delta * alpha);
 }
 
+double poisson_llr(double y, double shift, double sd, double q) {
+  const double a = (y * shift - 0.5 * shift * shift) / (sd * sd);
+  if (q >= 1.0) return a;
+  // log(1 - q + q e^a): factor out e^a when it dominates
+  if (a > 0.0) return a + std::log(q + (1.0 - q) * std::exp(-a));
+  return std::log1p(q * std::expm1(a));
+}
+
+OneRunTally one_run_tally(std::span<const double> scores, std::span<const char> in,
+                          std::int64_t guesses, double delta, double confidence) {
+  const auto m = static_cast<std::int64_t>(scores.size());
+  if (scores.size() != in.size())
+    throw ParamError(
+        fmt::format("one-run audit: {} scores for {} canaries", scores.size(), in.size()));
+  for (const double s : scores)
+    if (std::isnan(s)) throw DataError("one-run audit: a canary score is NaN");
+  const std::int64_t r = guesses > 0 ? guesses : m / 5;
+  if (r > m)
+    throw ParamError(fmt::format("one-run audit: guesses = {} exceed the canaries {}", r, m));
+  std::vector<std::int64_t> order(scores.size());
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return scores[a] > scores[b]; });
+  OneRunTally t;
+  t.guesses = r;
+  for (std::int64_t i = 0; i < r / 2; ++i) t.correct += in[order[i]] ? 1 : 0;
+  for (std::int64_t i = 0; i < r - r / 2; ++i) t.correct += in[order[m - 1 - i]] ? 0 : 1;
+  t.epsilon_lower = m > 0 ? epsilon_lower_one_run(m, r, t.correct, delta, confidence) : 0.0;
+  return t;
+}
+
 double epsilon_lower_one_run(std::int64_t m, std::int64_t r, std::int64_t v, double delta,
                              double confidence) {
   if (!(confidence > 0.0 && confidence < 1.0))

@@ -29,6 +29,17 @@
 // This synthetic task is white box only; the black-box mode (scores from the released model
 // only) and canary users of user-level DP-SGD audit the offline learners
 // (algos/offline/offline_audit.hpp).
+//
+// White-box score under Poisson sampling (poisson_llr): a canary that is included enters each
+// release with probability q, adding `shift` to the release's projection y on the canary's
+// direction, whose noise is N(0, sd^2). The likelihood ratio of y between "included" (the mixture
+// (1 - q) N(0, sd^2) + q N(shift, sd^2)) and "excluded" (N(0, sd^2)) is
+//   1 - q + q exp((y shift - shift^2 / 2) / sd^2),
+// and, the releases being independent given the past, the sum of the logs over the releases is
+// the log likelihood ratio of the whole transcript: the Neyman-Pearson statistic for one canary.
+// With q = 1 it is affine in y, so it orders canaries as the summed projections do; with q < 1
+// it weighs the releases where the canary was visibly sampled, which a plain sum averages away
+// over the 1 - q releases without it.
 #pragma once
 
 #include <cmath>
@@ -37,6 +48,21 @@
 #include <string>
 
 namespace dprl::privacy::audit {
+
+// log(1 - q + q exp((y shift - shift^2 / 2) / sd^2)), computed without overflow; q in (0, 1],
+// sd > 0.
+double poisson_llr(double y, double shift, double sd, double q);
+
+// The one-run guesses on canary scores: "in" for the r/2 largest, "out" for the r - r/2 smallest
+// (ties broken by index), counted against the coins `in`, and the bound at delta.
+struct OneRunTally {
+  std::int64_t guesses = 0, correct = 0;
+  double epsilon_lower = 0;
+};
+// guesses = 0: scores.size() / 5. ParamError when guesses exceeds the canaries, sizes differ or
+// a score is NaN.
+OneRunTally one_run_tally(std::span<const double> scores, std::span<const char> in,
+                          std::int64_t guesses, double delta, double confidence);
 
 // P(V >= v) bound above; m >= 1, 0 <= v <= r <= m, epsilon >= 0, delta in [0, 1].
 double one_run_p_value(std::int64_t m, std::int64_t r, std::int64_t v, double epsilon,

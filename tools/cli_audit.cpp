@@ -14,6 +14,7 @@
 #include <string>
 
 #include "algos/experiment.hpp"
+#include "algos/expert_level/selective_audit.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
@@ -134,18 +135,26 @@ std::string read_text(const std::filesystem::path& f) {
   return ss.str();
 }
 
-void print_offline(const algos::OfflineAuditReport& r, const std::string& json_text, bool json) {
-  if (json) {
-    fmt::print("{}\n", json_text);
-    return;
-  }
-  fmt::print("one-run audit ({}, {} canary users, {} included, {} steps, q = {:.4g})\n", r.mode,
-             r.canaries, r.included, r.steps, r.sampling_rate);
-  fmt::print("epsilon_claimed = {:.6g} at delta = {:.6g} ({} accountant)\n", r.epsilon_claimed,
-             r.delta, r.accountant);
-  fmt::print("epsilon_lower   = {:.6g} (confidence {}; {} of {} guesses correct)\n",
-             r.epsilon_lower, r.confidence, r.correct, r.guesses);
-  fmt::print("refuted         = {}\n", r.refuted ? "yes" : "no");
+void print_report(const algos::AuditReport& r, bool json) {
+  if (json)
+    fmt::print("{}\n", algos::audit_report_json(r));
+  else
+    fmt::print("{}", algos::audit_report_text(r));
+}
+
+// The learners `dprl audit dpsgd CONFIG` takes: those that train with DP-SGD (user-level, or
+// DP-FedAvg over trajectories); the others are audited from their runs.
+void check_dpsgd_learner(const Node& cfg) {
+  const Node* algo = cfg.find("algo");
+  const Node* id = algo && algo->is_map() ? algo->find("id") : nullptr;
+  if (!id) return;  // the experiment's own parsing reports it
+  const std::string name = id->as_string("algo.id");
+  for (const char* ok : {"bc", "discrete_cql", "discrete_bcq", "primorl"})
+    if (name == ok) return;
+  throw ParamError(fmt::format(
+      "dprl audit dpsgd: algo '{}' does not train with DP-SGD; audit it with an audit: section "
+      "in dprl run, or dprl audit run RUN_DIR",
+      name));
 }
 
 void cmd_dpsgd_config(DpsgdArgs& a) {
@@ -155,11 +164,19 @@ void cmd_dpsgd_config(DpsgdArgs& a) {
   opts.overrides = audit_overrides(*a.cmd, a.p, a.sets, true);
   const std::filesystem::path file(a.config);
   const Node cfg = load_yaml_file(file);
-  const auto r = algos::audit_experiment(cfg, file.stem().string(), opts);
-  const Node* algo = cfg.find("algo");
-  const std::string learner =
-      algo && algo->find("id") ? algo->find("id")->as_string("algo.id") : std::string("?");
-  print_offline(r, algos::audit_json(r, learner, r.epsilon_claimed), a.json);
+  algos::AuditReport r;
+  if (algos::is_pipeline(cfg)) {
+    // the expert-level pipeline's DP-SGD part: its population and release must exist
+    const algos::PipelineSpec spec =
+        algos::parse_pipeline(cfg, file.stem().string(), file.parent_path(), opts);
+    algos::PipelineOptions po;
+    po.progress = Progress::Mode::kOff;
+    r = algos::audit_pipeline(spec, po, spec.audit.value_or(algos::AuditParams{}), NAN);
+  } else {
+    check_dpsgd_learner(cfg);
+    r = algos::audit_experiment(cfg, file.stem().string(), opts);
+  }
+  print_report(r, a.json);
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
 }
 
@@ -229,13 +246,20 @@ void cmd_audit_run(RunAuditArgs& a) {
   opts.progress = Progress::Mode::kOff;
   opts.overrides = audit_overrides(*a.cmd, a.p, a.sets, true);
   const Node cfg = load_yaml_file(config);
-  const auto r = algos::audit_experiment(cfg, dir.filename().string(), opts);
-  const std::string learner = sum.value("algo", std::string("?"));
-  const std::string text = algos::audit_json(r, learner, reported);
+  algos::AuditReport r;
+  if (algos::is_pipeline(cfg)) {
+    const algos::PipelineSpec spec = algos::pipeline_spec_of_run(dir, opts.overrides);
+    algos::PipelineOptions po;
+    po.progress = Progress::Mode::kOff;
+    r = algos::audit_pipeline(spec, po, spec.audit.value_or(algos::AuditParams{}), reported);
+  } else {
+    r = algos::audit_experiment(cfg, dir.filename().string(), opts, reported);
+  }
+  const std::string text = algos::audit_report_json(r);
   write_file_atomic(dir / "audit.json", text + "\n");
   sum["audit"] = nlohmann::ordered_json::parse(text);
   write_file_atomic(summary, sum.dump(2) + "\n");
-  print_offline(r, text, a.json);
+  print_report(r, a.json);
   if (!a.json) fmt::print("wrote {} and summary.json \"audit\"\n", (dir / "audit.json").string());
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
 }
@@ -277,10 +301,11 @@ void add_audit_commands(CLI::App& app) {
   auto* s = audit->add_subcommand(
       "dpsgd",
       "one-run audit of DP-SGD: a synthetic task with gradient canaries, or an experiment's "
-      "private offline learner with canary users");
+      "private DP-SGD learner (offline learners, primorl, the expert-level pipeline) with "
+      "canaries");
   d->cmd = s;
   s->add_option("config", d->config,
-                "experiment YAML of a private offline learner (its audit: section; flags "
+                "experiment YAML of a private DP-SGD learner (its audit: section; flags "
                 "override)");
   s->add_option("--set", d->sets, "override a key of the experiment: a.b.c=value (repeatable)");
   s->add_option("--canaries", d->p.canaries, "m, each included with probability 1/2")

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/algorithm.hpp"
+#include "algos/expert_level/selective_audit.hpp"
 #include "algos/private_noise.hpp"
 #include "engine/cpu_time.hpp"
 #include "engine/dataset_io.hpp"
@@ -28,14 +29,14 @@ using json = nlohmann::ordered_json;
 void check_experts(const Dataset& data, const ExpertsFolder& f, const PipelineSpec& s) {
   const auto m = static_cast<std::int64_t>(f.policies.size());
   const auto users = data.users();
-  if (m != s.population.experts() || static_cast<std::int64_t>(users.size()) != m ||
+  if (m != s.population_experts || static_cast<std::int64_t>(users.size()) != m ||
       users.front() != 0 || users.back() != m - 1)
     throw DataError(fmt::format(
         "{}: the experts folder holds {} experts but the dataset's user ids are {} distinct "
         "values in [{}, {}] (expected 0..{})",
         (s.population.out / "manifest.json").string(), m, users.size(),
         users.empty() ? 0 : users.front(), users.empty() ? 0 : users.back(),
-        s.population.experts() - 1));
+        s.population_experts - 1));
   if (f.action_floor != s.population.action_floor)
     throw DataError(fmt::format("{}: action_floor {} differs from the population's {}",
                                 (s.population.out / "manifest.json").string(), f.action_floor,
@@ -73,8 +74,11 @@ struct Release {
   bool reused = false;
 };
 
+// may_release false (an audit): a release of this config must be on disk; drawing a new one
+// would spend its budget again
 Release release_stage(const PipelineSpec& s, const Dataset& data,
-                      const std::vector<fs::path>& policies, const PipelineOptions& o) {
+                      const std::vector<fs::path>& policies, const PipelineOptions& o,
+                      bool may_release = true) {
   const fs::path dir = s.out / "release";
   const std::string pop_record = read_file(s.population.out / "population.json");
   const std::string digest =
@@ -98,6 +102,11 @@ Release release_stage(const PipelineSpec& s, const Dataset& data,
                  dir.string());
     }
   }
+  if (!r.reused && !may_release)
+    throw DataError(fmt::format(
+        "{}: no finished release of this pipeline (run it with dprl run first: an audit never "
+        "draws a release, which would spend its budget again)",
+        (dir / "release.json").string()));
   if (!r.reused) {
     fs::remove_all(dir, ec);
     fs::create_directories(dir);
@@ -207,6 +216,10 @@ std::optional<RunSummary> finished(const PipelineSpec& s) {
       rep.noise_source = p.at("noise_source");
       r.privacy = rep;
     }
+    if (j.contains("audit") && j.at("audit").is_object()) {
+      r.audit_json = j.at("audit").dump();
+      r.audit_refuted = j.at("audit").value("refuted", false);
+    }
     return r;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -214,6 +227,35 @@ std::optional<RunSummary> finished(const PipelineSpec& s) {
 }
 
 }  // namespace
+
+PipelineTrainData pipeline_train_data(const PipelineSpec& s, const PipelineOptions& o) {
+  fs::path demos = s.population.out / "demos";
+  if (!s.population_on_disk) {
+    PopulationOptions po;
+    po.jobs = o.jobs;
+    po.quiet = o.progress == Progress::Mode::kOff;
+    demos = build_population(s.population, po).dataset;
+  }
+  PipelineTrainData t;
+  t.data = load_dataset(demos, "minari");
+  ExpertsFolder folder = read_experts(s.population.out);
+  check_experts(t.data, folder, s);
+  if (s.experts < s.population_experts) subset_experts(s, t.data, folder);
+  t.experts = s.experts;
+  if (s.mode == "selective" && s.epsilon1 > 0) {
+    Release rel = release_stage(s, t.data, folder.policies, o, false);
+    t.stable = std::move(rel.stable);
+    t.unstable = std::move(rel.unstable);
+  } else {
+    t.unstable = t.data.subset([&] {
+      std::vector<std::size_t> all(t.data.num_episodes());
+      for (std::size_t e = 0; e < all.size(); ++e) all[e] = e;
+      return all;
+    }());
+  }
+  if (s.mode == "non_private") std::swap(t.stable, t.unstable);
+  return t;
+}
 
 RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   if (auto done = finished(s)) {
@@ -234,7 +276,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   ExpertsFolder folder = read_experts(s.population.out);
   check_experts(data, folder, s);
   const std::int64_t m = s.experts;
-  if (m < s.population.experts()) subset_experts(s, data, folder);
+  if (m < s.population_experts) subset_experts(s, data, folder);
 
   const double population_s = since(start);
   const auto release_start = Clock::now();
@@ -302,6 +344,18 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   const double train_cpu_s = thread_cpu_seconds() - train_cpu_start;
   sum.wall_time_s = since(start);
   algo->save_policy(dir.path() / algo->policy_file());
+  if (s.audit) {
+    // a separate training of the DP-SGD part with canary experts (selective_audit.hpp)
+    auto fresh = algo_registry().make(s.learner_id, s.learner_params);
+    AuditReport a = audit_selective(
+        dynamic_cast<OfflineLearner&>(*fresh), stable, unstable, m, batch, s.selective,
+        [env_id, eval] { return envs::make_env(env_id, eval); }, s.seed, *s.audit);
+    a.learner = "expert_level (" + s.learner_id + ")";
+    a.epsilon_reported = sum.privacy ? sum.privacy->epsilon : NAN;
+    sum.audit_json = audit_report_json(a);
+    sum.audit_refuted = a.refuted;
+    write_file_atomic(dir.path() / "audit.json", sum.audit_json + "\n");
+  }
   dir.write_summary(sum);
   // wall-clock figures per stage, and the CPU time of the train stage (one thread: on a shared
   // machine the figure to project from)

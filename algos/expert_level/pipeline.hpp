@@ -34,6 +34,9 @@
 //                                     # steps at q = b/m; paper: iterations at p b/m)
 //   learner: {id: discrete_cql, params: {learning_rate: 1e-4, batch_size: 128}}
 //   train: {stable_steps: 20000, eval_every: 10000, eval_episodes: 10, eval_max_steps: 1000}
+//   audit: {canaries: 1000, white_box: true}   # optional: after training, a one-run audit of
+//                                     # the DP-SGD part against epsilon2 (selective_audit.hpp);
+//                                     # writes audit.json and summary.json "audit"
 // Stages and files:
 //   <population.out>/                 experts and demonstrations (reused by content hash)
 //   <out>/release/                    stable/ (Minari) and release.json (sizes, the record and the
@@ -57,6 +60,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "algos/experiment.hpp"
 #include "algos/expert_level/data_release.hpp"
@@ -84,9 +88,12 @@ struct PipelineSpec {
   ParamMap learner_params;
   std::int64_t eval_every = 0;
   int eval_episodes = 10;
-  std::int64_t eval_max_steps = 0;  // 0: the env's own limit
-  Node resolved;                    // what config.yaml holds
-  std::string digest;               // SHA-256 of config.yaml's bytes
+  std::int64_t eval_max_steps = 0;      // 0: the env's own limit
+  std::int64_t population_experts = 0;  // the population's experts (before any subset)
+  bool population_on_disk = false;      // from pipeline_spec_of_run: read, never built
+  std::optional<AuditParams> audit;     // the `audit:` section (selective_audit.hpp)
+  Node resolved;                        // what config.yaml holds
+  std::string digest;                   // SHA-256 of config.yaml's bytes
 };
 
 // Whether a config tree is a pipeline (top-level key `pipeline`).
@@ -96,10 +103,31 @@ bool is_pipeline(const Node& root);
 PipelineSpec parse_pipeline(const Node& root, const std::string& default_name,
                             const std::filesystem::path& base_dir, const RunOptions& opts);
 
+// The spec of a pipeline that has run, from its run directory's config.yaml (the resolved
+// config): what its privacy audit needs (selective_audit.hpp). The population is the one on disk
+// at population.out (a selective run's release records the population it was drawn from, so a
+// changed population fails the release's digest check), the evaluation env the population's env
+// with default parameters, out the given directory.
+// overrides ("a.b=value", e.g. audit.canaries=100) apply to config.yaml's tree first.
+PipelineSpec pipeline_spec_of_run(const std::filesystem::path& run_dir,
+                                  const std::vector<std::string>& overrides = {});
+
 struct PipelineOptions {
   int jobs = 1;  // threads for the population and the expert queries
   Progress::Mode progress = Progress::Mode::kAuto;
 };
+
+// The train stage's inputs of a pipeline that has run, for its privacy audit
+// (algos/expert_level/selective_audit.hpp): the demonstrations (population reused by content
+// hash, built when missing), the expert subset, and the stable and unstable data of the release
+// read from <out>/release (a DataError when there is none of this config: an audit never draws a
+// release, which would spend its budget again). Mode dp_sgd: all the data is unstable.
+struct PipelineTrainData {
+  Dataset data;
+  std::optional<Dataset> stable, unstable;
+  std::int64_t experts = 0;
+};
+PipelineTrainData pipeline_train_data(const PipelineSpec& spec, const PipelineOptions& opts);
 
 // Runs (or reuses) every stage; returns the train stage's summary.
 RunSummary run_pipeline(const PipelineSpec& spec, const PipelineOptions& opts);

@@ -250,6 +250,7 @@ Node resolved_tree(const PipelineSpec& s, const Algorithm& learner) {
   put(t, "eval_episodes", fmt::format("{}", s.eval_episodes));
   put(t, "eval_max_steps", fmt::format("{}", s.eval_max_steps));
   root.set("train", std::move(t));
+  if (s.audit) root.set("audit", param_map_to_node(dump_params(*s.audit)));
   return root;
 }
 
@@ -263,7 +264,7 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   for (const auto& o : opts.overrides) apply_override(root, o);
   const Node& top = root.expect_map("the pipeline");
   top.check_keys({"pipeline", "name", "seed", "out", "population", "experts", "mode", "privacy",
-                  "release", "selective", "learner", "train"},
+                  "release", "selective", "learner", "train", "audit"},
                  "the pipeline");
   if (top.find("pipeline")->as_string("pipeline") != "expert_level")
     throw ConfigError(
@@ -286,6 +287,7 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   Node holder;
   s.population = parse_population(population_node(top, base_dir, holder), "population");
   s.experts = s.population.experts();
+  s.population_experts = s.experts;
   if (const Node* e = top.find("experts")) {
     s.experts = e->as_int("experts");
     if (s.experts < 1 || s.experts > s.population.experts())
@@ -316,6 +318,17 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
     if (k == "batch_size") batch = std::stoi(v.text);
   read_selective(top.find("selective"), s, batch);
   read_train(top.find("train"), s);
+  if (const Node* a = top.find("audit")) {
+    s.audit =
+        read_params<AuditParams>(a->is_null() ? ParamMap{} : a->to_param_map("audit"), "audit");
+    if (s.audit->guesses > s.audit->canaries)
+      throw ConfigError(fmt::format("{}: audit.guesses = {} must be <= audit.canaries = {}",
+                                    a->where(), s.audit->guesses, s.audit->canaries));
+    if (s.mode == "non_private")
+      throw ConfigError(fmt::format(
+          "{}: audit: mode non_private makes no private release: there is no claim to audit",
+          a->where()));
+  }
   if (s.selective.p == 0.0 && s.selective.stable_steps < 1)
     throw ParamError("train.stable_steps must be >= 1 when no DP step runs (p = 0)");
   ParamMap eval = s.population.env_params;
@@ -325,6 +338,62 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   plan_population(s.population);              // every training run resolves
   s.resolved = resolved_tree(s, *learner);
   s.digest = sha256_hex(to_yaml(s.resolved));
+  return s;
+}
+
+PipelineSpec pipeline_spec_of_run(const fs::path& run_dir,
+                                  const std::vector<std::string>& overrides) {
+  const fs::path file = run_dir / "config.yaml";
+  Node root = load_yaml_file(file);
+  for (const auto& o : overrides) apply_override(root, o);
+  const Node& top = root.expect_map("the pipeline");
+  auto need = [&](const Node& n, const char* key) -> const Node& {
+    const Node* v = n.find(key);
+    if (!v)
+      throw DataError(fmt::format("{}: missing key '{}' (not a pipeline's resolved config)",
+                                  file.string(), key));
+    return *v;
+  };
+  PipelineSpec s;
+  s.name = need(top, "name").as_string("name");
+  s.seed = static_cast<std::uint64_t>(need(top, "seed").as_int("seed"));
+  s.out = run_dir;
+  const Node& pop = need(top, "population").expect_map("population");
+  s.population.name = need(pop, "name").as_string("population.name");
+  s.population.out = need(pop, "out").as_string("population.out");
+  s.population.digest = need(pop, "digest").as_string("population.digest");
+  s.population_experts = need(pop, "experts").as_int("population.experts");
+  s.experts = need(top, "experts").as_int("experts");
+  s.mode = need(top, "mode").as_string("mode");
+  const Node& priv = need(top, "privacy").expect_map("privacy");
+  s.epsilon = need(priv, "epsilon").as_double("privacy.epsilon");
+  s.delta = need(priv, "delta").as_double("privacy.delta");
+  s.epsilon1 = need(priv, "epsilon1").as_double("privacy.epsilon1");
+  s.delta1 = need(priv, "delta1").as_double("privacy.delta1");
+  s.epsilon2 = need(priv, "epsilon2").as_double("privacy.epsilon2");
+  s.delta2 = need(priv, "delta2").as_double("privacy.delta2");
+  s.noise = need(priv, "noise").as_string("privacy.noise");
+  if (const Node* r = top.find("release"))
+    s.release = read_params<DataReleaseParams>(r->to_param_map("release"), "release");
+  ParamMap sel = need(top, "selective").to_param_map("selective");
+  std::erase_if(sel, [](const auto& kv) { return kv.first == "calibrate_steps"; });
+  s.selective = read_params<SelectiveDpSgdParams>(sel, "selective");
+  const Node& l = need(top, "learner").expect_map("learner");
+  s.learner_id = need(l, "id").as_string("learner.id");
+  if (const Node* p = l.find("params")) s.learner_params = p->to_param_map("learner.params");
+  const Node& t = need(top, "train").expect_map("train");
+  s.eval_max_steps = need(t, "eval_max_steps").as_int("train.eval_max_steps");
+  if (const Node* a = top.find("audit")) {
+    s.audit =
+        read_params<AuditParams>(a->is_null() ? ParamMap{} : a->to_param_map("audit"), "audit");
+    check_audit_params(*s.audit);
+  }
+  const ExpertsFolder folder = read_experts(s.population.out);
+  s.population.env_id = folder.env_id;
+  s.population.action_floor = folder.action_floor;
+  s.population_on_disk = true;
+  s.resolved = root;
+  s.digest = sha256_hex(to_yaml(root));
   return s;
 }
 

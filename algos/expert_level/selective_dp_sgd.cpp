@@ -11,6 +11,7 @@
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
+#include "privacy/release_tap.hpp"
 #include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
@@ -100,7 +101,7 @@ namespace {
 struct SelectiveRun {
   SelectiveRun(OfflineLearner& learner, const Dataset* stable, const Dataset* unstable,
                std::int64_t num_experts, int batch_size, const SelectiveDpSgdParams& p,
-               TrainContext& ctx);
+               TrainContext& ctx, const SelectiveAudit* audit);
   SelectiveRun(const SelectiveRun&) = delete;
   SelectiveRun& operator=(const SelectiveRun&) = delete;
 
@@ -132,6 +133,11 @@ struct SelectiveRun {
   std::optional<BatchGatherer> stable_gather, unstable_gather;
   std::optional<UserIndex> unstable_users;
   privacy::UserDpSgdConfig cfg;
+  // the configuration the noisy steps run with: an audit's canary experts join the population at
+  // the same q0, and its mis-specified clip norm (the accounting keeps cfg)
+  privacy::UserDpSgdConfig run_cfg;
+  const SelectiveAudit* audit;
+  std::int64_t releases = 0;  // noisy releases so far (the tap's round)
   std::optional<PoissonUserSampler> poisson;
   const bool secure;
   std::unique_ptr<privacy::NoiseSource> noise, sampling;
@@ -152,7 +158,7 @@ struct SelectiveRun {
 
 SelectiveRun::SelectiveRun(OfflineLearner& learner, const Dataset* stable, const Dataset* unstable,
                            std::int64_t num_experts, int batch_size, const SelectiveDpSgdParams& p,
-                           TrainContext& ctx)
+                           TrainContext& ctx, const SelectiveAudit* audit)
     : learner(learner),
       stable(stable),
       p(p),
@@ -160,6 +166,7 @@ SelectiveRun::SelectiveRun(OfflineLearner& learner, const Dataset* stable, const
       seed(ctx.seed()),
       batch_size(batch_size),
       dp(p.p > 0.0),
+      audit(audit),
       secure(p.noise == "os-entropy"),
       total(p.stable_steps) {
   if (stable) stable_gather.emplace(*stable);
@@ -172,6 +179,12 @@ SelectiveRun::SelectiveRun(OfflineLearner& learner, const Dataset* stable, const
   cfg.expected_batch = batch_size;
   cfg.num_users = num_experts;
   cfg.validate();
+  run_cfg = cfg;
+  if (audit) {
+    run_cfg.num_users += audit->extra_experts;
+    run_cfg.expected_batch = cfg.sampling_rate() * static_cast<double>(run_cfg.num_users);
+    run_cfg.clip_norm *= audit->clip_factor;
+  }
   if (unstable_users) poisson.emplace(*unstable_users, cfg.sampling_rate(), 1);
 }
 
@@ -192,7 +205,11 @@ void SelectiveRun::setup_noise() {
     noise_grid = plan.grid;
   }
   release = [this](std::span<double> x, double sd) {
-    privacy::add_gaussian_release(x, sd, noise_grid, *noise);
+    privacy::ReleaseTap* tap = audit ? audit->tap : nullptr;
+    if (!tap) return privacy::add_gaussian_release(x, sd, noise_grid, *noise);
+    const privacy::ReleaseTap::Release r{0, 0, ++releases, sd, p.clip_norm};
+    privacy::add_gaussian_release(x, tap->before(r, x), noise_grid, *noise);
+    tap->after(r, x);
   };
 }
 
@@ -244,7 +261,7 @@ void SelectiveRun::iterate(std::int64_t it, bool noisy) {
     } else {
       batch.n = batch.users = 0;
     }
-    learner.dp_step(batch, cfg, noise_sd, release);
+    learner.dp_step(batch, run_cfg, noise_sd, release);
     ++r.noisy_steps;
   } else if (stable) {
     Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));
@@ -277,7 +294,8 @@ void SelectiveRun::report_block(bool finished) {
 
 SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
                                 const Dataset* unstable, std::int64_t num_experts, int batch_size,
-                                const SelectiveDpSgdParams& params, TrainContext& ctx) {
+                                const SelectiveDpSgdParams& params, TrainContext& ctx,
+                                const SelectiveAudit* audit) {
   SelectiveDpSgdParams p = params;
   validate_params(p, "selective");
   if (stable && stable->num_transitions() == 0) stable = nullptr;
@@ -292,7 +310,7 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
   learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
                 ctx.seed());
   ctx.set_step_column("iteration");
-  SelectiveRun run(learner, stable, unstable, num_experts, batch_size, p, ctx);
+  SelectiveRun run(learner, stable, unstable, num_experts, batch_size, p, ctx, audit);
   run.setup_noise();
   run.plan_budget();
   SelectiveResult& r = run.r;

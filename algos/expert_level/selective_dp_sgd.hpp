@@ -60,6 +60,10 @@
 #include "engine/dataset.hpp"
 #include "engine/run_dir.hpp"
 
+namespace dprl::privacy {
+class ReleaseTap;
+}
+
 namespace dprl::algos {
 
 struct SelectiveDpSgdParams {
@@ -104,12 +108,24 @@ struct SelectiveResult {
   std::optional<PrivacyReport> report;  // the DP-SGD part's record (none without DP steps)
 };
 
+// What a privacy audit changes in a selective run (algos/expert_level/selective_audit.hpp): the
+// population gains extra_experts canary experts while q0 = b / m is kept (the expected batch grows
+// to q0 (m + extra_experts); the accounting is unchanged), experts are clipped at clip_factor C,
+// and every noisy step's release goes through the tap (privacy/release_tap.hpp; channel 0, round
+// = the noisy step, sensitivity C).
+struct SelectiveAudit {
+  std::int64_t extra_experts = 0;
+  double clip_factor = 1.0;
+  privacy::ReleaseTap* tap = nullptr;
+};
+
 // Trains `learner` (already configured; its own dp section is not used) on the two datasets
 // (either may be null = empty; both must share the env's spaces) with batch size b and m experts.
 // Evaluates through ctx (metrics.csv rows with noisy_steps and stable_steps columns) and writes
 // privacy_ledger.json into the run directory when DP steps ran.
 SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
                                 const Dataset* unstable, std::int64_t num_experts, int batch_size,
-                                const SelectiveDpSgdParams& p, TrainContext& ctx);
+                                const SelectiveDpSgdParams& p, TrainContext& ctx,
+                                const SelectiveAudit* audit = nullptr);
 
 }  // namespace dprl::algos

@@ -29,7 +29,8 @@ privacy::EnsembleLayout layout_of(const ProbEnsemble& m) {
   return l;
 }
 
-privacy::DpFedAvgConfig fedavg_config(const TdpConfig& cfg, std::size_t units) {
+privacy::DpFedAvgConfig fedavg_config(const TdpConfig& cfg, std::size_t table_units) {
+  const auto units = cfg.units > 0 ? static_cast<std::size_t>(cfg.units) : table_units;
   privacy::DpFedAvgConfig c;
   c.clip_norm = cfg.clip_norm;
   c.noise_multiplier = cfg.variant == "dp" ? cfg.z : 0.0;
@@ -106,7 +107,11 @@ void local_train(const ProbEnsemble& model, const TransitionTable& t, std::size_
 
 }  // namespace
 
-void check_tdp(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model) {
+void check_tdp(const TdpConfig& cfg, std::size_t table_units, const ProbEnsemble& model) {
+  if (cfg.units > 0 && static_cast<std::size_t>(cfg.units) < table_units)
+    throw ParamError(
+        fmt::format("tdp units = {} is below the table's {} units", cfg.units, table_units));
+  const auto units = cfg.units > 0 ? static_cast<std::size_t>(cfg.units) : table_units;
   if (cfg.variant != "dp" && cfg.variant != "no_noise" && cfg.variant != "no_clip")
     throw ParamError(
         fmt::format("tdp_variant = '{}' must be one of dp, no_noise, no_clip", cfg.variant));
@@ -119,7 +124,7 @@ void check_tdp(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& mode
         fmt::format("tdp_q = {} times K = {} training trajectories must be >= 1 (q K is the fixed "
                     "denominator)",
                     cfg.q, units));
-  privacy::check_dp_fedavg(layout_of(model), fedavg_config(cfg, units));
+  privacy::check_dp_fedavg(layout_of(model), fedavg_config(cfg, table_units));
 }
 
 double tdp_released_noise_std(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model,
@@ -135,11 +140,13 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
                                std::uint64_t seed, privacy::NoiseSource& source,
                                privacy::Ledger* rdp_ledger, privacy::Ledger* pld_ledger,
                                ThreadPool& pool,
-                               const std::function<void(const TdpProgress&)>& on_eval) {
+                               const std::function<void(const TdpProgress&)>& on_eval,
+                               privacy::ReleaseTap* tap) {
   check_tdp(cfg, train.units(), model);
   const privacy::EnsembleLayout layout = layout_of(model);
   const privacy::DpFedAvgConfig fc = fedavg_config(cfg, train.units());
   privacy::DpFedAvgRound server(layout, fc);
+  server.set_tap(tap);
   const bool dp = cfg.variant == "dp";
   const privacy::DpEvent event =
       privacy::DpEvent::poisson_sampled(cfg.q, privacy::DpEvent::gaussian(dp ? cfg.z : 1.0));

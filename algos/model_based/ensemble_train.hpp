@@ -39,6 +39,7 @@
 namespace dprl::privacy {
 class NoiseSource;
 class Ledger;
+class ReleaseTap;
 }  // namespace dprl::privacy
 
 namespace dprl::algos::model_based {
@@ -57,6 +58,10 @@ struct TdpConfig {
   std::int64_t eval_every = 100;
   bool select_best = true;
   std::int64_t pld_block = 500;
+  // K, the public number of units the sample is drawn from and the denominator q K uses (0: the
+  // table's units). An audit sets it to the run's units plus its canaries, so that q K does not
+  // depend on which canaries are included.
+  std::int64_t units = 0;
 };
 
 struct TdpProgress {
@@ -95,7 +100,8 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
                                std::uint64_t seed, privacy::NoiseSource& source,
                                privacy::Ledger* rdp_ledger, privacy::Ledger* pld_ledger,
                                ThreadPool& pool,
-                               const std::function<void(const TdpProgress&)>& on_eval = {});
+                               const std::function<void(const TdpProgress&)>& on_eval = {},
+                               privacy::ReleaseTap* tap = nullptr);
 
 struct PooledConfig {
   int batch_size = 256;

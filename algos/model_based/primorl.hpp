@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "algos/algorithm.hpp"
+#include "algos/model_based/ensemble_train.hpp"
 #include "algos/model_based/model_data.hpp"
 #include "engine/dataset.hpp"
 #include "engine/nn_mlp.hpp"
@@ -167,6 +168,9 @@ struct PrimorlParams {
   void check() const;
 };
 
+// The ensemble's configuration for D observation and A action dimensions.
+model_based::ProbEnsembleConfig primorl_model_config(const PrimorlParams& p, int D, int A);
+
 class Primorl final : public Algorithm {
  public:
   using Params = PrimorlParams;
@@ -180,6 +184,21 @@ class Primorl final : public Algorithm {
   ParamMap params() const override { return dump_params(p_); }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
+
+  // The model stage exactly as train() sets it up, for the privacy audit
+  // (algos/model_based/primorl_audit.hpp): the training and public tables, the initial ensemble
+  // with its normaliser, the TDP settings and their seed, from the experiment's seed (the data
+  // are collected, or read from data_cache). on_data sees the dataset before it is tabled.
+  struct ModelStage {
+    model_based::TransitionTable train, test;
+    model_based::ProbEnsemble model;
+    model_based::TdpConfig tdp;
+    std::uint64_t tdp_seed = 0;
+  };
+  ModelStage model_stage(const std::function<std::unique_ptr<Env>()>& make_env, const Env& env,
+                         std::uint64_t seed,
+                         const std::function<void(const Dataset&)>& on_data = {});
+  const Params& primorl_params() const { return p_; }
 
   // Test hook: called with the private training table right after model training (PriMORL
   // variants), e.g. to poison it; nothing afterwards may read it.

@@ -37,7 +37,9 @@ double since(Clock::time_point t0) {
 // process CPU seconds (all threads)
 double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-mb::ProbEnsembleConfig model_config(const PrimorlParams& p, int D, int A) {
+}  // namespace
+
+mb::ProbEnsembleConfig primorl_model_config(const PrimorlParams& p, int D, int A) {
   mb::ProbEnsembleConfig c;
   c.in_dim = D + A;
   c.out_dim = D + 1;
@@ -47,6 +49,8 @@ mb::ProbEnsembleConfig model_config(const PrimorlParams& p, int D, int A) {
   c.weight_decay = mb::parse_weight_decay(p.weight_decay);
   return c;
 }
+
+namespace {
 
 mb::TdpConfig tdp_config(const PrimorlParams& p) {
   mb::TdpConfig c;
@@ -118,7 +122,7 @@ std::string data_returns_csv(const Dataset& d, std::vector<std::pair<std::string
 mb::ProbEnsemble build_model(const PrimorlParams& p, const EnvSpec& spec,
                              const mb::TransitionTable& test, std::uint64_t seed) {
   const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
-  mb::ProbEnsemble model(model_config(p, D, A));
+  mb::ProbEnsemble model(primorl_model_config(p, D, A));
   model.init(seed);
   if (p.normalizer == "none") return model;
   std::vector<float> mean, sd;
@@ -224,7 +228,7 @@ void record_extras(const PrimorlParams& p, const std::vector<double>& evals,
 
 void Primorl::check_model_training(const EnvSpec& spec, std::size_t K) const {
   const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
-  const mb::ProbEnsemble model(model_config(p_, D, A));
+  const mb::ProbEnsemble model(primorl_model_config(p_, D, A));
   mb::tdp_released_noise_std(tdp_config(p_), K, model, p_.noise == "os-entropy");
   if (p_.variant == "tdp" && p_.budget_epsilon > 0.0) {
     const double one = privacy::rdp_dpsgd_epsilon(p_.z, p_.q, 1, p_.delta);
@@ -234,6 +238,24 @@ void Primorl::check_model_training(const EnvSpec& spec, std::size_t K) const {
           "delta = {})",
           p_.budget_epsilon, one, p_.z, p_.q, p_.delta));
   }
+}
+
+Primorl::ModelStage Primorl::model_stage(const std::function<std::unique_ptr<Env>()>& make_env,
+                                         const Env& env, std::uint64_t seed,
+                                         const std::function<void(const Dataset&)>& on_data) {
+  Dataset data = data_ ? std::move(*data_) : obtain_data(make_env, env);
+  data_.reset();
+  const auto split = mb::split_by_unit(
+      data, p_.test_fraction,
+      derive_seed(static_cast<std::uint64_t>(p_.data_seed), Domain::kDataset, 1u << 20));
+  ModelStage st;
+  st.train = mb::make_table(data, split.train_users);
+  st.test = mb::make_table(data, split.test_users);
+  if (on_data) on_data(data);
+  st.model = build_model(p_, env.spec(), st.test, derive_seed(seed, Domain::kInit, 1000));
+  st.tdp = tdp_config(p_);
+  st.tdp_seed = derive_seed(seed, Domain::kAlgo, 31);
+  return st;
 }
 
 std::int64_t Primorl::train(TrainContext& ctx) {
@@ -248,23 +270,21 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   // (1) data, then the public split; the Dataset itself is dropped once tabled
   auto t0 = Clock::now();
   double c0 = cpu_now();
-  Dataset data = data_ ? std::move(*data_) : obtain_data([&ctx] { return ctx.make_env(); }, *env);
-  data_.reset();
-  const auto split = mb::split_by_unit(
-      data, p_.test_fraction,
-      derive_seed(static_cast<std::uint64_t>(p_.data_seed), Domain::kDataset, 1u << 20));
-  mb::TransitionTable train_tab = mb::make_table(data, split.train_users);
-  const mb::TransitionTable test_tab = mb::make_table(data, split.test_users);
-  if (p_.report_data) ctx.write_file("data_returns.csv", data_returns_csv(data, extra_));
-  data = Dataset();
+  ModelStage stage =
+      model_stage([&ctx] { return ctx.make_env(); }, *env, ctx.seed(),
+                  [&](const Dataset& data) {
+                    if (p_.report_data)
+                      ctx.write_file("data_returns.csv", data_returns_csv(data, extra_));
+                  });
+  mb::TransitionTable& train_tab = stage.train;
+  const mb::TransitionTable& test_tab = stage.test;
   times.data_s = since(t0);
   times.data_cpu_s = cpu_now() - c0;
 
   // (2) model
   t0 = Clock::now();
   c0 = cpu_now();
-  mb::ProbEnsemble model =
-      build_model(p_, spec, test_tab, derive_seed(ctx.seed(), Domain::kInit, 1000));
+  mb::ProbEnsemble& model = stage.model;
   mb::TrainResult mres;
   const mb::PipelineFacts facts = train_model(p_, model, train_tab, test_tab, ctx, mres);
   // PriMORL variants (and MOPO without real data) release the private table here: nothing below

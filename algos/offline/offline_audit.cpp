@@ -21,16 +21,6 @@
 namespace dprl::algos {
 namespace {
 
-// the audit's streams: (kAlgo, kAuditStream, role)
-constexpr std::uint64_t kAuditStream = 0xA0D17;
-
-struct Canaries {
-  std::vector<char> in;      // included (coin), per canary
-  std::vector<float> obs;    // black box: obs_dim per canary
-  std::vector<int> actions;  // black box: the canary action
-  std::int64_t included = 0;
-};
-
 // Per-dimension mean and std of the dataset's observations (double accumulation).
 void obs_moments(const Dataset& ds, std::vector<double>& mean, std::vector<double>& sd) {
   const std::size_t d = ds.obs_dim();
@@ -47,24 +37,35 @@ void obs_moments(const Dataset& ds, std::vector<double>& mean, std::vector<doubl
   for (auto& s : sd) s = std::sqrt(s / static_cast<double>(rows)) + 1e-3;
 }
 
-Canaries draw_canaries(const Dataset& ds, const EnvSpec& spec, const OfflineAuditParams& a) {
-  Canaries c;
-  const auto M = static_cast<std::size_t>(a.canaries);
-  Rng coin(derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 0));
-  c.in.resize(M);
-  for (auto& b : c.in) {
-    b = (coin.next_u64() >> 63) != 0;
-    c.included += b;
-  }
-  if (a.white_box) return c;
+}  // namespace
+
+double robust_scale(std::span<const double> x, double fallback) {
+  std::vector<double> v(x.begin(), x.end());
+  if (v.size() < 2) return fallback;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  const double med = *mid;
+  for (double& e : v) e = std::abs(e - med);
+  std::nth_element(v.begin(), mid, v.end());
+  const double s = 1.4826 * *mid;
+  return s > 0 && std::isfinite(s) ? s : fallback;
+}
+
+namespace {}  // namespace
+
+CanaryUsers draw_canary_users(const Dataset& ds, const EnvSpec& spec, std::int64_t M,
+                              std::uint64_t seed) {
+  CanaryUsers c;
   std::vector<double> mean, sd;
   obs_moments(ds, mean, sd);
   const std::size_t d = ds.obs_dim();
+  c.obs_dim = d;
   const Space& box = spec.observation;
-  Rng r(derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 1));
-  c.obs.resize(M * d);
-  c.actions.resize(M);
-  for (std::size_t j = 0; j < M; ++j) {
+  Rng r(audit_stream(seed, 1));
+  const auto n = static_cast<std::size_t>(M);
+  c.obs.resize(n * d);
+  c.actions.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
     for (std::size_t i = 0; i < d; ++i) {
       const double u = 2.0 * r.uniform() - 1.0;
       double v = mean[i] + 4.0 * sd[i] * u;
@@ -76,34 +77,47 @@ Canaries draw_canaries(const Dataset& ds, const EnvSpec& spec, const OfflineAudi
   return c;
 }
 
-// The run's dataset with the included black-box canaries appended as users max_id + 1 + j.
-Dataset with_canaries(const Dataset& ds, const Canaries& c, const OfflineAuditParams& a) {
+Dataset with_canary_users(const Dataset& ds, const CanaryUsers& c, std::span<const char> in) {
   std::vector<std::size_t> all(ds.num_episodes());
   std::iota(all.begin(), all.end(), std::size_t{0});
   Dataset out = ds.subset(all);
-  if (a.white_box) return out;
-  const std::size_t d = ds.obs_dim();
+  const std::size_t d = c.obs_dim;
   std::int64_t next_id = 0;
   for (const auto u : ds.user_ids()) next_id = std::max(next_id, u + 1);
   std::vector<float> obs(2 * d), act(1), rew{1.0f};
   std::vector<std::uint8_t> term{1}, trunc{0};
-  for (std::size_t j = 0; j < c.in.size(); ++j) {
-    if (!c.in[j]) continue;
-    std::copy_n(c.obs.begin() + j * d, d, obs.begin());
-    std::copy_n(c.obs.begin() + j * d, d, obs.begin() + d);
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (!in[j]) continue;
+    std::copy_n(c.obs.begin() + static_cast<std::ptrdiff_t>(j * d), d, obs.begin());
+    std::copy_n(c.obs.begin() + static_cast<std::ptrdiff_t>(j * d), d, obs.begin() + d);
     act[0] = static_cast<float>(c.actions[j]);
     out.add_episode(obs, act, rew, term, trunc, next_id + static_cast<std::int64_t>(j));
   }
   return out;
 }
 
-void validate(const OfflineAuditParams& a) {
-  // the visit ranges, for callers that fill the struct directly
-  (void)read_params<OfflineAuditParams>(dump_params(a), "audit");
-  if (a.guesses > a.canaries)
-    throw ParamError(
-        fmt::format("audit.guesses = {} must be <= audit.canaries = {}", a.guesses, a.canaries));
+void canary_margins(const OfflineLearner& learner, const CanaryUsers& c, std::span<double> score) {
+  const std::size_t d = c.obs_dim;
+  const auto M = static_cast<Eigen::Index>(c.actions.size());
+  nn::Mat obs(static_cast<Eigen::Index>(d), M), out;
+  for (Eigen::Index j = 0; j < M; ++j)
+    for (std::size_t i = 0; i < d; ++i)
+      obs(static_cast<Eigen::Index>(i), j) = c.obs[static_cast<std::size_t>(j) * d + i];
+  learner.released_outputs(obs, out);
+  for (Eigen::Index j = 0; j < M; ++j) {
+    const int aj = c.actions[static_cast<std::size_t>(j)];
+    float other = -std::numeric_limits<float>::infinity();
+    for (int k = 0; k < out.rows(); ++k)
+      if (k != aj) other = std::max(other, out(k, j));
+    score[static_cast<std::size_t>(j)] = static_cast<double>(out(aj, j)) - other;
+    if (!std::isfinite(score[static_cast<std::size_t>(j)]))
+      throw DataError("audit: the released model's output at a canary is not finite");
+  }
 }
+
+namespace {
+
+void validate(const OfflineAuditParams& a) { check_audit_params(a); }
 
 // Everything decided before training: the audited population, q, T, the noised values.
 struct Plan {
@@ -143,7 +157,7 @@ Plan plan_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& dat
                                         std::int64_t{1} << 40);
   if (pl.T < 1) throw ParamError(fmt::format("audit: {} gradient steps: nothing to audit", pl.T));
   learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
-                derive_seed(static_cast<std::uint64_t>(a.seed), Domain::kAlgo, kAuditStream, 2));
+                audit_stream(static_cast<std::uint64_t>(a.seed), 2));
   std::vector<privacy::DpNetGrad> nets;
   for (const auto& t : learner.trained_nets()) nets.push_back({&t.net->shape(), t.cache, nullptr});
   pl.coords = privacy::noised_values(nets);
@@ -161,30 +175,6 @@ void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dat
   plan_audit(learner, spec, data, steps, until_budget, a);
 }
 
-namespace {
-
-// Black box: each canary's score is the released model's margin of the canary action over the
-// best other action at the canary's observation.
-void black_box_scores(OfflineLearner& learner, const Canaries& can, std::size_t d,
-                      std::vector<double>& score) {
-  const auto M = static_cast<std::int64_t>(score.size());
-  nn::Mat obs(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(M)), out;
-  for (std::int64_t j = 0; j < M; ++j)
-    for (std::size_t i = 0; i < d; ++i) obs(static_cast<Eigen::Index>(i), j) = can.obs[j * d + i];
-  learner.released_outputs(obs, out);
-  for (std::int64_t j = 0; j < M; ++j) {
-    const int aj = can.actions[j];
-    float other = -std::numeric_limits<float>::infinity();
-    for (int k = 0; k < out.rows(); ++k)
-      if (k != aj) other = std::max(other, out(k, j));
-    score[j] = static_cast<double>(out(aj, j)) - other;
-    if (!std::isfinite(score[j]))
-      throw DataError("audit: the released model's output at a canary is not finite");
-  }
-}
-
-}  // namespace
-
 OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
                                  std::int64_t steps, bool until_budget,
                                  const OfflineAuditParams& a) {
@@ -198,8 +188,11 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   const std::size_t coords = pl.coords;
   const std::int64_t m_run = pl.m_run;
   const auto seed = static_cast<std::uint64_t>(a.seed);
-  const Canaries can = draw_canaries(data, spec, a);
-  const Dataset audited = with_canaries(data, can, a);
+  const CanarySet can(M, seed);
+  CanaryUsers users_bb;
+  if (!a.white_box) users_bb = draw_canary_users(data, spec, M, seed);
+  const Dataset audited = a.white_box ? with_canary_users(data, users_bb, {})
+                                      : with_canary_users(data, users_bb, can.in);
   const UserIndex users(audited);
   const BatchGatherer gather(audited);
   const PoissonUserSampler poisson(users, q, static_cast<std::size_t>(cfg.contribution));
@@ -216,23 +209,27 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     run_cfg.clip_norm *= 2.0;
     canary_norm *= 2.0;
   }
-  auto noise = make_private_noise(dp.noise, derive_seed(seed, Domain::kAlgo, kAuditStream, 3), 0,
+  auto noise = make_private_noise(dp.noise, audit_stream(seed, 3), 0,
                                   {dp.noise_multiplier, dp.clip_norm, dp.epsilon, dp.delta,
                                    static_cast<double>(common.batch_size)},
                                   "audit");
   std::unique_ptr<privacy::NoiseSource> sampling;
   if (noise->secure()) sampling = privacy::make_os_entropy_noise(false);
 
-  // white box: which canaries a step samples, and the running scores
+  // white box: which canaries a step samples, and the running scores (the log likelihood
+  // ratio of each release, with the noise scale estimated from the first release)
   std::vector<double> score(static_cast<std::size_t>(M), 0.0);
   std::vector<char> sampled(static_cast<std::size_t>(M), 0);
+  double sd_seen = 0;
   const privacy::GaussianRelease release = [&](std::span<double> x, double s) {
     if (a.white_box)
       for (std::int64_t j = 0; j < M; ++j)
         if (sampled[j]) x[j] += canary_norm;
     privacy::add_gaussian_release(x, s, plan.grid, *noise);
-    if (a.white_box)
-      for (std::int64_t j = 0; j < M; ++j) score[j] += x[j];
+    if (!a.white_box) return;
+    if (sd_seen == 0) sd_seen = robust_scale(x.first(static_cast<std::size_t>(M)), s);
+    for (std::int64_t j = 0; j < M; ++j)
+      score[j] += privacy::audit::poisson_llr(x[j], canary_norm, sd_seen, q);
   };
   OfflineBatch batch;
   UserBatch ub;
@@ -247,24 +244,26 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     learner.dp_step(batch, run_cfg, sd, release);
   }
 
-  if (!a.white_box) black_box_scores(learner, can, data.obs_dim(), score);
+  // black box: scores from the released model's outputs at the canaries
+  if (!a.white_box) canary_margins(learner, users_bb, score);
 
-  const std::int64_t R = a.guesses > 0 ? a.guesses : M / 5;
-  const std::int64_t correct = privacy::audit::correct_guesses(can.in, score, R);
+  // guesses: "in" for the r/2 largest scores, "out" for the r - r/2 smallest
+  const privacy::audit::OneRunTally tally =
+      privacy::audit::one_run_tally(score, can.in, a.guesses, dp.delta, a.confidence);
 
   OfflineAuditReport rep;
   rep.mode = a.white_box ? "white-box" : "black-box";
   rep.mis_specify = a.mis_specify;
   rep.epsilon_claimed = privacy::dpsgd_epsilon(dp.noise_multiplier, q, T, dp.delta, dp.accountant);
-  rep.epsilon_lower = privacy::audit::epsilon_lower_one_run(M, R, correct, dp.delta, a.confidence);
+  rep.epsilon_lower = tally.epsilon_lower;
   rep.refuted = rep.epsilon_lower > rep.epsilon_claimed;
   rep.delta = dp.delta;
   rep.confidence = a.confidence;
   rep.accountant = dp.accountant;
   rep.canaries = M;
   rep.included = can.included;
-  rep.guesses = R;
-  rep.correct = correct;
+  rep.guesses = tally.guesses;
+  rep.correct = tally.correct;
   rep.steps = T;
   rep.run_users = m_run;
   rep.sampling_rate = q;
@@ -275,32 +274,39 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   return rep;
 }
 
+AuditReport to_audit_report(const OfflineAuditReport& r, const std::string& learner,
+                            double epsilon_reported) {
+  AuditReport a;
+  a.learner = learner;
+  a.kind = "one-run user-level DP-SGD audit (Steinke, Nasr and Jagielski, NeurIPS 2023)";
+  a.mode = r.mode;
+  a.mis_specify = r.mis_specify;
+  a.epsilon_reported = epsilon_reported;
+  a.epsilon_claimed = r.epsilon_claimed;
+  a.epsilon_lower = r.epsilon_lower;
+  a.delta = r.delta;
+  a.confidence = r.confidence;
+  a.refuted = r.refuted;
+  a.canaries = r.canaries;
+  a.included = r.included;
+  a.guesses = r.guesses;
+  a.correct = r.correct;
+  nlohmann::ordered_json d;
+  d["accountant"] = r.accountant;
+  d["steps"] = r.steps;
+  d["run_users"] = r.run_users;
+  d["sampling_rate"] = r.sampling_rate;
+  d["noise_multiplier"] = r.noise_multiplier;
+  d["clip_norm"] = r.clip_norm;
+  d["noise_sd"] = r.noise_sd;
+  d["noise_source"] = r.noise_source;
+  a.details_json = d.dump();
+  return a;
+}
+
 std::string audit_json(const OfflineAuditReport& r, const std::string& learner,
                        double epsilon_reported) {
-  nlohmann::ordered_json j;
-  j["kind"] = "one-run user-level DP-SGD audit (Steinke, Nasr and Jagielski, NeurIPS 2023)";
-  j["learner"] = learner;
-  j["mode"] = r.mode;
-  j["mis_specify"] = r.mis_specify;
-  j["epsilon_reported"] = epsilon_reported;
-  j["epsilon_claimed"] = r.epsilon_claimed;
-  j["epsilon_lower"] = r.epsilon_lower;
-  j["confidence"] = r.confidence;
-  j["refuted"] = r.refuted;
-  j["delta"] = r.delta;
-  j["accountant"] = r.accountant;
-  j["canaries"] = r.canaries;
-  j["included"] = r.included;
-  j["guesses"] = r.guesses;
-  j["correct"] = r.correct;
-  j["steps"] = r.steps;
-  j["run_users"] = r.run_users;
-  j["sampling_rate"] = r.sampling_rate;
-  j["noise_multiplier"] = r.noise_multiplier;
-  j["clip_norm"] = r.clip_norm;
-  j["noise_sd"] = r.noise_sd;
-  j["noise_source"] = r.noise_source;
-  return j.dump();
+  return audit_report_json(to_audit_report(r, learner, epsilon_reported));
 }
 
 }  // namespace dprl::algos

@@ -26,8 +26,13 @@
 // - white box: Dirac gradient canaries (their Section 5 white-box setting): canary j, when
 //   included and Poisson-sampled in a step (rate q, like every user), adds C e_j to the clipped
 //   sum just before the release (a user whose clipped gradient is C e_j: norm exactly C). Score_j
-//   is coordinate j of the released sums added over the steps. The auditor sees every released
-//   noisy sum but not the sampling. Needs M <= the number of noised values.
+//   is the log likelihood ratio of the released coordinate j over the steps under "included"
+//   (each step a mixture: sampled w.p. q, shifted by the canary) against "excluded"
+//   (privacy/one_run_audit.hpp, poisson_llr: the Neyman-Pearson statistic; with q = 1 it orders
+//   canaries as the plain sum of the coordinate does). Its noise scale is estimated from the
+//   first release (1.4826 times the median absolute deviation of the canary coordinates), as an
+//   auditor who sees only the releases would. The auditor sees every released noisy sum but not
+//   the sampling. Needs M <= the number of noised values.
 // Mis-specification (the claim stays that of the configured z and C): halve-noise and
 // quarter-noise divide the release's noise std by 2 and 4; double-sensitivity clips users at 2 C
 // (white box: canaries add 2 C e_j) while the noise still covers C.
@@ -37,20 +42,15 @@
 // that a run IS private (a weak audit gives a small bound for a broken learner too), and it
 // audits the training algorithm with this configuration, not the bytes of an earlier run's model.
 //
-// | param       | default | meaning                                                      |
-// |-------------|---------|--------------------------------------------------------------|
-// | canaries    | 1000    | M canary users, each included with probability 1/2           |
-// | white_box   | false   | Dirac gradient canaries instead of canary transitions        |
-// | guesses     | 0       | r = guesses (0: M / 5), r/2 "in" and r - r/2 "out"           |
-// | confidence  | 0.95    | confidence of the bound                                      |
-// | seed        | 0       | coins, canaries, and seeded noise and sampling               |
-// | steps       | 0       | gradient steps T (0: the experiment's)                       |
-// | mis_specify | none    | none, halve-noise, quarter-noise, double-sensitivity         |
+// Parameters: the `audit:` section (algos/audit/audit_report.hpp, AuditParams).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "algos/audit/audit_report.hpp"
 #include "algos/offline/offline_learner.hpp"
 #include "engine/dataset.hpp"
 #include "engine/env.hpp"
@@ -58,28 +58,7 @@
 
 namespace dprl::algos {
 
-struct OfflineAuditParams {
-  std::int64_t canaries = 1000;
-  bool white_box = false;
-  std::int64_t guesses = 0;
-  double confidence = 0.95;
-  std::int64_t seed = 0;
-  std::int64_t steps = 0;
-  std::string mis_specify = "none";
-
-  template <class V>
-  void visit(V& v) {
-    v("canaries", canaries, Range::closed(2, 1e6), "canary users, each included w.p. 1/2");
-    v("white_box", white_box, "Dirac gradient canaries (true) or canary transitions (false)");
-    v("guesses", guesses, Range::closed(0, 1e6), "guesses r (0: canaries / 5)");
-    v("confidence", confidence, Range::open(0, 1), "confidence of the lower bound");
-    v("seed", seed, Range::closed(0, 4.6e18), "seed of the audit's coins and canaries");
-    v("steps", steps, Range::closed(0, 1e12), "gradient steps (0: the experiment's)");
-    v("mis_specify", mis_specify,
-      Choices{{"none", "halve-noise", "quarter-noise", "double-sensitivity"}},
-      "run the learner wrongly, keeping the claim (tests of the audit)");
-  }
-};
+using OfflineAuditParams = AuditParams;
 
 struct OfflineAuditReport {
   std::string mode;  // "black-box" or "white-box"
@@ -110,9 +89,31 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
 void check_offline_audit(OfflineLearner& learner, const EnvSpec& spec, const Dataset& data,
                          std::int64_t steps, bool until_budget, const OfflineAuditParams& a);
 
+// Black-box canary users (above): canary j's observation (obs_dim values at j obs_dim) and action.
+struct CanaryUsers {
+  std::size_t obs_dim = 0;
+  std::vector<float> obs;
+  std::vector<int> actions;
+};
+// M canaries around the moments of ds's observations, from the audit seed's stream.
+CanaryUsers draw_canary_users(const Dataset& ds, const EnvSpec& spec, std::int64_t M,
+                              std::uint64_t seed);
+// A copy of ds with the canaries whose coin in[j] is set appended as users max_id + 1 + j (one
+// terminal transition each); in empty: a plain copy.
+Dataset with_canary_users(const Dataset& ds, const CanaryUsers& c, std::span<const char> in);
+// score_j = f(o_j)[a_j] - max_{a != a_j} f(o_j)[a] from the learner's released outputs.
+void canary_margins(const OfflineLearner& learner, const CanaryUsers& c, std::span<double> score);
+
+// 1.4826 times the median absolute deviation of x (a robust noise scale; fallback when x has
+// fewer than two values or no spread).
+double robust_scale(std::span<const double> x, double fallback);
+
 // The report as one JSON object (audit.json), with the learner's name and the epsilon the run
 // reported (epsilon_reported; the claim of the audited training is epsilon_claimed).
 std::string audit_json(const OfflineAuditReport& r, const std::string& learner,
                        double epsilon_reported);
+// The same as the shared report (algos/audit/audit_report.hpp).
+AuditReport to_audit_report(const OfflineAuditReport& r, const std::string& learner,
+                            double epsilon_reported);
 
 }  // namespace dprl::algos

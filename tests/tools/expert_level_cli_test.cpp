@@ -70,13 +70,29 @@ TEST_SUITE("e2e") {
     REQUIRE(r2.code == 0);
     CHECK(r2.err.find("releasing anew") == std::string::npos);
     CHECK(dprl::read_file(d / "train" / "summary.json") == summary);  // seeded: same bytes
+    // the finished run's DP-SGD part audited with canary experts against epsilon2
+    const auto au = dprl_cmd("audit run " + (d / "train").string() +
+                             " --white-box --canaries 4000 --guesses 400 --json");
+    INFO(au.err);
+    CHECK(au.code == 0);
+    const auto aj = nlohmann::json::parse(au.out);
+    CHECK(aj.at("learner") == "expert_level (discrete_cql)");
+    CHECK(aj.at("epsilon_claimed").get<double>() == doctest::Approx(e2));
+    CHECK(aj.at("epsilon_reported").get<double>() == doctest::Approx(e1 + e2));
+    CHECK(aj.at("refuted") == false);
+    CHECK(nlohmann::json::parse(dprl::read_file(d / "train" / "audit.json")) == aj);
     // a random subset of 16 experts (paper Fig. 4): delta = 1/16, the population reused
     const auto r3 =
         dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train16").string() +
-                 " --set population.out=" + (d / "population").string() + " --set experts=16");
+                 " --set population.out=" + (d / "population").string() +
+                 " --set experts=16 --set audit.canaries=1000 --set audit.white_box=true");
     INFO(r3.err);
     REQUIRE(r3.code == 0);
     const auto s16 = nlohmann::json::parse(dprl::read_file(d / "train16" / "summary.json"));
+    // its audit: section ran after training
+    CHECK(s16.at("audit").at("canaries") == 1000);
+    CHECK(s16.at("audit").at("mode") == "white-box");
+    CHECK(fs::exists(d / "train16" / "audit.json"));
     CHECK(s16.at("extra").at("experts") == 16);
     CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(1.0 / 16));
     CHECK(dprl_cmd(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
