@@ -52,6 +52,8 @@ Pld pld_subsampled_gaussian(double q, double z, bool remove, double h) {
   return discretize(subsampled_gaussian_curve(q, z, remove), h);
 }
 
+Pld pld_laplace(double scale, double h) { return discretize(laplace_curve(scale), h); }
+
 Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass) {
   if (n == 1) return p;
   const double nn = static_cast<double>(n);

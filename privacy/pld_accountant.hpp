@@ -63,6 +63,7 @@ struct Pld {
 
 // Connect-the-dots PLD of one mechanism; remove = true for the remove direction.
 Pld pld_subsampled_gaussian(double q, double z, bool remove, double interval);
+Pld pld_laplace(double scale, double interval);
 // n-fold self-composition and composition of two PLDs (same interval).
 Pld pld_self_compose(const Pld& p, std::int64_t n, double tail_mass = 1e-15);
 Pld pld_compose(const Pld& a, const Pld& b);

@@ -29,6 +29,19 @@ TEST_SUITE("unit") {
     CHECK(p.delta(0.1) == doctest::Approx(7.290646618980e-05).epsilon(1e-4));
   }
 
+  TEST_CASE("the Laplace PLD: a distribution with the exact delta at 0 and none beyond 1 / b") {
+    // Laplace noise of scale b = 1 on sensitivity 1: the privacy loss lies in [-1, 1]; at
+    // epsilon = 0 delta is the total variation distance 1 - e^(-1/2) = 0.3934693402873666, which
+    // connect-the-dots over-states by at most the grid's first-order error (h = 1e-4)
+    const Pld p = pld_laplace(1.0, 1e-4);
+    double sum = p.infinity_mass;
+    for (double m : p.mass) sum += m;
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-9));
+    CHECK(p.delta(0.0) >= 0.3934693402873666);
+    CHECK(p.delta(0.0) == doctest::Approx(0.3934693402873666).epsilon(1e-3));
+    CHECK(p.delta(1.0 + 2e-4) <= 1e-12);
+  }
+
   TEST_CASE("q = 1 matches the exact Gaussian epsilon (GDP, computed independently) - from above") {
     // T compositions of N(0, z^2) are sqrt(T) / z - GDP; PLD agrees to <= 4e-9 relative
     // (measured) and is never below it. z = 0.2 has a loss range of 96 nats and used to start
