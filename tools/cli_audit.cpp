@@ -324,7 +324,9 @@ void add_audit_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   s->add_option("--confidence", d->p.confidence, "confidence of the bound")->capture_default_str();
-  s->add_option("--mis-specify", d->p.mis_specify, "none | halve-noise | double-sensitivity")
+  s->add_option("--mis-specify", d->p.mis_specify,
+                "none | halve-noise | double-sensitivity (experiments also quarter-noise, "
+                "near-zero-noise; claim unchanged)")
       ->capture_default_str();
   s->add_flag("--json", d->json, "print one JSON object");
   s->callback([d] { cmd_dpsgd(*d); });
@@ -341,7 +343,8 @@ void add_audit_commands(CLI::App& app) {
   r->add_option("--confidence", ra->p.confidence, "confidence of the bound");
   r->add_option("--steps", ra->p.steps, "gradient steps (default: the run's)");
   r->add_option("--mis-specify", ra->p.mis_specify,
-                "none | halve-noise | quarter-noise | double-sensitivity (claim unchanged)");
+                "none | halve-noise | quarter-noise | near-zero-noise | double-sensitivity "
+                "(claim unchanged)");
   r->add_option("--set", ra->sets, "override a key of the run's config (repeatable)");
   r->add_flag("--json", ra->json, "print one JSON object");
   // flags of the synthetic audit, refused here with a reason

@@ -17,7 +17,8 @@
 // What it tests: the noise actually drawn against the sensitivity the record declares. It does
 // not (and cannot) test that 2C bounds a trajectory's influence, nor what the record says is not
 // covered (the policy, metrics): those are not releases of this mechanism.
-// Mis-specification: halve-noise, quarter-noise (noise std / 2, / 4), double-sensitivity
+// Mis-specification: halve-noise, quarter-noise, near-zero-noise (noise std / 2, / 4, / 100),
+// double-sensitivity
 // (canaries of 4C).
 #pragma once
 

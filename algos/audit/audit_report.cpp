@@ -20,6 +20,7 @@ void check_audit_params(const AuditParams& a) {
 double mis_noise_factor(const std::string& m) {
   if (m == "halve-noise") return 0.5;
   if (m == "quarter-noise") return 0.25;
+  if (m == "near-zero-noise") return 0.01;
   return 1.0;
 }
 

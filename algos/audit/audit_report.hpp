@@ -23,7 +23,8 @@
 // | confidence  | 0.95    | confidence of the bound                                      |
 // | seed        | 0       | coins, canaries, and seeded noise and sampling               |
 // | steps       | 0       | steps or rounds T (0: the experiment's)                      |
-// | mis_specify | none    | none, halve-noise, quarter-noise, double-sensitivity         |
+// | mis_specify | none    | none, halve-noise, quarter-noise, near-zero-noise,           |
+// |             |         | double-sensitivity                                           |
 // | samples     | 200000  | outputs per input of a mechanism audit (ppo_kickstart)       |
 #pragma once
 
@@ -55,7 +56,7 @@ struct AuditParams {
     v("seed", seed, Range::closed(0, 4.6e18), "seed of the audit's coins and canaries");
     v("steps", steps, Range::closed(0, 1e12), "gradient steps or rounds (0: the experiment's)");
     v("mis_specify", mis_specify,
-      Choices{{"none", "halve-noise", "quarter-noise", "double-sensitivity"}},
+      Choices{{"none", "halve-noise", "quarter-noise", "near-zero-noise", "double-sensitivity"}},
       "run the learner wrongly, keeping the claim (tests of the audit)");
     v("samples", samples, Range::closed(1000, 1e8),
       "outputs per input of a mechanism audit (ppo_kickstart)");
@@ -66,7 +67,9 @@ struct AuditParams {
 void check_audit_params(const AuditParams& a);
 
 // The factor a mis-specification applies to the noise standard deviation (halve-noise 1/2,
-// quarter-noise 1/4, otherwise 1) and to the sensitivity (double-sensitivity 2, otherwise 1).
+// quarter-noise 1/4, near-zero-noise 1/100, otherwise 1) and to the sensitivity
+// (double-sensitivity 2, otherwise 1). ppo_kickstart's Dirichlet concentration is multiplied by
+// the inverse square of the noise factor.
 double mis_noise_factor(const std::string& mis_specify);
 double mis_sensitivity_factor(const std::string& mis_specify);
 

@@ -25,8 +25,9 @@
 // of each input's statistic in a pilot of samples / 10 draws per input (independent of the main
 // draws), every set at the Bonferroni level. Claim: eq. 12 and eq. 6 at k0 with the run's
 // certified Lipschitz bound (the run's first query; epsilon_reported is the run's total).
-// Mis-specification (the claim stays that of k0): halve-noise answers at 4 k0 and quarter-noise
-// at 16 k0 (a Dirichlet coordinate's standard deviation scales as 1 / sqrt(k)),
+// Mis-specification (the claim stays that of k0): halve-noise answers at 4 k0, quarter-noise at
+// 16 k0, near-zero-noise at 10^4 k0 (a Dirichlet coordinate's standard deviation scales as
+// 1 / sqrt(k)),
 // double-sensitivity uses a pair 2 b apart.
 #pragma once
 

@@ -20,6 +20,7 @@
 // accountant composes; not whether a real episode's influence is within them (that is the
 // validity of features and rewards, checked by LinearMdpModel::validate).
 // Needs M <= H d (d the feature dimension). Mis-specification: halve-noise, quarter-noise,
+// near-zero-noise (noise std / 2, / 4, / 100),
 // double-sensitivity (canaries of twice the channel's sensitivity).
 #pragma once
 

@@ -38,13 +38,19 @@ AuditReport audit_selective(OfflineLearner& learner, const Dataset* stable, cons
   const double q0 = static_cast<double>(batch_size) / static_cast<double>(num_experts);
   const double sens = mis_sensitivity_factor(a.mis_specify);
   const double noise_factor = mis_noise_factor(a.mis_specify);
-  // black box: the canary experts join D_unst
+  // black box: the canary experts join D_unst; the initial networks' margins (train_selective
+  // initialises them from the seed below, so they are public) are the scores' baseline
   const Dataset& templ = unstable ? *unstable : *stable;
   CanaryUsers users;
   std::optional<Dataset> with;
+  std::vector<double> base(static_cast<std::size_t>(M), 0.0);
+  const std::uint64_t train_seed = audit_stream(aseed, 5);
   if (!a.white_box) {
     users = draw_canary_users(templ, spec, M, aseed);
     with = with_canary_users(unstable ? *unstable : templ.subset({}), users, set.in);
+    learner.setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n),
+                  train_seed);
+    canary_margins(learner, users, base);
   }
   PoissonDiracTap dirac(set, q0, p.clip_norm * sens, noise_factor, audit_stream(aseed, 4));
   struct NoiseOnly final : privacy::ReleaseTap {
@@ -64,10 +70,13 @@ AuditReport audit_selective(OfflineLearner& learner, const Dataset* stable, cons
   tp.eval_every = 0;
   tp.eval_episodes = 1;
   Progress quiet(Progress::Mode::kOff);
-  TrainContext ctx(make_env, audit_stream(aseed, 5), tp, nullptr, &quiet);
+  TrainContext ctx(make_env, train_seed, tp, nullptr, &quiet);
   const SelectiveResult res = train_selective(learner, stable, a.white_box ? unstable : &*with,
                                               num_experts, batch_size, p, ctx, &hooks);
-  if (!a.white_box) canary_margins(learner, users, set.score);
+  if (!a.white_box) {
+    canary_margins(learner, users, set.score);
+    for (std::int64_t j = 0; j < M; ++j) set.score[j] -= base[j];
+  }
 
   AuditReport r;
   r.kind =

@@ -22,9 +22,11 @@
 //   steps) a refutation is possible and says exactly that. Needs M <= the noised values.
 // - black box: canary expert j has one transition at an out-of-distribution observation with a
 //   uniform action (algos/offline/offline_audit.hpp, CanaryUsers), added to D_unst; scored by the
-//   released model's margin for that action.
-// Mis-specification (the claim stays that of the configured z and C): halve-noise and
-// quarter-noise draw the release's noise at 1/2 and 1/4; double-sensitivity clips experts at 2 C
+//   released model's margin for that action minus the initial model's (public: fixed by the
+//   audit seed).
+// Mis-specification (the claim stays that of the configured z and C): halve-noise,
+// quarter-noise and near-zero-noise draw the release's noise at 1/2, 1/4 and 1/100 of its
+// standard deviation; double-sensitivity clips experts at 2 C
 // (white box: canaries 2 C e_j) with the noise still for C.
 #pragma once
 

@@ -33,8 +33,9 @@
 //   the training table as clients. Score_j = the mean over members of
 //   sum_k (y_jk - ybar_k) (mu_k(x_j) - ybar_k) / var_k(x_j) from the released ensemble: the log
 //   likelihood of y_j minus that of its mirror 2 ybar - y_j. Only the released model is read.
-// Mis-specification (the claim stays that of the configured z and C): halve-noise and
-// quarter-noise draw the release's noise at 1/2 and 1/4 of its standard deviation;
+// Mis-specification (the claim stays that of the configured z and C): halve-noise,
+// quarter-noise and near-zero-noise draw the release's noise at 1/2, 1/4 and 1/100 of its
+// standard deviation;
 // double-sensitivity clips clients at 2 C (z halved so the noise stays z C / (q K)) and doubles
 // the white-box canaries.
 #pragma once

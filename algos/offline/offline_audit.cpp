@@ -203,8 +203,7 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   double sd = plan.scale;                  // a mis-specified run shrinks it on the same grid
   privacy::UserDpSgdConfig run_cfg = cfg;  // what the learner is run with
   double canary_norm = dp.clip_norm;
-  if (a.mis_specify == "halve-noise") sd *= 0.5;
-  if (a.mis_specify == "quarter-noise") sd *= 0.25;
+  sd *= mis_noise_factor(a.mis_specify);
   if (a.mis_specify == "double-sensitivity") {
     run_cfg.clip_norm *= 2.0;
     canary_norm *= 2.0;
@@ -231,6 +230,10 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
     for (std::int64_t j = 0; j < M; ++j)
       score[j] += privacy::audit::poisson_llr(x[j], canary_norm, sd_seen, q);
   };
+  // black box: the initial model's margins are the baseline (public: the initial networks are
+  // fixed by the audit seed before any data is seen)
+  std::vector<double> base(static_cast<std::size_t>(M), 0.0);
+  if (!a.white_box) canary_margins(learner, users_bb, base);
   OfflineBatch batch;
   UserBatch ub;
   for (std::int64_t step = 1; step <= T; ++step) {
@@ -245,7 +248,10 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   }
 
   // black box: scores from the released model's outputs at the canaries
-  if (!a.white_box) canary_margins(learner, users_bb, score);
+  if (!a.white_box) {
+    canary_margins(learner, users_bb, score);
+    for (std::int64_t j = 0; j < M; ++j) score[j] -= base[j];
+  }
 
   // guesses: "in" for the r/2 largest scores, "out" for the r - r/2 smallest
   const privacy::audit::OneRunTally tally =

@@ -21,8 +21,11 @@
 // - black box: canary j is a user with one transition (o_j, a_j, reward 1, terminated) at an
 //   observation o_j = mean + 4 std * u_j (u_j uniform in [-1, 1]^d, per-dimension mean and std
 //   of the run's observations, clipped to the observation space) and a uniform action a_j.
-//   Score_j = f(o_j)[a_j] - max_{a != a_j} f(o_j)[a] for f the released model's outputs
-//   (OfflineLearner::released_outputs). Nothing but the released model is read.
+//   Score_j = m(o_j) after training minus m(o_j) before it, for the margin
+//   m(o) = f(o)[a_j] - max_{a != a_j} f(o)[a] of the model's outputs
+//   (OfflineLearner::released_outputs). Only the released model is read, and the initial one,
+//   which is public (fixed by the audit seed before any data is seen): subtracting its margins
+//   removes the spread the random initialisation gives every canary alike.
 // - white box: Dirac gradient canaries (their Section 5 white-box setting): canary j, when
 //   included and Poisson-sampled in a step (rate q, like every user), adds C e_j to the clipped
 //   sum just before the release (a user whose clipped gradient is C e_j: norm exactly C). Score_j
@@ -33,8 +36,9 @@
 //   first release (1.4826 times the median absolute deviation of the canary coordinates), as an
 //   auditor who sees only the releases would. The auditor sees every released noisy sum but not
 //   the sampling. Needs M <= the number of noised values.
-// Mis-specification (the claim stays that of the configured z and C): halve-noise and
-// quarter-noise divide the release's noise std by 2 and 4; double-sensitivity clips users at 2 C
+// Mis-specification (the claim stays that of the configured z and C): halve-noise,
+// quarter-noise and near-zero-noise divide the release's noise std by 2, 4 and 100;
+// double-sensitivity clips users at 2 C
 // (white box: canaries add 2 C e_j) while the noise still covers C.
 //
 // What a lower bound shows: with probability >= confidence over the audit's own randomness, the
