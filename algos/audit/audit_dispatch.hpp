@@ -8,15 +8,18 @@
 // | primorl (variant tdp)           | canary trajectories of DP-FedAvg                        |
 // |                                 | (algos/model_based/primorl_audit.hpp)                   |
 // | actor_critic (dp != none)       | white-box canaries in the noised actor gradients and    |
-// |                                 | critic directions (algos/audit/gaussian_release_audit.hpp) |
-// | lsvi_ucb (private)              | white-box canaries in the Gram and target releases       |
-// |                                 | (algos/audit/gaussian_release_audit.hpp)                |
+// |                                 | critic directions (algos/audit/actor_critic_audit.hpp)  |
+// | lsvi_ucb (private)              | white-box canaries in the Gram and target releases      |
+// |                                 | (algos/audit/lsvi_ucb_audit.hpp)                        |
 // | ppo_kickstart (dirichlet)       | one query's Dirichlet mechanism at the run's teacher    |
 // |                                 | (algos/audit/kickstart_audit.hpp)                       |
 // | the expert-level pipeline       | canary experts of its DP-SGD part                       |
 // |                                 | (algos/expert_level/selective_audit.hpp)                |
 // Every other learner releases nothing private: ConfigError (one line) naming it, and the same
-// for a private learner configured without privacy (dp: false, variant no_noise, ...).
+// for a private learner configured without privacy (dp: false, variant no_noise, ...). Where a
+// mode cannot test the claim (black box for actor_critic and lsvi_ucb, whose claims cover only
+// releases the run does not write; white box for ppo_kickstart, a mechanism on its outputs) the
+// learner's check says so in one line.
 #pragma once
 
 #include <cstdint>

@@ -189,6 +189,12 @@ const std::string kGood =
     "name: t\nseed: 1\nenv:\n  id: taxi\nalgo:\n  id: q_learning\n  params:\n    gamma: 0.99\n"
     "train:\n  steps: 1000\n  eval_every: 0\n  eval_episodes: 2\n";
 
+// a private actor-critic run (10 states x 2 actions) and its summary, for the audit cases
+const std::string kAc =
+    "name: ac\nseed: 1\nenv: {id: chain_mdp, params: {n: 10}}\nalgo:\n  id: actor_critic\n"
+    "  params: {dp: actor, episodes: 2, noise: seeded}\ntrain: {steps: 100}\n";
+const File kAcSummary{"d/summary.json", "{\"privacy\": {\"epsilon\": 5.0}}"};
+
 Case yaml(std::string text, std::string needle) {
   return {"run c.yaml", {{"c.yaml", std::move(text)}}, std::move(needle)};
 }
@@ -802,6 +808,15 @@ TEST_SUITE("e2e") {
             {"audit dpsgd --steps 0", {}, "steps"},
             {"audit dpsgd -z nan", {}, "noise"},
             {"audit dpsgd --confidence 0", {}, "confidence"},
+            // training audits of the other learners
+            {"audit dpsgd ac.yaml", {{"ac.yaml", kAc}}, "actor_critic"},
+            {"audit run d --set audit.samples=5", {{"d/config.yaml", kAc}, kAcSummary}, "samples"},
+            {"audit run d --set audit.mis_specify=nope",
+             {{"d/config.yaml", kAc}, kAcSummary},
+             "nope"},
+            {"audit run d", {{"d/config.yaml", kAc}, kAcSummary}, "white-box"},
+            {"audit run d --white-box --canaries 21", {{"d/config.yaml", kAc}, kAcSummary}, "20"},
+            {"run c.yaml --set audit.canaries=10", {{"c.yaml", kGood}}, "no private release"},
         });
   }
 }

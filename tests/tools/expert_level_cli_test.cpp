@@ -72,7 +72,7 @@ TEST_SUITE("e2e") {
     CHECK(dprl::read_file(d / "train" / "summary.json") == summary);  // seeded: same bytes
     // the finished run's DP-SGD part audited with canary experts against epsilon2
     const auto au = dprl_cmd("audit run " + (d / "train").string() +
-                             " --white-box --canaries 4000 --guesses 400 --json");
+                             " --white-box --canaries 100 --guesses 100 --json");
     INFO(au.err);
     CHECK(au.code == 0);
     const auto aj = nlohmann::json::parse(au.out);
