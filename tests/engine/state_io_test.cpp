@@ -109,10 +109,10 @@ TEST_SUITE("unit") {
     std::filesystem::remove_all(d);
     {
       RunDir dir(d);
-      // 2^28 column names announced in a few bytes
-      StateIo io(
-          std::string("\7\0\0\0\0\0\0\0metrics", 15) + u64_bytes(1u << 28) + std::string(64, '\0'),
-          "mem");
+      // 2^28 column names announced in a few bytes (StateIo reads a view: keep the bytes alive)
+      const std::string bytes =
+          std::string("\7\0\0\0\0\0\0\0metrics", 15) + u64_bytes(1u << 28) + std::string(64, '\0');
+      StateIo io(bytes, "mem");
       CHECK_THROWS_AS(dir.sync_metrics(io), DataError);
     }
     {
