@@ -77,7 +77,12 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
         ckpt_.resume_file.string(), algo, sha.substr(0, 12)));
   io.bounded(step, std::int64_t{0}, train_.steps, "step");
   io.section("train_context");
-  io.raw(&last_eval_, sizeof last_eval_);
+  io(last_eval_.return_mean);
+  io(last_eval_.return_std);
+  io(last_eval_.return_min);
+  io(last_eval_.return_max);
+  io(last_eval_.length_mean);
+  io(last_eval_.episodes);
   io.bounded(last_eval_step_, std::int64_t{-1}, step, "last evaluation step");
   // both schedules lie past the step and at most one interval ahead (evaluate() and
   // save_checkpoint() advance them one interval at a time)

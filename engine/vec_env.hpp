@@ -116,7 +116,16 @@ class VecEnv {
     io(episode_index_, true);
     io(terminated_, true);
     io(truncated_, true);
-    io(finished_);
+    // at most one finished episode per slot and step
+    std::uint64_t nf = finished_.size();
+    io.bounded(nf, std::uint64_t{0}, std::uint64_t{envs_.size()}, "finished episodes");
+    if (io.loading()) finished_.assign(nf, EpisodeRecord{});
+    for (auto& f : finished_) {
+      io.bounded(f.slot, 0, static_cast<int>(envs_.size()) - 1, "finished episode's slot");
+      io(f.ret);
+      io(f.length);
+      io(f.terminated);
+    }
     constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
     io.bounded(total_steps_, std::int64_t{0}, kMaxCount, "total steps");
     if (!io.loading()) return;
@@ -124,8 +133,9 @@ class VecEnv {
       const int limit = envs_[i]->spec().max_episode_steps;
       if (lengths_[i] < 0 || (limit > 0 && lengths_[i] > limit) || episode_index_[i] < 0 ||
           episode_index_[i] > kMaxCount)
-        throw DataError("checkpoint: section 'vec_env' holds a negative or absurd episode length "
-                        "or count (a damaged or foreign checkpoint)");
+        throw DataError(
+            "checkpoint: section 'vec_env' holds a negative or absurd episode length "
+            "or count (a damaged or foreign checkpoint)");
     }
   }
 
