@@ -88,7 +88,7 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
   // save_checkpoint() advance them one interval at a time)
   const std::int64_t eval_gap = train_.eval_every > 0 ? train_.eval_every : train_.steps;
   io.bounded(next_eval_, step + 1, step + eval_gap, "next evaluation step");
-  io.bounded(rounds_, 0, std::numeric_limits<int>::max(), "evaluation rounds");
+  io.bounded(rounds_, 0, std::numeric_limits<int>::max() - 1, "evaluation rounds");
   io(epsilon_);
   io(custom_rows_);
   if (ckpt_.every > 0)

@@ -183,7 +183,7 @@ std::int64_t Ppo::train(TrainContext& ctx) {
     io.bounded(step, std::int64_t{0}, total, "step");
     io.bounded(it, std::int64_t{0}, iters, "iteration");
     io(recent);
-    io(episodes_);
+    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
   };
   ctx.resume(sync);
   while (it < iters) {
