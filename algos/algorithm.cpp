@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "engine/error.hpp"
 
@@ -77,13 +77,20 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
         ckpt_.resume_file.string(), algo, sha.substr(0, 12)));
   io.bounded(step, std::int64_t{0}, train_.steps, "step");
   io.section("train_context");
-  io.raw(&last_eval_, sizeof last_eval_);
+  io(last_eval_.return_mean);
+  io(last_eval_.return_std);
+  io(last_eval_.return_min);
+  io(last_eval_.return_max);
+  io(last_eval_.length_mean);
+  io(last_eval_.episodes);
   io.bounded(last_eval_step_, std::int64_t{-1}, step, "last evaluation step");
   // both schedules lie past the step and at most one interval ahead (evaluate() and
   // save_checkpoint() advance them one interval at a time)
   const std::int64_t eval_gap = train_.eval_every > 0 ? train_.eval_every : train_.steps;
   io.bounded(next_eval_, step + 1, step + eval_gap, "next evaluation step");
-  io.bounded(rounds_, 0, std::numeric_limits<int>::max(), "evaluation rounds");
+  // evaluations so far: at most one per interval crossed (each is due only past next_eval_)
+  const auto max_rounds = std::min<std::int64_t>(step / eval_gap + 1, 1 << 30);
+  io.bounded(rounds_, 0, static_cast<int>(max_rounds), "evaluation rounds");
   io(epsilon_);
   io(custom_rows_);
   if (ckpt_.every > 0)

@@ -87,7 +87,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
     io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_ret);
     io(recent);
-    io(episodes_);
+    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
   };
   ctx.resume(sync);
   while (step < total) {

@@ -115,8 +115,8 @@ std::int64_t Dqn::train(TrainContext& ctx) {
     io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_ret);
     io(recent);
-    io(episodes_);
-    io(target_updates_);
+    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
+    io.bounded(target_updates_, std::int64_t{0}, std::int64_t{1} << 62, "target updates");
   };
   ctx.resume(sync);
   while (step < total) {

@@ -215,7 +215,7 @@ void Ppo::sync_run(Run& r, StateIo& io) {
   io.bounded(r.step, std::int64_t{0}, r.iters * static_cast<std::int64_t>(r.batch), "step");
   io.bounded(r.it, std::int64_t{0}, r.iters, "iteration");
   io(r.recent);
-  io(episodes_);
+  io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
 }
 
 std::int64_t Ppo::train(TrainContext& ctx) {

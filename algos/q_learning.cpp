@@ -50,7 +50,7 @@ std::int64_t QLearning::train(TrainContext& ctx) {
   const auto sync = [&](StateIo& io) {
     io.section("q_learning");
     io(q_, true);
-    io(episodes_);
+    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
     io(rng);
     io.bounded(step, std::int64_t{0}, total, "step");
     io(ep_return);

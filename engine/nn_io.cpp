@@ -66,7 +66,7 @@ struct Reader {
     if (n > (b.size() - pos) / sizeof(float))
       throw DataError(fmt::format("{}: truncated network file", what));
     v.resize(n);
-    std::memcpy(v.data(), b.data() + pos, n * sizeof(float));
+    if (n > 0) std::memcpy(v.data(), b.data() + pos, n * sizeof(float));  // data() may be null
     pos += n * sizeof(float);
   }
 };

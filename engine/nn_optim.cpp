@@ -15,7 +15,7 @@ using CArrMap = Eigen::Map<const Eigen::ArrayXf>;
 void Adam::sync_state(StateIo& io) {
   io(m_, true);
   io(v_, true);
-  io(t_);
+  io.bounded(t_, std::int64_t{0}, std::int64_t{1} << 62, "Adam steps");
   io(cfg_.lr);
 }
 

@@ -12,7 +12,9 @@
 // counter or index loaded through bounded() that lies outside its range (a loop counter of -2^63
 // would otherwise run for ever, an index read past its table).
 // Values are stored in the machine's byte order (little-endian on every supported target);
-// checkpoints are for resuming on the same build, not for exchange.
+// checkpoints are for resuming on the same build, not for exchange. Structs are listed field by
+// field, never copied whole: their padding bytes are uninitialised and would make the bytes of
+// two identical runs differ.
 //
 // Checkpoint files (write_checkpoint_file / read_checkpoint_file) wrap the bytes as
 //   "DPRLCKPT" | u32 format version | u64 payload bytes | payload | u64 FNV-1a 64 of the payload
@@ -82,9 +84,10 @@ class StateIo {
   // A generator's state; a load refuses the all-zero state, which xoshiro256** never leaves (its
   // draws would all be 0 and a rejection loop such as Rng::below would never end).
   void operator()(Rng& rng);
-  // A vector of plain values; fixed: on load, the stored length must equal v.size().
+  // A vector of numbers (never of structs: see above); fixed: on load, the stored length must
+  // equal v.size().
   template <class T, class A>
-  requires std::is_trivially_copyable_v<T>
+  requires std::is_arithmetic_v<T>
   void operator()(std::vector<T, A>& v, bool fixed = false) {
     std::uint64_t n = v.size();
     raw(&n, sizeof n);
@@ -97,7 +100,7 @@ class StateIo {
   }
   // Values in place (a network's parameters): on load, the stored length must equal s.size().
   template <class T>
-  requires std::is_trivially_copyable_v<T>
+  requires std::is_arithmetic_v<T>
   void operator()(std::span<T> s) {
     std::uint64_t n = s.size();
     raw(&n, sizeof n);
@@ -121,7 +124,9 @@ class StateIo {
   std::string last_section_;
 };
 
-inline constexpr std::uint32_t kCheckpointVersion = 1;
+// 2: structs are saved field by field (version 1 copied EvalStats and EpisodeRecord whole, with
+// their padding bytes uninitialised, so two runs' checkpoints could differ)
+inline constexpr std::uint32_t kCheckpointVersion = 2;
 
 // The file bytes for a payload, and back (DataError naming what on any mismatch).
 std::string encode_checkpoint(std::string_view payload);

@@ -102,7 +102,9 @@ class VecEnv {
   const std::vector<EpisodeRecord>& finished() const { return finished_; }
   std::int64_t total_steps() const { return total_steps_; }
 
-  // Saves or loads every slot's env snapshot and the episode bookkeeping (checkpoints).
+  // Saves or loads every slot's env snapshot and the episode bookkeeping (checkpoints). A load
+  // refuses (DataError) episode lengths beyond the env's time limit and negative or absurd counters
+  // (the loop increments them: a stored 2^63 - 1 would overflow).
   void sync_state(StateIo& io) {
     io.section("vec_env");
     for (auto& e : envs_) e->sync_state(io);
@@ -114,8 +116,27 @@ class VecEnv {
     io(episode_index_, true);
     io(terminated_, true);
     io(truncated_, true);
-    io(finished_);
-    io(total_steps_);
+    // at most one finished episode per slot and step
+    std::uint64_t nf = finished_.size();
+    io.bounded(nf, std::uint64_t{0}, std::uint64_t{envs_.size()}, "finished episodes");
+    if (io.loading()) finished_.assign(nf, EpisodeRecord{});
+    for (auto& f : finished_) {
+      io.bounded(f.slot, 0, static_cast<int>(envs_.size()) - 1, "finished episode's slot");
+      io(f.ret);
+      io(f.length);
+      io(f.terminated);
+    }
+    constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
+    io.bounded(total_steps_, std::int64_t{0}, kMaxCount, "total steps");
+    if (!io.loading()) return;
+    for (std::size_t i = 0; i < envs_.size(); ++i) {
+      const int limit = envs_[i]->spec().max_episode_steps;
+      if (lengths_[i] < 0 || (limit > 0 && lengths_[i] > limit) || episode_index_[i] < 0 ||
+          episode_index_[i] > kMaxCount)
+        throw DataError(
+            "checkpoint: section 'vec_env' holds a negative or absurd episode length "
+            "or count (a damaged or foreign checkpoint)");
+    }
   }
 
  private:

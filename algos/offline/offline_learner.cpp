@@ -187,7 +187,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     io.bounded(steps_, std::int64_t{0}, total, "gradient steps");
     io.bounded(step, std::int64_t{0}, total, "step");
     io(loss_sum);
-    io(loss_n);
+    io.bounded(loss_n, std::int64_t{0}, std::int64_t{1} << 62, "losses summed");
   };
   if (!run_) ctx.resume(sync);
   while (step < total) {

@@ -25,13 +25,7 @@ inline constexpr int kNnReaders = 4;
 
 // "DPRLNN\0\0" | u32 version 1 | u64 payload bytes | payload | u64 FNV-1a 64 of the payload
 inline std::string wrap_nn_payload(std::string_view payload) {
-  // engine/nn_io.cpp's checksum: FNV-1a 64 with the offset basis 1469598103934665603 (the
-  // standard basis with its last digit dropped; kept, since it is in every file written so far)
-  std::uint64_t sum = 1469598103934665603ULL;
-  for (unsigned char c : payload) {
-    sum ^= c;
-    sum *= 0x100000001b3ULL;
-  }
+  const std::uint64_t sum = fnv1a64(payload, 1469598103934665603ull);
   const std::uint32_t version = 1;
   const std::uint64_t len = payload.size();
   std::string out("DPRLNN\0\0", 8);
