@@ -260,6 +260,8 @@ void apply_override(Node& root, std::string_view assignment, std::string_view fl
   // the value's location is the flag itself
   if (parsed.is_null()) parsed = Node::null(where);
   if (parsed.is_scalar()) parsed = Node::scalar(parsed.text(), where);
+  if (!root.is_map() && !root.is_null())
+    throw ConfigError(fmt::format("{}: the document it overrides is not a map of keys", where));
   Node* cur = &root;
   std::size_t start = 0;
   for (;;) {

@@ -335,6 +335,8 @@ TEST_SUITE("e2e") {
                {
                    {"run c.yaml --set gamma", {c}, "--set gamma"},
                    {"run c.yaml --set =1", {c}, "--set =1"},
+                   // a document that is not a map (libFuzzer, config target: it aborted)
+                   {"run l.yaml --set env.id=cartpole", {{"l.yaml", "- a\n- b\n"}}, "--set"},
                    {"run c.yaml --set algo.params.nope=1", {c}, "nope"},
                    {"run c.yaml --set algo.params.gamma=3", {c}, "q_learning.gamma = 3"},
                    {"run c.yaml --set algo.params.gamma=.nan", {c}, "gamma"},
@@ -802,6 +804,10 @@ TEST_SUITE("e2e") {
             {"audit mechanism -z 1 --dim 0", {}, "dim"},
             {"audit mechanism -z 1 --pair abc", {}, "pair"},
             {"audit mechanism -z 1 --mis-specify nope", {}, "nope"},
+            {"audit mechanism -z 1 --attack svm", {}, "--attack"},
+            {"audit mechanism -z 1 --attack classifier", {}, "--attack"},
+            {"audit mechanism -z 1 --dim 65 --attack both", {}, "--attack"},
+            {"audit mechanism -z 1 --mis-specify unnoised-coordinate", {}, "unnoised-coordinate"},
             {"audit mechanism -z -1", {}, "noise"},
             {"audit mechanism -z 1 --samples 1000000000000", {}, "samples"},
             {"audit dpsgd --canaries 0", {}, "canaries"},
