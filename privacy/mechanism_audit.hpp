@@ -25,19 +25,30 @@
 //   dirichlet                     m = 2, eta = 0.25, tau = 0.1, L = 1, b = 0.5: pi = (0.25, 0.75)
 //                                 against pi moved by L b along (1, -1) / sqrt(2)
 // Default pair x0 = 0, x1 = 1 (= the sensitivity).
-// Statistic: vector outputs are projected on the difference direction u. For isotropic Gaussian
-// noise this is the sufficient statistic (the log likelihood ratio is affine in <y, u>), and for
-// Laplace noise with the difference on e_1 the other coordinates carry no information, so the
-// upper sets {<y, u> >= t} are the most powerful tests (Neyman-Pearson). A user pair along another
-// direction, or another noise, would need a better test: this audit does not search one.
-// Rejection sets {s >= t}: K thresholds fixed from the claimed mechanism's scale s before sampling,
-// t = (x0 + x1) / 2 + s j / 4, j = -8, ..., 40 (49 sets) for location mechanisms, t = 0.5 for svt,
-// t = 0.05, ..., 0.95 for dirichlet; every one-sided interval at (1 - confidence) / (2K).
+// Statistics (--attack):
+//   projection  vector outputs are projected on the difference direction u. For isotropic
+//               Gaussian noise this is the sufficient statistic (the log likelihood ratio is affine
+//               in <y, u>), and for Laplace noise with the difference on e_1 the other coordinates
+//               carry no information, so the upper sets {<y, u> >= t} are the most powerful tests
+//               (Neyman-Pearson) for the mechanism as specified.
+//   classifier  for vector outputs (d in [2, 64]): privacy/audit_classifier.hpp's Gaussian
+//               discriminant, fitted on the first min(n / 2, 100000) runs per input and scored
+//               on the others; it finds leaks off the direction u (a coordinate without noise,
+//               correlated or input-dependent noise).
+//   both        the union of the two families of sets; auto (the default) is both for vector
+//               outputs with d in [2, 64] and projection otherwise.
+// Rejection sets {s >= t}: K thresholds fixed before the runs they are evaluated on. Projection:
+// from the claimed mechanism's scale s, t = (x0 + x1) / 2 + s j / 4, j = -8, ..., 40 (49 sets) for
+// location mechanisms, t = 0.5 for svt, t = 0.05, ..., 0.95 for dirichlet. Classifier: 48 order
+// statistics of the training runs' scores (classifier_thresholds). Every one-sided interval is
+// taken at (1 - confidence) / (2K), K the sets of both families.
 // Guarantee: if the mechanism as run is (epsilon_claimed, delta)-DP for the pair, P(refuted) <=
 // 1 - confidence over the sampling.
 // Mis-specification (to show the audit's power): halve-noise runs the noise scale / 2 (Dirichlet:
-// concentration x 4), quarter-noise / 4 (x 16), double-sensitivity moves D' to x0 + 2 (x1 - x0);
-// the claim stays that of the correctly specified mechanism.
+// concentration x 4), quarter-noise / 4 (x 16), double-sensitivity moves D' to x0 + 2 (x1 - x0),
+// unnoised-coordinate (vector kinds, d >= 2) releases the last coordinate without noise (an
+// off-by-one in a noise loop; only the classifier sees it for gaussian, whose u spreads the
+// difference over every coordinate); the claim stays that of the correctly specified mechanism.
 //
 // | field          | meaning                                                         | default |
 // |----------------|-----------------------------------------------------------------|---------|
@@ -54,6 +65,7 @@
 // | samples        | runs per input                                                  | 100000  |
 // | seed           | root seed; D draws from stream (seed, 0), D' from (seed, 1)    | 0       |
 // | confidence     | 1 - alpha, in (0, 1)                                            | 0.95    |
+// | attack         | auto, projection, classifier, both (above)                      | auto    |
 #pragma once
 
 #include <cmath>
@@ -76,7 +88,9 @@ struct MechanismAuditParams {
   double confidence = 0.95;
   bool has_pair = false;
   double x0 = 0.0, x1 = 1.0;
-  std::string mis_specify = "none";  // none | halve-noise | quarter-noise | double-sensitivity
+  // none | halve-noise | quarter-noise | double-sensitivity | unnoised-coordinate
+  std::string mis_specify = "none";
+  std::string attack = "auto";  // auto | projection | classifier | both
 };
 
 struct MechanismAuditReport {
@@ -92,6 +106,8 @@ struct MechanismAuditReport {
   double fpr_upper = 1.0, fnr_upper = 1.0;
   double fpr = 0.0, fnr = 0.0;  // empirical rates of that set
   int sets = 0;                 // K
+  std::string attack;           // as resolved: projection, classifier or both
+  std::int64_t classifier_train = 0;  // the classifier's training runs per input (0: none)
 };
 
 // Validates (ParamError naming the flag, e.g. "--noise-multiplier"), samples and audits.

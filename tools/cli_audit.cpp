@@ -78,6 +78,8 @@ void cmd_mechanism(MechanismArgs& a) {
                    {"seed", a.p.seed},
                    {"noise_scale", r.noise_scale},
                    {"sets", r.sets},
+                   {"attack", r.attack},
+                   {"classifier_train", r.classifier_train},
                    {"best_event",
                     {{"set", fmt::format("{} >= t", r.statistic)},
                      {"threshold", r.threshold},
@@ -87,7 +89,8 @@ void cmd_mechanism(MechanismArgs& a) {
                      {"fnr_upper", r.fnr_upper}}}};
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("mechanism       = {} (mis-specify: {})\n", a.p.mechanism, a.p.mis_specify);
+    fmt::print("mechanism       = {} (mis-specify: {}, attack: {})\n", a.p.mechanism,
+               a.p.mis_specify, r.attack);
     fmt::print("epsilon_claimed = {:.6g} at delta = {:.6g}\n", r.epsilon_claimed, r.delta);
     fmt::print("epsilon_lower   = {:.6g} (confidence {}, {} samples per input, {} sets)\n",
                r.epsilon_lower, r.confidence, r.samples, r.sets);
@@ -292,7 +295,12 @@ void add_audit_commands(CLI::App& app) {
   c->add_option("--confidence", m->p.confidence, "confidence of the bound")->capture_default_str();
   c->add_option("--pair", m->pair, "neighbouring inputs x0,x1 (default 0,1)");
   c->add_option("--mis-specify", m->p.mis_specify,
-                "none | halve-noise | quarter-noise | double-sensitivity (claim unchanged)")
+                "none | halve-noise | quarter-noise | double-sensitivity | "
+                "unnoised-coordinate (claim unchanged)")
+      ->capture_default_str();
+  c->add_option("--attack", m->p.attack,
+                "auto | projection | classifier | both (auto: both for vector outputs, d in "
+                "[2, 64])")
       ->capture_default_str();
   c->add_flag("--json", m->json, "print one JSON object");
   c->callback([m] { cmd_mechanism(*m); });
