@@ -65,6 +65,10 @@ void TrainContext::set_checkpoints(CheckpointSetup setup) {
   next_checkpoint_ = ckpt_.every;
 }
 
+namespace {
+constexpr std::int64_t kMaxCheckpointStep = std::int64_t{1} << 53;
+}
+
 void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
   io.section("checkpoint");
   std::string sha = ckpt_.config_sha256, algo = ckpt_.algo;
@@ -75,7 +79,9 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
         "{}: checkpoint of another config (algo '{}', config digest {}), not of this run's "
         "config.yaml",
         ckpt_.resume_file.string(), algo, sha.substr(0, 12)));
-  io.bounded(step, std::int64_t{0}, train_.steps, "step");
+  // private learners with train.until_budget run as many steps as the budget affords, which
+  // train.steps does not bound
+  io.bounded(step, std::int64_t{0}, std::max(train_.steps, kMaxCheckpointStep), "step");
   io.section("train_context");
   io(last_eval_.return_mean);
   io(last_eval_.return_std);
@@ -84,10 +90,11 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
   io(last_eval_.length_mean);
   io(last_eval_.episodes);
   io.bounded(last_eval_step_, std::int64_t{-1}, step, "last evaluation step");
-  // both schedules lie past the step and at most one interval ahead (evaluate() and
-  // save_checkpoint() advance them one interval at a time)
+  // both schedules lie at most one interval ahead (evaluate() and save_checkpoint() advance them
+  // one interval at a time); the evaluation may be due at the step itself (private learners save
+  // before the evaluation that releases their state)
   const std::int64_t eval_gap = train_.eval_every > 0 ? train_.eval_every : train_.steps;
-  io.bounded(next_eval_, step + 1, step + eval_gap, "next evaluation step");
+  io.bounded(next_eval_, step, step + eval_gap, "next evaluation step");
   // evaluations so far: at most one per interval crossed (each is due only past next_eval_)
   const auto max_rounds = std::min<std::int64_t>(step / eval_gap + 1, 1 << 30);
   io.bounded(rounds_, 0, static_cast<int>(max_rounds), "evaluation rounds");
@@ -102,6 +109,7 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
 
 bool TrainContext::resume(const SyncFn& sync) {
   if (ckpt_.resume_payload.empty()) return false;
+  resumed_previous_ = ckpt_.resume_file.filename() == kPrevCheckpointFile;
   StateIo io(ckpt_.resume_payload, ckpt_.resume_file.string());
   std::int64_t step = 0;
   sync_state(io, step);

@@ -64,6 +64,9 @@ struct RunPlan {
   std::uint64_t seed;
   std::optional<std::filesystem::path> run_dir;  // where the run will write; none: no run dir
   const Dataset* dataset = nullptr;              // the experiment's `data:` (offline learners)
+  // `--resume` (or a sweep continuing a run): the run directory holds this config's unfinished
+  // run, whose ledger charges a private learner may find again (see algos/checkpoint.hpp)
+  bool resuming = false;
 };
 
 class TrainContext {
@@ -113,6 +116,8 @@ class TrainContext {
   bool resume(const SyncFn& sync);
   bool checkpoint_due(std::int64_t step) const;
   void save_checkpoint(std::int64_t step, const SyncFn& sync);
+  // Whether resume() loaded checkpoint.prev.bin (the newest checkpoint was damaged or missing).
+  bool resumed_from_previous() const { return resumed_previous_; }
 
   const EvalStats& last_eval() const { return last_eval_; }
   std::int64_t last_eval_step() const { return last_eval_step_; }
@@ -138,6 +143,7 @@ class TrainContext {
   CheckpointSetup ckpt_;
   std::int64_t next_checkpoint_ = 0;
   std::int64_t checkpoints_written_ = 0;
+  bool resumed_previous_ = false;
 
   // the context's own part of a checkpoint
   void sync_state(StateIo& io, std::int64_t& step);

@@ -14,6 +14,23 @@
 // checkpoint corrupted on disk leaves the previous one to restart from. Both are removed once the
 // run's summary.json is written.
 //
+// Private runs (the offline learners with dp: true). A release must never be paid for twice
+// nor left unpaid when a run is killed and resumed. Their ledger charges a block of steps
+// (durably) before its first step; the rule that makes resuming sound is that a model is
+// released (evaluated: metrics.csv, progress) only after the state that made it is in a
+// checkpoint. So such a run saves a checkpoint at step 0 (the ledger position before its first
+// charge), before every evaluation, and every checkpoint_every steps; each checkpoint holds the
+// number of ledger charges made so far and the noise stream (seeded noise). When the run
+// resumes, the charges after that number were made by the killed process for blocks whose models
+// it never released: the resumed run consumes them in order, one per block, instead of charging
+// again (a charge that is not the block's, by label, count and event, is refused as a changed
+// ledger). A seeded run draws the same noise again: the resumed run is the uninterrupted one
+// byte for byte, ledger included. After a fall-back to checkpoint.prev.bin with fresh
+// (os-entropy) noise, the model of the lost newest checkpoint may have been released, so the
+// steps after the previous checkpoint are charged again; if the budget cannot pay them the
+// resume is refused (BudgetExceeded). A resume of a run killed before its first checkpoint
+// starts from step 0 and counts every charge already in the ledger.
+//
 // Test hooks (environment variables, for the kill-and-resume tests): DPRL_TEST_KILL_AT_STEP=K makes
 // the process SIGKILL itself at the first checkpoint_due() check at or past step K;
 // DPRL_TEST_KILL_AFTER_CHECKPOINTS=N right after writing its N-th checkpoint.

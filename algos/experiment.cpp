@@ -253,7 +253,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   }
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
-                      data.get()});
+                      data.get(), !ckpt.resume_payload.empty()});
 
   std::optional<RunDir> dir;
   if (opts.write) {

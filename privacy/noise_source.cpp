@@ -12,6 +12,7 @@
 #endif
 
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/chacha20.hpp"
 #include "privacy/secure_sampling.hpp"
 
@@ -21,6 +22,14 @@ double NoiseSource::uniform() { return static_cast<double>(next_u64() >> 11) * 0
 
 double NoiseSource::uniform_open() {
   return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53;
+}
+
+void NoiseSource::sync_state(StateIo& io) {
+  io.section("noise_source");
+  std::string n = name();
+  io(n);
+  if (io.loading() && n != name())
+    throw DataError(fmt::format("checkpoint: its noise source is {}, this run's is {}", n, name()));
 }
 
 double NoiseSource::standard_normal() {
@@ -285,6 +294,10 @@ class SeededNoise final : public NoiseSource {
     return fmt::format("seeded(root={}, a={}, b={}{})", root_, a_, b_, secure_ ? ", secure" : "");
   }
   std::uint64_t next_u64() override { return rng_.next_u64(); }
+  void sync_state(StateIo& io) override {
+    NoiseSource::sync_state(io);
+    io(rng_);
+  }
   void add_gaussian(std::span<double> x, double sigma) override {
     if (secure_) {
       NoiseSource::add_gaussian(x, sigma);

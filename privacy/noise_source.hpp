@@ -29,6 +29,10 @@
 
 #include "engine/rng.hpp"
 
+namespace dprl {
+class StateIo;
+}
+
 namespace dprl::privacy {
 
 class NoiseSource {
@@ -54,6 +58,11 @@ class NoiseSource {
   virtual double gamma(double shape);
   void dirichlet(std::span<const double> alpha, std::span<double> out);
   bool secure() const { return secure_; }
+  // Saves or loads the stream's position (run checkpoints, engine/state_io.hpp) under its name(): a
+  // seeded source its generator, so a resumed run draws what the uninterrupted one would; a source
+  // nobody can regenerate (os-entropy) only its name, and goes on with fresh bits. A load refuses
+  // (DataError) a checkpoint written by another source.
+  virtual void sync_state(StateIo& io);
 
  protected:
   explicit NoiseSource(bool secure) : secure_(secure) {}

@@ -29,6 +29,10 @@ std::string dataset_unit(const Dataset& ds) {
 
 constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
 
+std::string ledger_name(const privacy::Ledger& l) {
+  return l.file() ? l.file()->string() : std::string("the privacy ledger");
+}
+
 }  // namespace
 
 void OfflineLearner::plan_dp(const RunPlan& plan) {
@@ -83,13 +87,17 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
           name_, plan.train.steps, l.epsilon_if_charged(event, plan.train.steps), dp_.epsilon,
           spent, run->cfg.sampling_rate(), dp_.noise_multiplier, affordable(ledger)));
   };
+  // a resumed run decided its step count when it started (the checkpoint holds it); resume_dp()
+  // checks what is left against the ledger
+  run->resuming = plan.resuming && existing;
   if (!existing) decide(nullptr);
   run->ledger = std::make_unique<privacy::Ledger>(
       plan.run_dir ? privacy::Ledger::open(*plan.run_dir, dp_.epsilon, dp_.delta, dp_.accountant)
                    : privacy::Ledger(dp_.epsilon, dp_.delta, dp_.accountant));
   run->ledger->set_relation("add-remove", run->unit);
   run->spent_before = run->ledger->spent_epsilon();
-  if (existing) decide(run->ledger.get());
+  run->prepaid_next = run->ledger->entries().size();  // none, unless resume_dp() finds some
+  if (existing && !run->resuming) decide(run->ledger.get());
   run_ = std::move(run);
 }
 
@@ -97,10 +105,59 @@ void OfflineLearner::charge_block(TrainContext& ctx, std::int64_t step, std::int
   // the block of steps up to the next evaluation, charged (and durable) before its first step
   const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
   const std::int64_t count = std::min(total, (step - 1) / every * every + every) - step + 1;
-  run_->ledger->charge(run_->cfg.step_event(), count,
-                       fmt::format("gradient steps {}-{}", step, step + count - 1));
+  const std::string label = fmt::format("gradient steps {}-{}", step, step + count - 1);
+  const privacy::DpEvent event = run_->cfg.step_event();
+  const auto& entries = run_->ledger->entries();
+  if (run_->prepaid_next < entries.size()) {
+    // a resumed run meets the charge the killed process made for this very block
+    const privacy::LedgerEntry& e = entries[run_->prepaid_next];
+    if (e.label != label || e.count != count || !(e.event == event))
+      throw DataError(fmt::format(
+          "{}: charge {} ('{}') follows the run's checkpoint but is not its next block ('{}'); "
+          "the ledger was changed after the run was killed",
+          ledger_name(*run_->ledger), run_->prepaid_next + 1, e.label, label));
+    ++run_->prepaid_next;
+    run_->charged = step + count - 1;
+    ctx.set_epsilon(e.epsilon_after);
+    return;
+  }
+  run_->ledger->charge(event, count, label);
+  run_->prepaid_next = entries.size();
   run_->charged = step + count - 1;
   ctx.set_epsilon(run_->ledger->spent_epsilon());
+}
+
+void OfflineLearner::evaluate_private(TrainContext& ctx, std::int64_t step) {
+  auto pol = policy();
+  ctx.evaluate(*pol, step, 0);
+}
+
+void OfflineLearner::resume_dp(const TrainContext& ctx, std::uint64_t entries_at_checkpoint,
+                               std::int64_t total) {
+  const privacy::Ledger& ledger = *run_->ledger;
+  const auto& entries = ledger.entries();
+  if (entries_at_checkpoint > entries.size())
+    throw DataError(fmt::format(
+        "{}: holds {} charges, fewer than the {} its run had made at its checkpoint",
+        ledger_name(ledger), entries.size(), entries_at_checkpoint));
+  run_->prepaid_next = static_cast<std::size_t>(entries_at_checkpoint);
+  // The charges after the checkpoint paid for blocks whose models were never released, except
+  // after a fall-back to checkpoint.prev.bin: the newest checkpoint's model may have been
+  // evaluated since. A seeded run draws the same noise again and releases exactly the same
+  // values, so its charges stand; a run with fresh noise pays again.
+  if (ctx.resumed_from_previous() && dp_.noise != "seeded") run_->prepaid_next = entries.size();
+  std::int64_t prepaid = 0;
+  for (std::size_t i = run_->prepaid_next; i < entries.size(); ++i) prepaid += entries[i].count;
+  const std::int64_t left = total - run_->charged - prepaid;
+  const privacy::DpEvent event = run_->cfg.step_event();
+  if (left > 0 && !ledger.can_afford(event, left))
+    throw BudgetExceeded(fmt::format(
+        "{}: resuming needs {} more gradient steps, which would spend epsilon = {:.4g} > budget "
+        "{} (spent {:.6g}{})",
+        name_, left, ledger.epsilon_if_charged(event, left), dp_.epsilon, ledger.spent_epsilon(),
+        ctx.resumed_from_previous() ? "; the steps after the damaged newest checkpoint are paid "
+                                      "again, their model may have been released"
+                                    : ""));
 }
 
 void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {

@@ -155,7 +155,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), ctx.seed());
   const BatchGatherer gather(ds);
   const UserIndex users(ds);
-  const std::int64_t total = planned_steps_;
+  std::int64_t total = planned_steps_;
   std::unique_ptr<privacy::NoiseSource> noise, sampling;
   std::optional<PoissonUserSampler> poisson;
   if (run_) {
@@ -189,7 +189,32 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     io(loss_sum);
     io.bounded(loss_n, std::int64_t{0}, std::int64_t{1} << 62, "losses summed");
   };
-  if (!run_) ctx.resume(sync);
+  // a private run's checkpoint also holds its step count (until_budget decides it once), its
+  // ledger position and noise stream, and whether the evaluation of its step is still to come
+  std::uint64_t entries_at_checkpoint = 0;
+  bool eval_pending = false;
+  const auto sync_dp = [&](StateIo& io) {
+    io.section(name_ + " (private)");
+    io.bounded(total, std::int64_t{1}, std::int64_t{1} << 40, "planned gradient steps");
+    sync(io);
+    io.bounded(run_->charged, std::int64_t{0}, total, "charged gradient steps");
+    entries_at_checkpoint = run_->ledger->entries().size();
+    io.bounded(entries_at_checkpoint, std::uint64_t{0}, std::uint64_t{1} << 40, "ledger charges");
+    io(run_->spent_before);
+    io(eval_pending);
+    noise->sync_state(io);
+  };
+  if (!run_) {
+    ctx.resume(sync);
+  } else if (ctx.resume(sync_dp)) {
+    if (!ctx.train().until_budget && total != ctx.train().steps)
+      throw DataError("checkpoint: its planned gradient steps differ from train.steps");
+    resume_dp(ctx, entries_at_checkpoint, total);
+    if (eval_pending) evaluate_private(ctx, step);
+  } else {
+    // the ledger position before the run's first charge: a run killed from here on resumes
+    ctx.save_checkpoint(0, sync_dp);
+  }
   while (step < total) {
     ++step;  // step == steps_ + 1
     if (run_) {
@@ -208,13 +233,18 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
       loss_sum += this->step(batch);
       ++loss_n;
     }
-    if (ctx.eval_due(step) || step == total) {
+    const bool release = ctx.eval_due(step) || step == total;
+    if (run_ && (release || ctx.checkpoint_due(step))) {
+      // a private model is evaluated (released) only once the state that made it is on disk
+      eval_pending = release;
+      ctx.save_checkpoint(step, sync_dp);
+      eval_pending = false;
+    }
+    if (release && run_) {
+      evaluate_private(ctx, step);
+    } else if (release) {
       auto pol = policy();
-      // the training loss reads private batches without noise: private runs do not publish it
-      if (run_)
-        ctx.evaluate(*pol, step, 0);
-      else
-        ctx.evaluate(*pol, step, 0, {{"loss", loss_sum / static_cast<double>(loss_n)}});
+      ctx.evaluate(*pol, step, 0, {{"loss", loss_sum / static_cast<double>(loss_n)}});
       loss_sum = 0;
       loss_n = 0;
     }

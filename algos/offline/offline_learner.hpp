@@ -135,9 +135,9 @@ class OfflineLearner : public Algorithm {
   std::int64_t train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
   bool needs_dataset() const override { return true; }
-  // Non-private runs checkpoint; private runs (dp: true) do not yet: their ledger charges and
-  // user draws would have to be resumed with them.
-  bool resumable() const override { return !dp_.dp; }
+  // Private runs too: they save before every evaluation and find their ledger charges again on
+  // resume (algos/checkpoint.hpp, "Private runs").
+  bool resumable() const override { return true; }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
@@ -194,6 +194,13 @@ class OfflineLearner : public Algorithm {
   void check_inputs(const RunPlan& plan);
   void plan_dp(const RunPlan& plan);
   void charge_block(TrainContext& ctx, std::int64_t step, std::int64_t total);
+  // After a private run's checkpoint is loaded: which ledger charges are prepaid, and whether the
+  // budget affords the rest.
+  void resume_dp(const TrainContext& ctx, std::uint64_t entries_at_checkpoint,
+                 std::int64_t total);
+  // The evaluation of a private model (the training loss reads private batches without noise:
+  // private runs do not publish it).
+  void evaluate_private(TrainContext& ctx, std::int64_t step);
   void finish_dp(const TrainContext& ctx, std::int64_t steps);
 
   void apply(const std::vector<TrainedNet>& nets);

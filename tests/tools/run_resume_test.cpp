@@ -8,9 +8,14 @@
 // (DPRL_TEST_KILL_AFTER_CHECKPOINTS, DPRL_TEST_KILL_AT_STEP).
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "engine/dataset_io.hpp"
+#include "tests/algos/offline_test_util.hpp"
 #include "tests/tools/sweep_test_util.hpp"
 
 using namespace sweep_test;
@@ -82,6 +87,31 @@ std::vector<Case> cases() {
       {"discrete_cql", offline_config("discrete_cql", 10), 1, 650},
       {"discrete_bcq", offline_config("discrete_bcq", 11), 3, 333},
   };
+  return v;
+}
+
+// a private bc run: 200 CartPole episodes of a noisy expert, one user each (q = 32 / 200), three blocks of
+// 300 gradient steps charged before their first step, checkpoints every 200 steps and before each
+// evaluation
+std::string private_config(const std::string& noise, double epsilon) {
+  static const std::string data = [] {
+    const auto d = scratch("resume_private_data") / "data";
+    dprl::save_minari(dprl::testing::rollout_dataset("cartpole", dprl::testing::cartpole_expert,
+                                                     200, 200, 0.3, 4),
+                      d);
+    return d.string();
+  }();
+  return "seed: 12\nout: out\nenv: {id: cartpole}\nalgo: {id: bc, params: {batch_size: 32, "
+         "hidden_sizes: '32', dp: true, noise_multiplier: 1.0, epsilon: " +
+         fmt::format("{:.17g}", epsilon) + ", noise: " + noise + "}}\ndata: {path: " + data +
+         "}\ntrain: {steps: 900, eval_every: 300, eval_episodes: 2, checkpoint_every: 200}\n";
+}
+
+// the labels of a run's ledger charges, in order
+std::vector<std::string> charges(const fs::path& run) {
+  std::vector<std::string> v;
+  const auto j = nlohmann::json::parse(dprl::read_file(run / "privacy_ledger.json"));
+  for (const auto& c : j.at("charges")) v.push_back(c.at("label").get<std::string>());
   return v;
 }
 
@@ -230,11 +260,6 @@ TEST_SUITE("e2e") {
       CHECK(r.err.find("algo '" + algo + "' writes no checkpoints") != std::string::npos);
       CHECK(!fs::exists(a / "out"));
     }
-    // so is a private offline run
-    const auto pd = setup("refuse_private", offline_config("bc", 1));
-    r = run_in(pd, "run exp.yaml --resume --set algo.params.dp=true --set algo.params.epsilon=1");
-    CHECK(r.code == 2);
-    CHECK(r.err.find("algo 'bc' writes no checkpoints") != std::string::npos);
     // and an env that cannot be snapshotted
     const auto k = setup("refuse_lander",
                          "seed: 1\nout: out\nenv: {id: lunar_lander}\nalgo: {id: ppo}\n"
@@ -243,5 +268,74 @@ TEST_SUITE("e2e") {
     CHECK(r.code == 2);
     CHECK(count(r.err, "\n") == 1);
     CHECK(r.err.find("env 'lunar_lander' cannot be snapshotted") != std::string::npos);
+  }
+
+  TEST_CASE("a killed private run resumes without paying twice for its steps") {
+    // Seeded noise: the resumed run is the uninterrupted one, ledger included, byte for byte.
+    // Checkpoints: step 0, 200, 300 (before the evaluation), 400, 600 (idem), 800, 900. Killed
+    // right after the third (the evaluation at 300 pending), and at step 700 (the block 601-900
+    // charged after the checkpoint at 600, its model never evaluated): the resumed run finds
+    // that charge again and does not repeat it.
+    const std::string seeded = private_config("seeded", 1000);
+    const auto ref = setup("private_ref", seeded);
+    REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
+    const std::vector<std::string> blocks = {"gradient steps 1-300", "gradient steps 301-600",
+                                             "gradient steps 601-900"};
+    CHECK(charges(ref / "out") == blocks);
+    for (const std::string& kill :
+         {std::string("DPRL_TEST_KILL_AFTER_CHECKPOINTS=3"), std::string("DPRL_TEST_KILL_AT_STEP=700")}) {
+      INFO(kill);
+      const auto a = setup("private_seeded", seeded);
+      CHECK(run_in(a, "run exp.yaml --quiet", env_prefix(kill)).code != 0);
+      REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+      const auto r = run_in(a, "resume out --quiet");
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      check_same_run(ref / "out", a / "out");
+      CHECK(charges(a / "out") == blocks);
+    }
+
+    // Fresh noise (os-entropy, the default): the bytes differ, the charges do not.
+    const std::string fresh = private_config("os-entropy", 1000);
+    const auto f = setup("private_fresh", fresh);
+    CHECK(run_in(f, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
+    auto r = run_in(f, "resume out --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(charges(f / "out") == blocks);
+    const auto spent = [](const fs::path& run) {
+      return nlohmann::json::parse(dprl::read_file(run / "summary.json"))
+          .at("privacy")
+          .at("epsilon")
+          .get<double>();
+    };
+    CHECK(spent(f / "out") == spent(ref / "out"));
+
+    // Falling back to checkpoint.prev.bin with fresh noise: the newest checkpoint's model may
+    // have been evaluated (released) since, so the steps after the previous one are paid again.
+    const auto g = setup("private_prev", fresh);
+    CHECK(run_in(g, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
+    fs::remove(g / "out" / "checkpoint.bin");  // left: the checkpoint at step 400
+    r = run_in(g, "resume out --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(charges(g / "out") == std::vector<std::string>{blocks[0], blocks[1], blocks[2],
+                                                         blocks[2]});
+    CHECK(spent(g / "out") > spent(ref / "out"));
+    // ... and when the budget cannot pay them again, the resume is refused in one line
+    const std::string tight = private_config("os-entropy", spent(ref / "out") * 1.0001);
+    const auto h = setup("private_tight", tight);
+    REQUIRE(run_in(h, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
+    fs::remove(h / "out" / "checkpoint.bin");
+    r = run_in(h, "resume out --quiet");
+    CHECK(r.code == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK(r.err.find("resuming needs 300 more gradient steps") != std::string::npos);
+    // the same kill resumed from the newest checkpoint fits the tight budget
+    const auto k = setup("private_tight_ok", tight);
+    REQUIRE(run_in(k, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
+    r = run_in(k, "resume out --quiet");
+    INFO(r.err);
+    CHECK(r.code == 0);
   }
 }
