@@ -15,9 +15,10 @@
 // Checkpoints: snapshot() holds everything the env's future depends on (physical state, step
 // counter, RNG, bookkeeping such as CartPole's steps_beyond_terminated), so restore(snapshot())
 // on an env of the same id and params continues the episode mid-way exactly as if it had not
-// stopped. Envs list that state in sync_state(); an env that cannot be snapshotted (LunarLander:
-// Box2D 2.4 has no world snapshot) keeps the default, which throws Error naming the env, and runs
-// on it write no checkpoints.
+// stopped. Envs list that state in sync_state() (LunarLander, whose Box2D world has no snapshot,
+// lists its replay recipe and re-simulates it on restore); an env that cannot be snapshotted keeps
+// the default, which throws Error naming the env, and runs on it write no checkpoints. Every
+// built-in env can be snapshotted.
 #pragma once
 
 #include <cstdint>

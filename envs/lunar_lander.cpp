@@ -13,6 +13,7 @@
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 #include "envs/env_util.hpp"
 
 namespace dprl::envs {
@@ -419,6 +420,28 @@ void LunarLander::set_state(std::span<const double> s) {
     }
   }
   elapsed_ = 0;
+}
+
+void LunarLander::sync_state(StateIo& io) {
+  io.section("lunar_lander");
+  bool started = impl_->started;
+  io(started);
+  if (!started) {
+    if (io.loading() && impl_->started)
+      throw DataError("checkpoint: section 'lunar_lander' is of an env never reset");
+    return;
+  }
+  std::vector<double> recipe = io.loading() ? std::vector<double>{} : state();
+  io(recipe);
+  int elapsed = elapsed_;
+  io.bounded(elapsed, 0, p_.max_episode_steps, "lunar_lander elapsed steps");
+  if (!io.loading()) return;
+  try {  // set_state checks the recipe (seed halves, step count, actions in the space)
+    set_state(recipe);
+  } catch (const ParamError& e) {
+    throw DataError(fmt::format("checkpoint: section 'lunar_lander': {}", e.what()));
+  }
+  elapsed_ = elapsed;
 }
 
 std::span<const float> LunarLander::last_observation() const { return impl_->obs; }

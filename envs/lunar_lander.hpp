@@ -37,6 +37,9 @@
 // set_state() rebuilds the world from the seed and re-simulates the actions, reproducing every
 // observation bit for bit (Box2D is deterministic for the same sequence of calls). set_state
 // costs O(n) steps and restarts the step counter at 0; later steps extend the same recipe.
+// Snapshots (run checkpoints, Env::snapshot) hold the same recipe and the step counter: a restore
+// re-simulates the episode so far (at most max_episode_steps Box2D steps, about a millisecond per
+// hundred) and is then exact, so runs on LunarLander resume to the bytes of uninterrupted runs.
 //
 // Allocation: the world is rebuilt in place each reset (no operator new); bodies, fixtures and
 // contacts come from Box2D's own block allocator (malloc through b2Alloc, reused after warm-up),
@@ -102,6 +105,8 @@ class LunarLander final : public Env {
   StepResult step(std::span<const double> action, std::span<float> obs) override;
   std::vector<double> state() const override;
   void set_state(std::span<const double> s) override;
+  // Checkpoints: the replay recipe and the step counter; a load re-simulates the recipe.
+  void sync_state(StateIo& io) override;
   int elapsed_steps() const override { return elapsed_; }
   ParamMap params() const override { return dump_params(p_); }
 
