@@ -13,6 +13,7 @@
 #include "algos/tabular_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
@@ -100,7 +101,9 @@ void ActorCritic::check(const RunPlan& plan) {
       file ? privacy::Ledger::open_file(*file, p_.budget_epsilon, p_.delta, p_.accountant)
            : privacy::Ledger(p_.budget_epsilon, p_.delta, p_.accountant));
   ledger_->set_relation(kRelation, kUnit);
-  if (!ledger_->can_afford(sp.event(), 1))
+  ledger_in_run_dir_ = p_.ledger.empty() && plan.run_dir;
+  // a resumed run may find its budget spent by charges its killed process made for it
+  if (!plan.resuming && !ledger_->can_afford(sp.event(), 1))
     throw BudgetExceeded(fmt::format(
         "actor_critic: the privacy budget in {} is already spent (epsilon {:.6g} of {} at delta "
         "{}): not one more step can be paid for",
@@ -117,16 +120,37 @@ struct StepBudget {
   privacy::DpEvent event;
   std::int64_t block = 0;
   std::int64_t paid = 0, charged_steps = 0, charges = 0;
+  // ledger charges from this index on were made for this run by its killed process (resume);
+  // they pay for the blocks they were made for, in order
+  std::size_t prepaid_next = 0;
 
   bool pay_for_step() {
     if (!ledger || paid > 0) return true;
-    const std::int64_t n = ledger->affordable_count(event, block);
-    if (n == 0) return false;
-    ledger->charge(event, n, fmt::format("steps {}..{}", charged_steps, charged_steps + n));
+    const auto& entries = ledger->entries();
+    std::int64_t n = 0;
+    if (prepaid_next < entries.size()) {
+      const privacy::LedgerEntry& e = entries[prepaid_next];
+      n = e.count;
+      if (e.label != label(n) || !(e.event == event) || n < 1 || n > block)
+        throw DataError(fmt::format(
+            "{}: charge {} ('{}') follows the run's checkpoint but is not its next block ('{}'); "
+            "the ledger was changed after the run was killed",
+            ledger->file() ? ledger->file()->string() : std::string("the ledger"),
+            prepaid_next + 1, e.label, label(n)));
+      ++prepaid_next;
+    } else {
+      n = ledger->affordable_count(event, block);
+      if (n == 0) return false;
+      ledger->charge(event, n, label(n));
+      prepaid_next = entries.size();
+    }
     paid = n;
     charged_steps += n;
     ++charges;
     return true;
+  }
+  std::string label(std::int64_t n) const {
+    return fmt::format("steps {}..{}", charged_steps, charged_steps + n);
   }
 };
 
@@ -150,7 +174,9 @@ struct ActorCritic::Run {
         priv(sp.per_step() > 0),
         ledger(std::move(l)),
         budget{ledger.get(), priv ? sp.event() : privacy::DpEvent::gaussian(1.0), p.charge_block},
-        max_steps(ctx.train().steps) {}
+        max_steps(ctx.train().steps) {
+    if (ledger) budget.prepaid_next = ledger->entries().size();
+  }
 
   // One episode of learner l in env e from its obs buffers o, o2, seeded by episode k. counted:
   // the steps are paid for and counted against train.steps (the twin's are not). Returns the
@@ -235,6 +261,12 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   const std::size_t dim = spec.observation.dim();
   for (auto* o : {&r.obs, &r.next, &r.tobs, &r.tnext}) o->resize(dim);
   episodes_ = 0;
+  std::uint64_t ledger_entries = 0;
+  const TrainContext::SyncFn sync = [&](StateIo& io) { sync_run(r, io, ledger_entries); };
+  if (ctx.resume(sync))
+    resume_budget(r, ctx, ledger_entries);
+  else if (r.ledger)
+    ctx.save_checkpoint(0, sync);  // the ledger position before the run's first charge
   while ((p_.episodes == 0 || episodes_ < p_.episodes) && r.step < r.max_steps &&
          !r.stopped_by_budget && r.diverged_episode < 0) {
     const std::uint64_t k = static_cast<std::uint64_t>(episodes_);
@@ -247,12 +279,76 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
     ++episodes_;
     r.returns.push_back(ret);
     log_episode(r, ret, len, cu, cv);
+    if (ctx.checkpoint_due(r.step)) ctx.save_checkpoint(r.step, sync);
   }
   compute_preferences(*r.features, r.agent->u);
   summarise(r);
   privacy_.reset();
   if (r.priv) privacy_ = privacy_record(r);
   return r.step;
+}
+
+namespace {
+
+// a learner's state between episodes (the traces restart at begin_episode; pi is recomputed
+// from the preferences, bit for bit, when its cache is cold)
+void sync_learner(GtdActorCriticLearner& l, StateIo& io) {
+  io(l.v, true);
+  io(l.w, true);
+  io(l.u, true);
+  io(l.sparse);
+  constexpr std::int64_t kMax = std::int64_t{1} << 62;
+  io.bounded(l.actor_releases, std::int64_t{0}, kMax, "actor releases");
+  io.bounded(l.critic_releases, std::int64_t{0}, kMax, "critic releases");
+  io(l.c_actor_sum);
+  io(l.c_critic_sum);
+  if (io.loading()) l.pi_cached = false;
+}
+
+}  // namespace
+
+void ActorCritic::sync_run(Run& r, StateIo& io, std::uint64_t& ledger_entries) {
+  constexpr std::int64_t kMax = std::int64_t{1} << 62;
+  io.section(r.twin ? "actor_critic_twin" : "actor_critic");
+  sync_learner(*r.agent, io);
+  if (r.twin) sync_learner(*r.twin, io);
+  io.bounded(r.step, std::int64_t{0}, r.max_steps, "step");
+  io.bounded(episodes_, std::int64_t{0}, kMax, "episodes");
+  io(r.returns);
+  io(r.cos_u_sum);
+  io(r.cos_u_sq);
+  io(r.cos_v_sum);
+  io(r.cos_v_sq);
+  io.bounded(r.cos_n, 0, std::numeric_limits<int>::max() - 1, "cosine count");
+  io.bounded(r.diverged_episode, std::int64_t{-1}, kMax, "diverged episode");
+  io.bounded(r.eps_logged_at, std::int64_t{0}, kMax, "releases at the last epsilon");
+  io(r.stopped_by_budget);
+  StepBudget& b = r.budget;
+  io.bounded(b.paid, std::int64_t{0}, b.block, "steps paid for");
+  io.bounded(b.charged_steps, std::int64_t{0}, kMax, "charged steps");
+  io.bounded(b.charges, std::int64_t{0}, kMax, "charges");
+  ledger_entries = r.ledger ? r.ledger->entries().size() : 0;
+  io.bounded(ledger_entries, std::uint64_t{0}, std::uint64_t{1} << 40, "ledger charges");
+  bool noised = r.noise != nullptr;
+  io(noised);
+  if (noised != (r.noise != nullptr)) throw DataError("checkpoint: of a run with other noise");
+  if (r.noise) r.noise->sync_state(io);
+}
+
+void ActorCritic::resume_budget(Run& r, const TrainContext& ctx,
+                                std::uint64_t ledger_entries) const {
+  if (!r.ledger) return;
+  const auto& entries = r.ledger->entries();
+  if (ledger_entries > entries.size())
+    throw DataError(fmt::format("{}: holds {} charges, fewer than the {} at the run's checkpoint",
+                                r.ledger->file() ? r.ledger->file()->string() : "the ledger",
+                                entries.size(), ledger_entries));
+  // The charges after the checkpoint paid for releases the killed process never wrote out. Not
+  // when the ledger is shared with other runs (their charges interleave), nor, with fresh
+  // noise, after a fall-back to checkpoint.prev.bin (the lost newest checkpoint held weights
+  // made by them): those are paid again.
+  const bool reuse = ledger_in_run_dir_ && (!ctx.resumed_from_previous() || p_.noise == "seeded");
+  r.budget.prepaid_next = reuse ? static_cast<std::size_t>(ledger_entries) : entries.size();
 }
 
 std::pair<double, double> ActorCritic::twin_similarity(Run& r, std::uint64_t k) {

@@ -177,6 +177,10 @@ class ActorCritic final : public Algorithm {
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::int64_t train_episodes() const override { return episodes_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
+  // Checkpoints between episodes (weights, release counts, the running figures, the budget's
+  // position and the noise stream); a resumed private run uses the ledger charges its killed
+  // process made after the checkpoint instead of charging again (algos/checkpoint.hpp).
+  bool resumable() const override { return true; }
 
   const Params& ac_params() const { return p_; }
   // A privacy audit around every release of the next train() (privacy/release_tap.hpp; see
@@ -197,6 +201,10 @@ class ActorCritic final : public Algorithm {
   void compute_preferences(const FeatureMap& features, const std::vector<double>& u);
   void summarise(const Run& r);
   PrivacyReport privacy_record(const Run& r) const;
+  // What carries from one episode to the next, for checkpoints.
+  void sync_run(Run& r, StateIo& io, std::uint64_t& ledger_entries);
+  // After a checkpoint is loaded: from which ledger charge on the killed run's charges are used.
+  void resume_budget(Run& r, const TrainContext& ctx, std::uint64_t ledger_entries) const;
 
   Params p_;
   std::string env_id_;
@@ -206,6 +214,7 @@ class ActorCritic final : public Algorithm {
   std::optional<PrivacyReport> privacy_;
   std::vector<std::pair<std::string, double>> extra_;
   std::unique_ptr<privacy::Ledger> ledger_;  // with a budget, opened by check()
+  bool ledger_in_run_dir_ = false;           // the run's own ledger, not a shared file
   bool checked_ = false;
   privacy::ReleaseTap* tap_ = nullptr;
 };

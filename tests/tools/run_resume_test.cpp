@@ -96,6 +96,19 @@ std::vector<Case> cases() {
        "hidden_sizes: '16,16'}}\n"
        "train: {steps: 700, eval_every: 300, eval_episodes: 1, checkpoint_every: 200}\n",
        2, 555},
+      // checkpoints between episodes; the private run is seeded, budgeted (stopped by its budget
+      // at step 2357) and has its non-private twin: the resumed run finds the ledger charges its
+      // killed process made after the checkpoint, so even the ledger is byte-identical
+      {"actor_critic",
+       "seed: 3\nout: out\nenv: {id: taxi}\nalgo: {id: actor_critic}\n"
+       "train: {steps: 3000, eval_every: 1000, eval_episodes: 2, checkpoint_every: 500}\n",
+       2, 1500},
+      {"actor_critic_private",
+       "seed: 3\nout: out\nenv: {id: taxi}\n"
+       "algo: {id: actor_critic, params: {dp: both, noise: seeded, epsilon: 0.5, "
+       "trace_similarity: true, budget_epsilon: 150, charge_block: 100}}\n"
+       "train: {steps: 3000, eval_every: 1000, eval_episodes: 2, checkpoint_every: 500}\n",
+       3, 1500},
       {"bc", offline_config("bc", 9), 2, 450},
       {"discrete_cql", offline_config("discrete_cql", 10), 1, 650},
       {"discrete_bcq", offline_config("discrete_bcq", 11), 3, 333},
@@ -261,7 +274,6 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("has no checkpoint yet; the run starts from step 0") != std::string::npos);
     // learners without checkpoints are refused by name, before anything is written
     const std::pair<std::string, std::string> refused[] = {
-        {"actor_critic", "env: {id: taxi}\nalgo: {id: actor_critic}\n"},
         {"ppo_kickstart",
          "env: {id: cartpole}\nalgo: {id: ppo_kickstart, params: {teacher_mode: off}}\n"}};
     for (const auto& [algo, body] : refused) {
