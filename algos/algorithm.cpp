@@ -132,6 +132,7 @@ void TrainContext::save_checkpoint(std::int64_t step, const SyncFn& sync) {
   sync_state(io, step);
   sync(io);
   write_run_checkpoint(ckpt_.dir, io.bytes());
+  if (run_dir_) run_dir_->flush_metrics();  // what the checkpoint holds (held metrics too)
   ++checkpoints_written_;
   if (const auto n = test_kill_after_checkpoints(); n >= 0 && checkpoints_written_ >= n)
     kill_self();

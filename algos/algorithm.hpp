@@ -116,6 +116,12 @@ class TrainContext {
   bool resume(const SyncFn& sync);
   bool checkpoint_due(std::int64_t step) const;
   void save_checkpoint(std::int64_t step, const SyncFn& sync);
+  // For private learners whose metrics rows are made from releases: rows reach metrics.csv only
+  // when a checkpoint is written and at the end of the run (RunDir::hold_metrics), so a killed
+  // run published nothing its resumed run draws again.
+  void hold_metrics_until_checkpoints() {
+    if (run_dir_) run_dir_->hold_metrics();
+  }
   // Whether resume() loaded checkpoint.prev.bin (the newest checkpoint was damaged or missing).
   bool resumed_from_previous() const { return resumed_previous_; }
 

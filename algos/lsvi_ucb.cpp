@@ -54,6 +54,7 @@
 #include "algos/tabular_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
@@ -130,6 +131,8 @@ struct LsviUcb::State {
   // One transition (features phi[sa], reward r, next state xn) with weight w into the exact
   // statistics and the private tree's current leaf.
   void add(int h, int sa, double r, int xn, double w);
+  // Saves or loads everything above that changes during a run (checkpoints).
+  void sync(StateIo& io);
 
   const LsviUcbParams& p;
   const bool plus, priv;
@@ -318,6 +321,37 @@ void LsviUcb::State::greedy_values(int h) {
   }
 }
 
+void LsviUcb::State::sync(StateIo& io) {
+  io.section(priv ? "lsvi_ucb_private" : "lsvi_ucb");
+  const auto mat = [&](MatrixXd& m) { io(std::span<double>(m.data(), m.size())); };
+  const auto vec = [&](VectorXd& v) { io(std::span<double>(v.data(), v.size())); };
+  for (auto& m : gram) mat(m);
+  for (auto& m : gram_inv) mat(m);
+  io(logdet, true);
+  for (auto& v : rsum) vec(v);
+  for (auto& m : next) mat(m);
+  io(shift);
+  constexpr std::int64_t kMax = std::int64_t{1} << 62;
+  io.bounded(pd_repairs, std::int64_t{0}, kMax, "positive-definite repairs");
+  io.bounded(round, std::int64_t{0}, kMax, "update round");
+  for (auto& m : priv_gram) mat(m);
+  for (auto& m : priv_inv) mat(m);
+  io(priv_logdet, true);
+  io(logdet_at_update, true);
+  for (auto* ws : {&w_hat, &w_chk, &w_sq})
+    for (auto& v : *ws) vec(v);
+  io(q, true);
+  io(qc, true);
+  io(v, true);
+  io(vc, true);
+  io(greedy, true);
+  if (io.loading() && !std::all_of(greedy.begin(), greedy.end(),
+                                   [&](std::int32_t a) { return a >= 0 && a < A; }))
+    throw DataError("checkpoint: section 'lsvi_ucb' holds a greedy action outside the actions");
+  if (tree) tree->sync_state(io);
+  if (noise) noise->sync_state(io);
+}
+
 void LsviUcb::State::add(int h, int sa, double r, int xn, double w) {
   f = phi.row(sa).transpose();
   gram[h].noalias() += w * f * f.transpose();
@@ -333,8 +367,9 @@ void LsviUcb::State::add(int h, int sa, double r, int xn, double w) {
 namespace {
 
 // the metrics row of episode e (1-based) on a log-spaced grid, and the progress line
+// (a private run shows no regret on the progress line: it is written out only at checkpoints)
 void log_episode(TrainContext& ctx, std::int64_t e, std::int64_t K, int H, double regret,
-                 double regret_k, std::int64_t updates) {
+                 double regret_k, std::int64_t updates, bool priv) {
   const auto decade = static_cast<std::int64_t>(std::pow(10.0, std::floor(std::log10(e))));
   if (e <= 10 || e % std::max<std::int64_t>(1, decade / 10) == 0 || e == K)
     ctx.append_metrics({{"episode", static_cast<double>(e)},
@@ -342,7 +377,7 @@ void log_episode(TrainContext& ctx, std::int64_t e, std::int64_t K, int H, doubl
                         {"regret_k", regret_k},
                         {"updates", static_cast<double>(updates)}});
   if ((e & 255) == 0 || e == K)
-    ctx.progress().update(e * H, K * H, e, regret / static_cast<double>(e));
+    ctx.progress().update(e * H, K * H, e, priv ? NAN : regret / static_cast<double>(e));
 }
 
 }  // namespace
@@ -429,7 +464,25 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   regret_ = 0;
   episodes_done_ = 0;
   transitions_.clear();
-  for (std::int64_t k = 0; k < K; ++k) {
+  std::int64_t next = 0;  // the episode a resumed run starts with
+  // what carries from one episode to the next, for checkpoints (transitions_ are for audits,
+  // which write none)
+  const TrainContext::SyncFn sync = [&](StateIo& io) {
+    s.sync(io);
+    io.bounded(next, std::int64_t{0}, K, "episode");
+    io(rng);
+    io(v_pi);
+    if (io.loading() && v_pi.size() != opt.v.size())
+      throw DataError("checkpoint: section 'lsvi_ucb' holds policy values of another size");
+    io(cumulative, true);
+    io(last_target_noise_, true);
+    io.bounded(updates_, std::int64_t{0}, std::max<std::int64_t>(K, plan.max_updates), "updates");
+    io(regret_);
+    io.bounded(episodes_done_, std::int64_t{0}, K, "episodes done");
+  };
+  if (ctx && s.priv) ctx->hold_metrics_until_checkpoints();  // regret rows come from releases
+  if (ctx) ctx->resume(sync);
+  for (std::int64_t k = next; k < K; ++k) {
     if (s.update_due(k, plan.batch_len, plan.max_updates, updates_)) {
       s.round = updates_ + 1;
       s.update_policy(last_target_noise_);
@@ -448,7 +501,11 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
         if (p_.batching == "adaptive") s.read_private(plus);  // plus weights use the inverse
       }
     }
-    if (ctx) log_episode(*ctx, k + 1, K, H, regret_, regret_k, updates_);
+    if (ctx) {
+      log_episode(*ctx, k + 1, K, H, regret_, regret_k, updates_, s.priv);
+      next = k + 1;
+      if (ctx->checkpoint_due(next * H) && next < K) ctx->save_checkpoint(next * H, sync);
+    }
   }
   summarise(m, envs::initial_value(m, opt.v), envs::initial_value(m, v_pi), lambda,
             plan.max_updates, plan.levels);

@@ -143,6 +143,10 @@ class LsviUcb final : public Algorithm {
   ParamMap params() const override { return dump_params(p_); }
   std::optional<PrivacyReport> privacy() const override { return report_; }
   std::int64_t train_episodes() const override { return episodes_done_; }
+  // Checkpoints between episodes: the exact and private statistics, the binary tree of released
+  // Gram matrices, the policy, the episode RNG and the noise stream. The run's epsilon is
+  // composed from the releases the resumed run makes (no ledger).
+  bool resumable() const override { return true; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
 
   // Runs K episodes on a model directly (the C++ API; train() calls it, after check()). seed

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "algos/lsvi_ucb.hpp"
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/gaussian_mechanism.hpp"
@@ -243,6 +245,21 @@ void GramTree::complete_leaf() {
     prefix_[h].setZero();
     for (int j = 0; j < levels_; ++j)
       if ((t >> j) & 1) prefix_[h] += released_[h][j];
+  }
+}
+
+void GramTree::sync_state(StateIo& io) {
+  io.section("gram_tree");
+  // complete_leaf() needs the level of leaves_ + 1 below levels_
+  const std::int64_t max_leaves =
+      levels_ >= 62 ? std::numeric_limits<std::int64_t>::max() - 1 : (std::int64_t{1} << levels_) - 2;
+  io.bounded(leaves_, std::int64_t{0}, std::max<std::int64_t>(0, max_leaves), "tree leaves");
+  const auto matrix = [&](MatrixXd& m) { io(std::span<double>(m.data(), m.size())); };
+  for (int h = 0; h < H_; ++h) {
+    matrix(leaf_[h]);
+    for (auto& m : raw_[h]) matrix(m);
+    for (auto& m : released_[h]) matrix(m);
+    matrix(prefix_[h]);
   }
 }
 

@@ -42,6 +42,10 @@ namespace dprl::algos {
 struct LsviUcbParams;
 }
 
+namespace dprl {
+class StateIo;
+}
+
 namespace dprl::algos::lsvi {
 
 // One release channel: `count` Gaussian releases of a vector with L2 sensitivity `sens` (before
@@ -130,6 +134,9 @@ class GramTree {
   }
   const Eigen::MatrixXd& prefix(int h) const { return prefix_[h]; }
   std::int64_t leaves() const { return leaves_; }
+  // Saves or loads the tree (run checkpoints): the leaf count, the current leaf, every exact and
+  // released node and the prefix sums.
+  void sync_state(StateIo& io);
 
  private:
   int H_, d_, levels_;

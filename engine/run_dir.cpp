@@ -20,6 +20,7 @@ RunDir::RunDir(std::filesystem::path dir)
 }
 
 RunDir::~RunDir() {
+  if (held_) return;
   try {
     flush_metrics();
   } catch (const std::exception&) {
@@ -72,7 +73,8 @@ void RunDir::append_metrics(const std::vector<std::pair<std::string, double>>& r
   }
   metrics_ += fmt::format("{}\n", fmt::join(cells, ","));
   dirty_ = true;
-  if (std::chrono::steady_clock::now() - last_flush_ > std::chrono::seconds(2)) flush_metrics();
+  if (!held_ && std::chrono::steady_clock::now() - last_flush_ > std::chrono::seconds(2))
+    flush_metrics();
 }
 
 void RunDir::write_file(const std::string& name, std::string_view content) const {

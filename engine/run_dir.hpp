@@ -85,6 +85,10 @@ class RunDir {
   // flush_metrics(), before the summary is written, and on destruction.
   void append_metrics(const std::vector<std::pair<std::string, double>>& row);
   void flush_metrics();
+  // Held metrics reach metrics.csv only through explicit flush_metrics() calls (a private run's
+  // checkpoints and the end of the run), never on a timer or on destruction: rows made from
+  // releases after the last checkpoint do not leave the process before the next one.
+  void hold_metrics() { held_ = true; }
   // Saves or loads the metrics rows so far (checkpoints); a load marks metrics.csv for rewriting.
   void sync_metrics(StateIo& io);
   // summary.json, then timing.json.
@@ -98,6 +102,7 @@ class RunDir {
   std::string metrics_;
   bool dirty_ = false;
   bool loaded_ = false;  // columns_ and metrics_ came from a checkpoint
+  bool held_ = false;
   std::chrono::steady_clock::time_point last_flush_;
 };
 

@@ -35,4 +35,23 @@ TEST_SUITE("unit") {
     CHECK(t["wall_time_s"] == 2.5);
     fs::remove_all(d);
   }
+
+  TEST_CASE("held metrics reach metrics.csv only through explicit flushes") {
+    const auto d = fs::temp_directory_path() / "dprl_run_dir_test_held";
+    fs::remove_all(d);
+    {
+      dprl::RunDir run(d);
+      run.hold_metrics();
+      run.append_metrics({{"step", 1}, {"x", 2}});
+      run.flush_metrics();  // a checkpoint
+      run.append_metrics({{"step", 2}, {"x", 3}});
+    }  // destroyed without a flush: the second row was made after the last checkpoint
+    CHECK(dprl::read_file(d / "metrics.csv") == "step,x\n1,2\n");
+    {
+      dprl::RunDir run(d);  // not held: the destructor flushes
+      run.append_metrics({{"step", 5}, {"x", 6}});
+    }
+    CHECK(dprl::read_file(d / "metrics.csv") == "step,x\n5,6\n");
+    fs::remove_all(d);
+  }
 }

@@ -109,6 +109,26 @@ std::vector<Case> cases() {
        "trace_similarity: true, budget_epsilon: 150, charge_block: 100}}\n"
        "train: {steps: 3000, eval_every: 1000, eval_episodes: 2, checkpoint_every: 500}\n",
        3, 1500},
+      // checkpoints between episodes: the statistics, the binary tree of released Gram
+      // matrices, the policy and the noise stream
+      {"lsvi_ucb",
+       "seed: 15\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
+       "num_actions: 4, dim: 8, horizon: 5}}\nalgo: {id: lsvi_ucb}\n"
+       "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n",
+       2, 900},
+      {"lsvi_ucb_private",
+       "seed: 16\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
+       "num_actions: 4, dim: 8, horizon: 5}}\n"
+       "algo: {id: lsvi_ucb, params: {private: true, noise: seeded, epsilon: 5, accountant: rdp}}\n"
+       "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n",
+       2, 900},
+      {"lsvi_ucb_plus_private_adaptive",
+       "seed: 17\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
+       "num_actions: 4, dim: 8, horizon: 5}}\n"
+       "algo: {id: lsvi_ucb, params: {variant: lsvi_ucb_plus, batching: adaptive, private: true, "
+       "noise: seeded, epsilon: 5, accountant: rdp}}\n"
+       "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n",
+       1, 1100},
       {"bc", offline_config("bc", 9), 2, 450},
       {"discrete_cql", offline_config("discrete_cql", 10), 1, 650},
       {"discrete_bcq", offline_config("discrete_bcq", 11), 3, 333},
@@ -354,5 +374,27 @@ TEST_SUITE("e2e") {
     r = run_in(k, "resume out --quiet");
     INFO(r.err);
     CHECK(r.code == 0);
+
+    // Private LSVI-UCB with fresh noise: its regret rows come from the releases, so they reach
+    // metrics.csv only with a checkpoint (at episodes 80 and 160 here): a run killed at episode
+    // 180 has published nothing its resumed run draws again, and the resumed run composes the
+    // same releases as an uninterrupted one.
+    const std::string lsvi =
+        "seed: 16\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
+        "num_actions: 4, dim: 8, horizon: 5}}\n"
+        "algo: {id: lsvi_ucb, params: {private: true, epsilon: 5, accountant: rdp}}\n"
+        "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n";
+    const auto l_ref = setup("private_lsvi_ref", lsvi);
+    REQUIRE(run_in(l_ref, "run exp.yaml --quiet").code == 0);
+    const auto l = setup("private_lsvi", lsvi);
+    CHECK(run_in(l, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=900")).code != 0);
+    const std::string rows = dprl::read_file(l / "out" / "metrics.csv");
+    CHECK(rows.find("\n160,") != std::string::npos);
+    CHECK(rows.find("\n170,") == std::string::npos);  // logged, held, lost with the process
+    r = run_in(l, "resume out --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(spent(l / "out") == spent(l_ref / "out"));
+    CHECK(dprl::read_file(l / "out" / "metrics.csv").find("\n300,") != std::string::npos);
   }
 }
