@@ -28,6 +28,7 @@ scratch=$(mktemp -d "$tmp_root/dprl_fuzz_$target.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export TMPDIR=$scratch
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/fuzz/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # in-process (no -jobs, which would fork a child logging to ./fuzz-0.log)
 "$exe" "$corpus" -max_total_time="$seconds" -max_len=65536 \
