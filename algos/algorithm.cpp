@@ -28,7 +28,10 @@ EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t
   last_eval_ = dprl::evaluate(*eval_env_, policy, train_.eval_episodes, seed_, rounds_);
   last_eval_step_ = step;
   ++rounds_;
-  while (next_eval_ <= step) next_eval_ += train_.eval_every > 0 ? train_.eval_every : train_.steps;
+  // the first multiple of the interval past the step (in one step: a learner that evaluates only
+  // at its end, such as lsvi_ucb, leaves next_eval_ far behind)
+  const std::int64_t gap = train_.eval_every > 0 ? train_.eval_every : train_.steps;
+  if (next_eval_ <= step) next_eval_ += ((step - next_eval_) / gap + 1) * gap;
   if (run_dir_ && !custom_rows_) {
     std::vector<std::pair<std::string, double>> row = {
         {step_column_, static_cast<double>(step)}, {"episodes", static_cast<double>(episodes)},
@@ -92,9 +95,10 @@ void TrainContext::sync_state(StateIo& io, std::int64_t& step) {
   io.bounded(last_eval_step_, std::int64_t{-1}, step, "last evaluation step");
   // both schedules lie at most one interval ahead (evaluate() and save_checkpoint() advance them
   // one interval at a time); the evaluation may be due at the step itself (private learners save
-  // before the evaluation that releases their state)
+  // before the evaluation that releases their state) or long past (a learner that evaluates only
+  // at its end)
   const std::int64_t eval_gap = train_.eval_every > 0 ? train_.eval_every : train_.steps;
-  io.bounded(next_eval_, step, step + eval_gap, "next evaluation step");
+  io.bounded(next_eval_, std::int64_t{0}, step + eval_gap, "next evaluation step");
   // evaluations so far: at most one per interval crossed (each is due only past next_eval_)
   const auto max_rounds = std::min<std::int64_t>(step / eval_gap + 1, 1 << 30);
   io.bounded(rounds_, 0, static_cast<int>(max_rounds), "evaluation rounds");

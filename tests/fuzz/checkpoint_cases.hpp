@@ -98,6 +98,33 @@ inline const std::vector<CheckpointCase>& checkpoint_cases() {
        20,
        12,
        true},
+      // private learners and the replay-recipe env, appended (the first byte picks the index)
+      {"actor_critic_taxi_private",
+       "actor_critic",
+       "taxi",
+       {{"dp", "both"},
+        {"noise", "seeded"},
+        {"epsilon", "0.5"},
+        {"trace_similarity", "true"}},  // no budget: the run directory holds no ledger
+       400,
+       200},
+      {"lsvi_ucb_private",
+       "lsvi_ucb",
+       "linear_mdp",
+       {{"private", "true"}, {"noise", "seeded"}, {"epsilon", "5"}, {"accountant", "rdp"}},
+       200,
+       60},
+      {"ppo_lunar_lander",
+       "ppo",
+       "lunar_lander",
+       {{"num_envs", "2"},
+        {"num_steps", "16"},
+        {"num_minibatches", "2"},
+        {"update_epochs", "1"},
+        {"hidden_size", "8"},
+        {"hidden_layers", "1"}},
+       96,
+       40},
   };
   return cases;
 }

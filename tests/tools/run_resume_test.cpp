@@ -114,7 +114,7 @@ std::vector<Case> cases() {
       {"lsvi_ucb",
        "seed: 15\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
        "num_actions: 4, dim: 8, horizon: 5}}\nalgo: {id: lsvi_ucb}\n"
-       "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n",
+       "train: {steps: 1500, eval_every: 500, eval_episodes: 3, checkpoint_every: 400}\n",
        2, 900},
       {"lsvi_ucb_private",
        "seed: 16\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
