@@ -2,6 +2,8 @@
 #include "engine/dataset_io.hpp"
 
 #include <fmt/format.h>
+
+#include <type_traits>
 #include <unistd.h>
 
 #include <cmath>
@@ -101,13 +103,34 @@ std::uint64_t count(const json& j, const char* key, const std::string& where) {
   return v.get<std::uint64_t>();
 }
 
+// An optional member of type T (json::value throws nlohmann's type_error on a member of another
+// type: a DataError naming it instead).
+template <class T>
+T optional_member(const json& j, const char* key, T fallback, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  const json& v = j.at(key);
+  const bool ok = std::is_same_v<T, bool> ? v.is_boolean() : v.is_string();
+  if (!ok)
+    throw DataError(fmt::format("{}: {}: expected a {}, got {}", where, key,
+                                std::is_same_v<T, bool> ? "boolean" : "string", v.dump()));
+  return v.get<T>();
+}
+
 // Minari's image spaces (JPEG-encoded unless jpeg_encoding is false): uint8 Box of 2 or 3
-// dimensions at least 32 x 32 with bounds 0..255 (minari_storage.py is_image_space).
+// dimensions at least 32 x 32 with bounds 0..255 (minari_storage.py is_image_space). Anything
+// that is not one (another type, members of other types) is left to space_from_minari_json.
 bool is_image_space(const json& j) {
-  if (j.value("type", "") != "Box" || j.value("dtype", "") != "uint8") return false;
-  const json& shape = j.value("shape", json::array());
-  return shape.is_array() && (shape.size() == 2 || shape.size() == 3) && shape[0] >= 32 &&
-         shape[1] >= 32;
+  if (!j.is_object()) return false;
+  const auto is = [&](const char* key, const char* text) {
+    return j.contains(key) && j.at(key).is_string() && j.at(key).get<std::string>() == text;
+  };
+  if (!is("type", "Box") || !is("dtype", "uint8") || !j.contains("shape")) return false;
+  const json& shape = j.at("shape");
+  const auto at_least_32 = [&](std::size_t i) {
+    return shape[i].is_number() && shape[i].get<double>() >= 32;
+  };
+  return shape.is_array() && (shape.size() == 2 || shape.size() == 3) && at_least_32(0) &&
+         at_least_32(1);
 }
 
 fs::path temp_sibling(const fs::path& dir) {
@@ -237,7 +260,7 @@ Dataset load_minari(const fs::path& path, bool use_index) {
   if (meta.contains("data_format") && meta["data_format"] != "hdf5")
     throw DataError(fmt::format("{}: data_format: {} is not supported (hdf5 only)", where,
                                 meta["data_format"].dump()));
-  const bool jpeg = meta.value("jpeg_encoding", true);
+  const bool jpeg = optional_member(meta, "jpeg_encoding", true, where);
   DatasetInfo info;
   for (const char* key : {"observation_space", "action_space"}) {
     const json& s = member(meta, key, where);
@@ -248,14 +271,14 @@ Dataset load_minari(const fs::path& path, bool use_index) {
     (key[0] == 'o' ? info.observation_space : info.action_space) =
         space_from_minari_json(s.get<std::string>(), w);
   }
-  info.dataset_id = meta.value("dataset_id", root.filename().string());
+  info.dataset_id = optional_member(meta, "dataset_id", root.filename().string(), where);
   const std::uint64_t episodes = count(meta, "total_episodes", where);
   const std::uint64_t steps = count(meta, "total_steps", where);
   if (meta.contains("dprl")) {
     const json& d = meta["dprl"];
     const std::string dw = where + ": dprl";
     if (!d.is_object()) throw DataError(fmt::format("{}: expected an object", dw));
-    info.env_id = d.value("env_id", "");
+    info.env_id = optional_member(d, "env_id", std::string(), dw);
     if (d.contains("env_params")) {
       if (!d["env_params"].is_object())
         throw DataError(fmt::format("{}: env_params: expected an object", dw));

@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -33,12 +39,94 @@ std::recursive_mutex& File::library_mutex() {
   return m;
 }
 
+namespace {
+
+// The probe's limits: memory beyond what the process already maps, and time.
+constexpr std::uint64_t kProbeBytes = std::uint64_t{1} << 30;
+constexpr unsigned kProbeSeconds = 60;
+
+// In the probe: a lookup by name in every group (what loads a group's local heap, where the loop
+// was: iterating over a group need not load it) and every dataset opened (object header,
+// dataspace, type): the metadata the readers touch before they allocate anything.
+herr_t probe_object(hid_t obj, const char* name, const H5O_info_t* info, void*) {
+  if (info->type == H5O_TYPE_GROUP) {
+    H5Lexists(obj, (std::string(name) + "/dprl_probe").c_str(), H5P_DEFAULT);
+    return 0;
+  }
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  const hid_t d = H5Dopen2(obj, name, H5P_DEFAULT);
+  if (d < 0) return 0;
+  const hid_t space = H5Dget_space(d), type = H5Dget_type(d);
+  if (space >= 0) {
+    H5Sget_simple_extent_ndims(space);
+    H5Sclose(space);
+  }
+  if (type >= 0) H5Tclose(type);
+  H5Dclose(d);
+  return 0;
+}
+
+// The bytes the process maps now, or the most it has mapped (VmSize, VmPeak of
+// /proc/self/status; 0 when unknown).
+std::uint64_t mapped_bytes(const char* field = "VmSize:") {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  const std::size_t n = std::strlen(field);
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, field, n) == 0 && std::sscanf(line + n, "%llu", &kb) == 1) break;
+  std::fclose(f);
+  return static_cast<std::uint64_t>(kb) * 1024;
+}
+
+// HDF5 1.10.8 loops without end on some corrupt files, allocating until the machine runs out of
+// memory (a damaged local heap free list behind a group lookup: found by libFuzzer, input
+// tests/fuzz/corpus/dataset/hdf5_heap_loop). Such a file must be refused, not take the machine
+// down, and HDF5 offers no limit of its own: a child process opens the file first and visits
+// every object under a limit of kProbeBytes more address space and kProbeSeconds, and the file is
+// opened here only when the child got through. The parent holds the library mutex while forking,
+// so the child's copy of HDF5 is in a consistent state; the child ends with _exit (no atexit
+// handlers, no flushing of the parent's buffers).
+void probe_in_child(const std::filesystem::path& path) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return;  // no process to spare: open directly
+  if (pid == 0) {
+    const std::uint64_t start = mapped_bytes();
+    const std::uint64_t limit = start + kProbeBytes;
+    const rlimit as{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
+    ::setrlimit(RLIMIT_AS, &as);
+    ::alarm(kProbeSeconds);
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      H5Lexists(f, "dprl_probe", H5P_DEFAULT);  // the root group's heap
+      H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, probe_object, nullptr, H5O_INFO_BASIC);
+      H5Fclose(f);
+    }
+    // at the limit HDF5's allocations fail and it may return an error like any other: what
+    // tells the loop is the memory it took (reading metadata never maps half a GiB)
+    ::_exit(mapped_bytes("VmPeak:") - start > kProbeBytes / 2 ? 1 : 0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw DataError(fmt::format(
+        "{}: HDF5 could not read the file's structure within {} MiB and {} s (a corrupt file; "
+        "HDF5 1.10 can loop on some)",
+        path.string(), kProbeBytes >> 20, kProbeSeconds));
+}
+
+}  // namespace
+
 File File::open(const std::filesystem::path& path) {
   std::unique_lock lock(library_mutex());
   silence_hdf5();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw DataError(fmt::format("{}: no such file", path.string()));
+  probe_in_child(path);
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
   return File(std::move(lock), id, path.string());

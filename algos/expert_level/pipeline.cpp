@@ -90,12 +90,17 @@ Release release_stage(const PipelineSpec& s, const Dataset& data,
   std::vector<std::int64_t> lengths;
   if (fs::exists(dir / "release.json", ec)) {
     const auto j = json::parse(read_file(dir / "release.json"), nullptr, false);
-    if (j.is_object() && j.value("digest", "") == digest) {
-      r.record = j.at("privacy");
-      r.prefixes = j.at("stable_prefixes").get<std::int64_t>();
-      r.transitions = j.at("stable_transitions").get<std::int64_t>();
-      lengths.assign(data.num_episodes(), 0);
-      for (const auto& ek : j.at("stable")) lengths.at(ek.at(0).get<std::size_t>()) = ek.at(1);
+    if (j.is_object() && j.contains("digest") && j.at("digest") == digest) {
+      try {  // our own file, but a damaged one is named, not reported as a JSON library error
+        r.record = j.at("privacy");
+        r.prefixes = j.at("stable_prefixes").get<std::int64_t>();
+        r.transitions = j.at("stable_transitions").get<std::int64_t>();
+        lengths.assign(data.num_episodes(), 0);
+        for (const auto& ek : j.at("stable")) lengths.at(ek.at(0).get<std::size_t>()) = ek.at(1);
+      } catch (const std::exception& e) {
+        throw DataError(fmt::format("{}: damaged ({}); remove it to release anew",
+                                    (dir / "release.json").string(), e.what()));
+      }
       r.reused = true;
     } else {
       fmt::print(stderr, "dprl: note: {} holds a release of another config; releasing anew\n",
