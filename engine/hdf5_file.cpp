@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "engine/error.hpp"
 #include "engine/hdf5_detail.hpp"
@@ -84,8 +86,8 @@ std::uint64_t mapped_bytes(const char* field = "VmSize:") {
 // memory (a damaged local heap free list behind a group lookup: found by libFuzzer, input
 // tests/fuzz/corpus/dataset/hdf5_heap_loop). Such a file must be refused, not take the machine
 // down, and HDF5 offers no limit of its own: a child process opens the file first and visits
-// every object under a limit of kProbeBytes more address space and kProbeSeconds, and the file is
-// opened here only when the child got through. The parent holds the library mutex while forking,
+// every object under a limit of kProbeBytes more address space, half of it more resident memory,
+// and kProbeSeconds, and the file is opened here only when the child got through. The parent holds the library mutex while forking,
 // so the child's copy of HDF5 is in a consistent state; the child ends with _exit (no atexit
 // handlers, no flushing of the parent's buffers).
 void probe_in_child(const std::filesystem::path& path) {
@@ -98,6 +100,15 @@ void probe_in_child(const std::filesystem::path& path) {
     const rlimit as{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
     ::setrlimit(RLIMIT_AS, &as);
     ::alarm(kProbeSeconds);
+    // resident memory too: an allocator that reserved its address space up front (a sanitizer's)
+    // is not held back by RLIMIT_AS
+    const std::uint64_t rss = mapped_bytes("VmRSS:");
+    std::thread([rss] {
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (mapped_bytes("VmRSS:") > rss + kProbeBytes / 2) ::_exit(1);
+      }
+    }).detach();
     const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f >= 0) {
       H5Lexists(f, "dprl_probe", H5P_DEFAULT);  // the root group's heap
@@ -115,7 +126,7 @@ void probe_in_child(const std::filesystem::path& path) {
     throw DataError(fmt::format(
         "{}: HDF5 could not read the file's structure within {} MiB and {} s (a corrupt file; "
         "HDF5 1.10 can loop on some)",
-        path.string(), kProbeBytes >> 20, kProbeSeconds));
+        path.string(), kProbeBytes >> 21, kProbeSeconds));
 }
 
 }  // namespace

@@ -194,6 +194,20 @@ TEST_SUITE("unit") {
           std::string::npos);
   }
 
+  TEST_CASE("a corrupt file on which HDF5 loops allocating is refused, not run out of memory") {
+    // tests/fuzz/corpus/dataset/hdf5_heap_loop (libFuzzer): its first byte picks the D4RL reader,
+    // the rest is the file; HDF5 1.10.8 alone allocates until the OOM killer stops it
+    const fs::path dir = scratch("heap_loop");
+    const std::string input = dprl::read_file(fs::path(DPRL_SOURCE_DIR) /
+                                              "tests/fuzz/corpus/dataset/hdf5_heap_loop");
+    dprl::write_file_atomic(dir / "loop.hdf5", std::string_view(input).substr(1));
+    const std::string msg = load_error(dir / "loop.hdf5");
+    CHECK(msg.find("loop.hdf5: HDF5 could not read the file's structure") != std::string::npos);
+    // a sound file passes the probe
+    dprl::save_minari(dprl::test::random_dataset(0, 5, 3), dir / "ok");
+    CHECK_NOTHROW(dprl::load_minari(dir / "ok"));
+  }
+
   TEST_CASE("bad D4RL files: missing keys, mismatched rows, absurd extents, user ids") {
     const fs::path dir = scratch("d4rl_bad");
     const auto make = [&](const std::string& name, int reward_rows, bool terminals,
