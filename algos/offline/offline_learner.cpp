@@ -139,17 +139,35 @@ void OfflineLearner::check(const RunPlan& plan) {
   checked_ = true;
 }
 
-std::int64_t OfflineLearner::train(TrainContext& ctx) {
-  auto env = ctx.make_env();
-  const EnvSpec spec = env->spec();
+void OfflineLearner::check_in_train(const TrainContext& ctx, const Env& env) {
   if (!checked_) {
     try {
-      check(RunPlan{*env, ctx.train(), ctx.seed(), ctx.run_dir(), ctx.dataset()});
+      check(RunPlan{env, ctx.train(), ctx.seed(), ctx.run_dir(), ctx.dataset()});
     } catch (const DataError& e) {  // name the data's source, as the experiment runner does
       throw DataError(fmt::format("{}: {}", ctx.dataset_source(), e.what()));
     }
   }
   checked_ = false;  // a second train() checks (and opens its ledger) again
+}
+
+void OfflineLearner::finish_run(const TrainContext& ctx, std::int64_t total, const Dataset& ds,
+                                std::size_t users) {
+  // private runs publish only the user count (public, as in DP-SGD practice: q = b / m)
+  extra_ = {{"gradient_steps", static_cast<double>(total)},
+            {"dataset_users", static_cast<double>(users)}};
+  if (run_) {
+    finish_dp(ctx, total);
+    run_.reset();  // closes (and unlocks) the ledger
+  } else {
+    extra_.push_back({"dataset_transitions", static_cast<double>(ds.num_transitions())});
+    extra_.push_back({"dataset_episodes", static_cast<double>(ds.num_episodes())});
+  }
+}
+
+std::int64_t OfflineLearner::train(TrainContext& ctx) {
+  auto env = ctx.make_env();
+  const EnvSpec spec = env->spec();
+  check_in_train(ctx, *env);
   const Dataset& ds = *ctx.dataset();
   env_id_ = spec.id;
   setup(static_cast<int>(spec.observation.dim()), static_cast<int>(spec.action.n), ctx.seed());
@@ -252,16 +270,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
       ctx.progress().update(step, total, 0, ctx.last_eval().return_mean);
     if (!run_ && ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
-  // private runs publish only the user count (public, as in DP-SGD practice: q = b / m)
-  extra_ = {{"gradient_steps", static_cast<double>(total)},
-            {"dataset_users", static_cast<double>(users.num_users())}};
-  if (run_) {
-    finish_dp(ctx, total);
-    run_.reset();  // closes (and unlocks) the ledger
-  } else {
-    extra_.push_back({"dataset_transitions", static_cast<double>(ds.num_transitions())});
-    extra_.push_back({"dataset_episodes", static_cast<double>(ds.num_episodes())});
-  }
+  finish_run(ctx, total, ds, users.num_users());
   return total;
 }
 

@@ -192,6 +192,11 @@ class OfflineLearner : public Algorithm {
  private:
   struct DpRun;  // algos/offline/offline_dp.cpp
   void check_inputs(const RunPlan& plan);
+  // train()'s first and last steps: check() when the experiment runner did not call it, and the
+  // summary figures and guarantee record.
+  void check_in_train(const TrainContext& ctx, const Env& env);
+  void finish_run(const TrainContext& ctx, std::int64_t total, const Dataset& ds,
+                  std::size_t users);
   void plan_dp(const RunPlan& plan);
   void charge_block(TrainContext& ctx, std::int64_t step, std::int64_t total);
   // After a private run's checkpoint is loaded: which ledger charges are prepaid, and whether the
