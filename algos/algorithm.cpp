@@ -125,7 +125,8 @@ bool TrainContext::resume(const SyncFn& sync) {
 }
 
 bool TrainContext::checkpoint_due(std::int64_t step) const {
-  if (const auto k = test_kill_at_step(); k >= 0 && step >= k) kill_self();
+  // (only in a context that checkpoints: not in the teacher a kickstarting learner trains first)
+  if (const auto k = test_kill_at_step(); ckpt_.every > 0 && k >= 0 && step >= k) kill_self();
   return ckpt_.every > 0 && step >= next_checkpoint_;
 }
 

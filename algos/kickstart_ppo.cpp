@@ -9,6 +9,7 @@
 
 #include "algos/kickstart_loss.hpp"
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl::algos {
 
@@ -128,6 +129,8 @@ void PpoKickstart::begin(TrainContext& ctx, const EnvSpec& spec, int batch) {
   k_.assign(batch, 0.0);
   answer_.assign(m_, 0.0);
   if (kp_.teacher_mode != "dirichlet") return;
+  // the rows come from students trained on private answers: written out only with checkpoints
+  ctx.hold_metrics_until_checkpoints();
   noise_ = kp_.noise == "seeded" ? privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 0)
                                  : privacy::make_os_entropy_noise();
   mc_noise_ = privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 1);
@@ -145,6 +148,24 @@ void PpoKickstart::begin(TrainContext& ctx, const EnvSpec& spec, int batch) {
   d.budget_delta = kp_.budget_delta;
   d.delta_samples = kp_.delta_samples;
   mech_ = std::make_unique<privacy::DirichletTeacher>(d, *mc_noise_);
+}
+
+void PpoKickstart::sync_state(StateIo& io) {
+  io.section(fmt::format("{} ({})", kOwner, kp_.teacher_mode));
+  constexpr std::int64_t kMax = std::int64_t{1} << 62;
+  io(ret_sum_);
+  io.bounded(ret_n_, std::int64_t{0}, kMax, "returns summed");
+  io.bounded(phi_n_, std::int64_t{0}, kMax, "phi terms");
+  io.bounded(phi_on_, std::int64_t{0}, kMax, "active phi terms");
+  io.bounded(queries_, std::int64_t{0}, kMax, "teacher queries");
+  io(phi_sum_);
+  io(last_k_);
+  io.bounded(eval_rounds_, 0, std::numeric_limits<int>::max() - 1, "evaluations seen");
+  io(epoch_returns_);
+  if (!mech_) return;
+  mech_->sync_state(io);
+  noise_->sync_state(io);
+  mc_noise_->sync_state(io);
 }
 
 void PpoKickstart::on_step(int t, std::span<const float> raw_obs, int n) {

@@ -150,6 +150,10 @@ class PpoKickstart final : private PpoHooks, public Ppo {
   void on_episodes(std::span<const EpisodeRecord> finished) override;
   void add_actor_grad(const nn::Mat& logp, const int* ids, int n, nn::Mat& dlogits) override;
   void end_iteration(TrainContext& ctx, std::int64_t step, std::int64_t episodes) override;
+  // Checkpoints between rollouts: the figures so far, the Dirichlet mechanism's schedule and
+  // budget, and both noise streams (the teacher is reloaded from its file).
+  bool resumable() const override { return true; }
+  void sync_state(StateIo& io) override;
   void finish();
 
   PpoKickstartParams kp_;

@@ -216,6 +216,7 @@ void Ppo::sync_run(Run& r, StateIo& io) {
   io.bounded(r.it, std::int64_t{0}, r.iters, "iteration");
   io(r.recent);
   io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
+  if (hooks_) hooks_->sync_state(io);
 }
 
 std::int64_t Ppo::train(TrainContext& ctx) {

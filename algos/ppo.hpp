@@ -139,6 +139,9 @@ class PpoHooks {
   virtual void add_actor_grad(const nn::Mat& logp, const int* ids, int n, nn::Mat& dlogits) = 0;
   // After each rollout's update (step: env steps so far).
   virtual void end_iteration(TrainContext& ctx, std::int64_t step, std::int64_t episodes) = 0;
+  // Checkpoints: whether the hooks can be saved and restored between rollouts, and their state.
+  virtual bool resumable() const { return false; }
+  virtual void sync_state(StateIo& /*io*/) {}
 };
 
 // The update rule: CleanRL's ppo.py (default) or Spinning Up's ppo.py (Achiam 2018, PyTorch):
@@ -164,7 +167,7 @@ class Ppo : public Algorithm {
   ParamMap params() const override { return dump_params(p_); }
   std::int64_t train_episodes() const override { return episodes_; }
   // Learners with hooks (kickstarting) keep state outside this class: no checkpoints.
-  bool resumable() const override { return hooks_ == nullptr; }
+  bool resumable() const override { return hooks_ == nullptr || hooks_->resumable(); }
 
  protected:
   // Hidden widths per layer for learners built on this class (algos/expert_level/ppo_layers.hpp);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/dirichlet_mechanism.hpp"
 #include "privacy/root_finding.hpp"
 
@@ -233,6 +234,42 @@ PaperMatched paper_matched(const DirichletTeacherParams& p0, double target_epsil
   out.adjacency = room / (std::sqrt(static_cast<double>(m)) * lf * k * std::log(1.0 / out.tau));
   out.attainable = true;
   return out;
+}
+
+void DirichletTeacher::sync_state(StateIo& io) {
+  io.section("dirichlet_teacher");
+  std::uint64_t j = j_;
+  // the cost table grows to the index on the next query: bounded (one step per episode or
+  // epoch; 4M of them is beyond any run)
+  io.bounded(j, std::uint64_t{0}, std::uint64_t{1} << 22, "schedule index");
+  j_ = static_cast<std::size_t>(j);
+  io(k_);
+  io(switched_);
+  io(budget_exhausted_);
+  constexpr std::int64_t kMax = std::int64_t{1} << 62;
+  io.bounded(switched_at_, std::int64_t{-1}, kMax, "switched at query");
+  io.bounded(queries_, std::int64_t{0}, kMax, "queries");
+  io.bounded(private_queries_, std::int64_t{0}, kMax, "private queries");
+  io(eps_sum_);
+  io(delta_sum_);
+  std::uint64_t n = costs_.size();
+  io.bounded(n, std::uint64_t{0}, std::uint64_t{1} << 22, "query costs");
+  if (io.loading()) {
+    costs_.assign(n, QueryCost{});
+    have_cost_.assign(n, false);
+  }
+  for (std::size_t i = 0; i < costs_.size(); ++i) {
+    QueryCost& c = costs_[i];
+    bool have = have_cost_[i];
+    io(have);
+    have_cost_[i] = have;
+    io(c.k);
+    io(c.epsilon);
+    io(c.delta);
+    io(c.delta_estimate);
+    io(c.delta_exact);
+    io.bounded(c.queries, std::int64_t{0}, kMax, "queries at a concentration");
+  }
 }
 
 }  // namespace dprl::privacy

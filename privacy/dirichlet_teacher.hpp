@@ -59,6 +59,10 @@
 #include "engine/params.hpp"
 #include "privacy/noise_source.hpp"
 
+namespace dprl {
+class StateIo;
+}
+
 namespace dprl::privacy {
 
 struct DirichletTeacherParams {
@@ -140,6 +144,9 @@ class DirichletTeacher {
   // The costs of the schedule indices that answered privately, in order.
   std::vector<QueryCost> used_costs() const;
   const DirichletTeacherParams& params() const { return p_; }
+  // Saves or loads the schedule position, the budget spent and the query costs computed so far
+  // (run checkpoints; the Monte Carlo noise source is saved by its owner).
+  void sync_state(StateIo& io);
 
  private:
   const QueryCost& current_cost();  // of schedule index j_, computed on first use

@@ -129,6 +129,16 @@ std::vector<Case> cases() {
        "noise: seeded, epsilon: 5, accountant: rdp}}\n"
        "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n",
        1, 1100},
+      // the Dirichlet mechanism's schedule and budget and both noise streams; the teacher is
+      // trained by the run (5000 steps) into teacher.bin and reloaded on resume
+      {"ppo_kickstart_dirichlet",
+       "seed: 18\nout: out\nenv: {id: cartpole}\n"
+       "algo: {id: ppo_kickstart, params: {num_envs: 2, num_steps: 64, num_minibatches: 2, "
+       "update_epochs: 2, teacher: teacher.bin, teacher_train_steps: 5000, teacher_hidden_size: "
+       "16, teacher_mode: dirichlet, decay: 0.9, lambda: 0.5, eta: 0.05, tau: 0.001, adjacency: "
+       "0.01, noise: seeded}}\n"
+       "train: {steps: 2560, eval_every: 640, eval_episodes: 3, checkpoint_every: 500}\n",
+       2, 1700},
       {"bc", offline_config("bc", 9), 2, 450},
       {"discrete_cql", offline_config("discrete_cql", 10), 1, 650},
       {"discrete_bcq", offline_config("discrete_bcq", 11), 3, 333},
@@ -294,8 +304,7 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("has no checkpoint yet; the run starts from step 0") != std::string::npos);
     // learners without checkpoints are refused by name, before anything is written
     const std::pair<std::string, std::string> refused[] = {
-        {"ppo_kickstart",
-         "env: {id: cartpole}\nalgo: {id: ppo_kickstart, params: {teacher_mode: off}}\n"}};
+        {"primorl", "env: {id: pendulum}\nalgo: {id: primorl}\ndata: {path: nowhere}\n"}};
     for (const auto& [algo, body] : refused) {
       const auto a =
           setup("refuse_" + algo, "seed: 1\nout: out\n" + body + "train: {steps: 1000}\n");
