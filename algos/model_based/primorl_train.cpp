@@ -15,6 +15,7 @@
 #include "algos/private_noise.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/ledger.hpp"
@@ -258,6 +259,60 @@ Primorl::ModelStage Primorl::model_stage(const std::function<std::unique_ptr<Env
   return st;
 }
 
+namespace {
+
+// The checkpoint a run writes once its model is trained (stages 1 and 2): the model, the facts
+// and figures of its training, and summary extras so far. The model's release is charged and
+// written out (privacy_ledger.json, model_training.csv) before it, so a run killed in the policy
+// stage resumes from here and never trains (releases) a second model.
+void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f,
+                      mb::TrainResult& r, std::vector<std::pair<std::string, double>>& extra) {
+  io.section("primorl_model");
+  io(model.buffer(), true);
+  std::vector<float> mean = model.normalizer_mean(), sd = model.normalizer_std();
+  io(mean);
+  io(sd);
+  const auto in = static_cast<std::size_t>(model.in_dim());
+  if (io.loading()) {
+    if ((mean.size() != in && !mean.empty()) || sd.size() != mean.size())
+      throw DataError("checkpoint: section 'primorl_model' holds a normaliser of another size");
+    if (!mean.empty()) model.set_normalizer(mean, sd);
+  }
+  constexpr std::uint64_t kMaxU = std::uint64_t{1} << 40;
+  constexpr std::int64_t kMax = std::int64_t{1} << 40;
+  for (std::size_t* v : {&f.train_units, &f.test_units, &f.train_transitions}) {
+    std::uint64_t x = *v;
+    io.bounded(x, std::uint64_t{0}, kMaxU, "model data counts");
+    *v = static_cast<std::size_t>(x);
+  }
+  io.bounded(f.rounds, std::int64_t{0}, kMax, "model rounds");
+  io(f.epsilon_rdp);
+  io(f.epsilon_pld);
+  io(f.epsilon_rdp_classical);
+  io(f.noise_std);
+  io(f.released_noise_std);
+  io(f.noise_source);
+  io(f.stopped_by_budget);
+  io.bounded(r.rounds, std::int64_t{0}, kMax, "model rounds");
+  io.bounded(r.best_round, std::int64_t{0}, kMax, "best model round");
+  io(r.best_test_mse);
+  io(r.final_test_mse);
+  io.bounded(r.clients, std::int64_t{0}, std::int64_t{1} << 62, "sampled clients");
+  io(r.mean_norm);
+  io(r.clipped_fraction);
+  io(r.stopped_by_budget);
+  io(r.released_noise_std);
+  std::uint64_t n = extra.size();
+  io.bounded(n, std::uint64_t{0}, std::uint64_t{64}, "summary extras");
+  if (io.loading()) extra.assign(n, {});
+  for (auto& [k, v] : extra) {
+    io(k);
+    io(v);
+  }
+}
+
+}  // namespace
+
 std::int64_t Primorl::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   check(RunPlan{*env, ctx.train(), ctx.seed(), std::nullopt});
@@ -267,35 +322,42 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   mb::StageTimes times;
   extra_.clear();
 
-  // (1) data, then the public split; the Dataset itself is dropped once tabled
-  auto t0 = Clock::now();
-  double c0 = cpu_now();
-  ModelStage stage =
-      model_stage([&ctx] { return ctx.make_env(); }, *env, ctx.seed(),
-                  [&](const Dataset& data) {
-                    if (p_.report_data)
-                      ctx.write_file("data_returns.csv", data_returns_csv(data, extra_));
-                  });
-  mb::TransitionTable& train_tab = stage.train;
-  const mb::TransitionTable& test_tab = stage.test;
-  times.data_s = since(t0);
-  times.data_cpu_s = cpu_now() - c0;
-
-  // (2) model
-  t0 = Clock::now();
-  c0 = cpu_now();
+  const bool needs_real = p_.real_ratio > 0.0 || p_.start_from_data;
+  ModelStage stage;
+  stage.model = mb::ProbEnsemble(primorl_model_config(p_, D, A));
   mb::ProbEnsemble& model = stage.model;
   mb::TrainResult mres;
-  const mb::PipelineFacts facts = train_model(p_, model, train_tab, test_tab, ctx, mres);
-  // PriMORL variants (and MOPO without real data) release the private table here: nothing below
-  // may read it
-  const bool needs_real = p_.real_ratio > 0.0 || p_.start_from_data;
-  if (!needs_real) {
-    if (after_model_) after_model_(train_tab);
-    train_tab = mb::TransitionTable();
+  mb::PipelineFacts facts;
+  const TrainContext::SyncFn sync = [&](StateIo& io) {
+    sync_model_stage(io, model, facts, mres, extra_);
+  };
+  auto t0 = Clock::now();
+  double c0 = cpu_now();
+  if (!ctx.resume(sync)) {
+    // (1) data, then the public split; the Dataset itself is dropped once tabled
+    stage = model_stage([&ctx] { return ctx.make_env(); }, *env, ctx.seed(),
+                        [&](const Dataset& data) {
+                          if (p_.report_data)
+                            ctx.write_file("data_returns.csv", data_returns_csv(data, extra_));
+                        });
+    times.data_s = since(t0);
+    times.data_cpu_s = cpu_now() - c0;
+
+    // (2) model
+    t0 = Clock::now();
+    c0 = cpu_now();
+    facts = train_model(p_, model, stage.train, stage.test, ctx, mres);
+    // PriMORL variants (and MOPO without real data) release the private table here: nothing
+    // below may read it
+    if (!needs_real) {
+      if (after_model_) after_model_(stage.train);
+      stage.train = mb::TransitionTable();
+      ctx.save_checkpoint(0, sync);
+    }
+    times.model_s = since(t0);
+    times.model_cpu_s = cpu_now() - c0;
   }
-  times.model_s = since(t0);
-  times.model_cpu_s = cpu_now() - c0;
+  mb::TransitionTable& train_tab = stage.train;
 
   // (3) policy in the penalised model, evaluated in the real env after every epoch
   t0 = Clock::now();

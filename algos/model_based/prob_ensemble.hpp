@@ -96,6 +96,8 @@ class ProbEnsemble {
   // Kaiming-uniform MLP weights (member i from derive_seed(seed, kInit, i)) and the bound inits.
   void init(std::uint64_t seed);
   void set_normalizer(std::vector<float> mean, std::vector<float> std);
+  const std::vector<float>& normalizer_mean() const { return norm_mean_; }
+  const std::vector<float>& normalizer_std() const { return norm_std_; }
 
   // Every member on the raw inputs x (in x B) with the given parameter buffer (this ensemble's
   // layout): mean and logvar stacked by member ((N out) x B, member i in rows [i out, (i+1) out)).

@@ -304,7 +304,10 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("has no checkpoint yet; the run starts from step 0") != std::string::npos);
     // learners without checkpoints are refused by name, before anything is written
     const std::pair<std::string, std::string> refused[] = {
-        {"primorl", "env: {id: pendulum}\nalgo: {id: primorl}\ndata: {path: nowhere}\n"}};
+        // MOPO that also learns from the real data (its checkpoint would hold the table)
+        {"primorl",
+         "env: {id: pendulum}\nalgo: {id: primorl, params: {variant: mopo, real_ratio: 0.5}}\n"
+         "data: {path: nowhere}\n"}};
     for (const auto& [algo, body] : refused) {
       const auto a =
           setup("refuse_" + algo, "seed: 1\nout: out\n" + body + "train: {steps: 1000}\n");
@@ -405,5 +408,29 @@ TEST_SUITE("e2e") {
     REQUIRE(r.code == 0);
     CHECK(spent(l / "out") == spent(l_ref / "out"));
     CHECK(dprl::read_file(l / "out" / "metrics.csv").find("\n300,") != std::string::npos);
+  }
+
+  TEST_CASE("a primorl run killed after its model resumes without training a second model") {
+    // the one checkpoint is written once the model is trained and its ledger and training curve
+    // are on disk; the resumed run redoes the policy stage and ends with the uninterrupted bytes
+    const std::string config =
+        "seed: 1\nout: out\nenv: {id: pendulum}\n"
+        "algo: {id: primorl, params: {data_runs: 2, data_steps_per_run: 2000, test_fraction: "
+        "0.05, variant: tdp, q: 0.1, z: 0.8, clip_norm: 1.0, rounds: 20, model_eval_every: 5, "
+        "penalty: mpd, sac_hidden: '16,16', steps_per_epoch: 500, rollout_freq: 250, "
+        "rollout_batch: 100, horizon: 5, noise: seeded}}\n"
+        "train: {steps: 1000, eval_episodes: 2, checkpoint_every: 100}\n";
+    const auto ref = setup("primorl_ref", config);
+    REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
+    const auto a = setup("primorl_a", config);
+    CHECK(run_in(a, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=1"))
+              .code != 0);
+    REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+    CHECK(fs::exists(a / "out" / "privacy_ledger.json"));  // charged and written before it
+    CHECK(!fs::exists(a / "out" / "metrics.csv"));         // the policy stage had not begun
+    const auto r = run_in(a, "resume out --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    check_same_run(ref / "out", a / "out");
   }
 }
