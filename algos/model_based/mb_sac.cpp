@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 
 namespace dprl::algos::model_based {
 
@@ -74,7 +75,8 @@ void concat(const ReplayBatch& a, const ReplayBatch& b, ReplayBatch& out) {
 void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_cfg,
                            const PolicyStageConfig& cfg, SacLearner& learner, Env& reset_env,
                            std::uint64_t seed, const TransitionTable* real,
-                           const std::function<void(const EpochStats&)>& on_epoch) {
+                           const std::function<void(const EpochStats&)>& on_epoch,
+                           PolicyStageCheckpoints* checkpoints) {
   const bool needs_real = cfg.real_ratio > 0.0 || cfg.start_from_data;
   if (needs_real != (real != nullptr))
     throw ParamError(
@@ -94,7 +96,29 @@ void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_
   ReplayBatch bm, br, b;
   EpochStats st;
   std::int64_t updates = 0, rollouts = 0;
-  for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
+  int done = 0;  // epochs done
+  const auto sync = [&](StateIo& io) {
+    io.section("policy_stage");
+    io.bounded(done, 0, cfg.epochs, "epochs done");
+    constexpr std::int64_t kMax = std::int64_t{1} << 50;
+    io.bounded(updates, std::int64_t{0}, kMax, "policy updates");
+    io.bounded(rollouts, std::int64_t{0}, kMax, "model rollouts");
+    if (io.loading() && updates != std::int64_t{done} * cfg.steps_per_epoch)
+      throw DataError("checkpoint: section 'policy_stage' holds updates that are not its epochs'");
+    io(roll_rng);
+    io(batch_rng);
+    model_rb.sync_state(io);
+    learner.sync_state(io);
+    io(st.model_reward);
+    io(st.raw_reward);
+    io(st.penalty);
+  };
+  if (checkpoints && !checkpoints->resume_state.empty()) {
+    StateIo io(checkpoints->resume_state, "checkpoint (policy stage)");
+    sync(io);
+    io.expect_end();
+  }
+  for (int epoch = done + 1; epoch <= cfg.epochs; ++epoch) {
     for (int k = 0; k < cfg.steps_per_epoch; ++k, ++updates) {
       if (updates % cfg.rollout_freq == 0) {
         start_states(cfg, reset_env, model_rb, real, seed, rollouts++, roll_rng, s);
@@ -132,6 +156,12 @@ void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_
     st.q_loss = learner.last_q_loss();
     st.alpha = learner.alpha();
     if (on_epoch) on_epoch(st);
+    done = epoch;
+    if (checkpoints && epoch < cfg.epochs && checkpoints->due(updates)) {
+      StateIo io;
+      sync(io);
+      checkpoints->save(updates, io.take());
+    }
   }
 }
 

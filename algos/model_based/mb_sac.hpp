@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "algos/model_based/model_data.hpp"
 #include "algos/model_based/model_env.hpp"
@@ -64,12 +65,22 @@ struct EpochStats {
   double alpha = 0;
 };
 
+// Checkpoints of the stage, between epochs: its state (epoch and counters, both generators, the
+// model replay buffer, the learner, the last rollout's figures) as bytes its owner stores in its
+// own checkpoint. resume_state: a saved state to continue from ("": from the first epoch).
+struct PolicyStageCheckpoints {
+  std::string resume_state;
+  std::function<bool(std::int64_t updates)> due;                    // after each epoch
+  std::function<void(std::int64_t updates, std::string state)> save;  // when due
+};
+
 // Runs the stage. `reset_env` supplies rho_0 states (reset only, never stepped). `real` is the
 // real transition table for the MOPO baseline and must be null when real_ratio is 0 and
 // start_from_data is false (PriMORL): then nothing here can read the dataset.
 void train_policy_in_model(const ProbEnsemble& model, const ModelEnvConfig& env_cfg,
                            const PolicyStageConfig& cfg, SacLearner& learner, Env& reset_env,
                            std::uint64_t seed, const TransitionTable* real,
-                           const std::function<void(const EpochStats&)>& on_epoch);
+                           const std::function<void(const EpochStats&)>& on_epoch,
+                           PolicyStageCheckpoints* checkpoints = nullptr);
 
 }  // namespace dprl::algos::model_based

@@ -184,11 +184,11 @@ class Primorl final : public Algorithm {
   ParamMap params() const override { return dump_params(p_); }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
-  // One checkpoint, once the model is trained and its release charged and written out: a run
-  // killed in the policy stage resumes there and redoes the policy stage (SAC in the model,
-  // deterministic) instead of training, and releasing, a second model. Not for runs that also
-  // learn from the real data (real_ratio > 0, start_from_data): the checkpoint would have to hold
-  // the private table.
+  // Checkpoints once the model is trained and its release charged and written out, then every
+  // checkpoint_every SAC updates (at epoch ends): a run killed in the policy stage resumes there
+  // instead of training, and releasing, a second model. Not for runs that also learn from the
+  // real data (real_ratio > 0, start_from_data): the checkpoint would have to hold the private
+  // table.
   bool resumable() const override { return p_.real_ratio == 0.0 && !p_.start_from_data; }
 
   // The model stage exactly as train() sets it up, for the privacy audit

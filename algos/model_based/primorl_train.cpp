@@ -261,12 +261,14 @@ Primorl::ModelStage Primorl::model_stage(const std::function<std::unique_ptr<Env
 
 namespace {
 
-// The checkpoint a run writes once its model is trained (stages 1 and 2): the model, the facts
-// and figures of its training, and summary extras so far. The model's release is charged and
-// written out (privacy_ledger.json, model_training.csv) before it, so a run killed in the policy
-// stage resumes from here and never trains (releases) a second model.
+// A run's checkpoints, written once its model is trained (stages 1 and 2) and then between the
+// policy stage's epochs: the model, the facts and figures of its training, the summary extras
+// and evaluations so far, and the policy stage's state (bytes; empty before its first epoch). The
+// model's release is charged and written out (privacy_ledger.json, model_training.csv) before the
+// first, so a run killed in the policy stage resumes and never trains (releases) a second model.
 void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f,
-                      mb::TrainResult& r, std::vector<std::pair<std::string, double>>& extra) {
+                      mb::TrainResult& r, std::vector<std::pair<std::string, double>>& extra,
+                      std::vector<double>& evals, std::string& policy_state) {
   io.section("primorl_model");
   io(model.buffer(), true);
   std::vector<float> mean = model.normalizer_mean(), sd = model.normalizer_std();
@@ -309,6 +311,8 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
     io(k);
     io(v);
   }
+  io(evals);
+  io(policy_state);
 }
 
 }  // namespace
@@ -328,8 +332,10 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   mb::ProbEnsemble& model = stage.model;
   mb::TrainResult mres;
   mb::PipelineFacts facts;
+  std::vector<double> evals;
+  mb::PolicyStageCheckpoints policy_ckpt;
   const TrainContext::SyncFn sync = [&](StateIo& io) {
-    sync_model_stage(io, model, facts, mres, extra_);
+    sync_model_stage(io, model, facts, mres, extra_, evals, policy_ckpt.resume_state);
   };
   auto t0 = Clock::now();
   double c0 = cpu_now();
@@ -367,7 +373,11 @@ std::int64_t Primorl::train(TrainContext& ctx) {
       std::vector<float>(spec.action.high.begin(), spec.action.high.end()), sac_config(p_),
       derive_seed(ctx.seed(), Domain::kAlgo, 40));
   const std::int64_t total = ctx.train().steps;
-  std::vector<double> evals;
+  policy_ckpt.due = [&](std::int64_t updates) { return ctx.checkpoint_due(updates); };
+  policy_ckpt.save = [&](std::int64_t updates, std::string state) {
+    policy_ckpt.resume_state = std::move(state);
+    ctx.save_checkpoint(updates, sync);
+  };
   mb::train_policy_in_model(model, model_env_config(p_, spec), policy_config(p_, total), *learner_,
                             *env, derive_seed(ctx.seed(), Domain::kAlgo, 41),
                             needs_real ? &train_tab : nullptr, [&](const mb::EpochStats& st) {
@@ -384,7 +394,8 @@ std::int64_t Primorl::train(TrainContext& ctx) {
                               evals.push_back(ev.return_mean);
                               times.eval_s += since(te);
                               ctx.progress().update(st.updates, total, 0, ev.return_mean);
-                            });
+                            },
+                            needs_real ? nullptr : &policy_ckpt);
   times.policy_s = since(t0);
   times.policy_cpu_s = cpu_now() - c0;
 

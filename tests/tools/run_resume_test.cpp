@@ -411,26 +411,31 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("a primorl run killed after its model resumes without training a second model") {
-    // the one checkpoint is written once the model is trained and its ledger and training curve
-    // are on disk; the resumed run redoes the policy stage and ends with the uninterrupted bytes
+    // checkpoints: once the model is trained and its ledger and training curve are on disk, then
+    // after each policy epoch but the last (500 SAC updates each); killed after the first (the
+    // policy stage not begun), after the second (mid policy stage), and at update 900 (between
+    // checkpoints: the second epoch is redone), each resumed run ends with the uninterrupted bytes
     const std::string config =
         "seed: 1\nout: out\nenv: {id: pendulum}\n"
         "algo: {id: primorl, params: {data_runs: 2, data_steps_per_run: 2000, test_fraction: "
         "0.05, variant: tdp, q: 0.1, z: 0.8, clip_norm: 1.0, rounds: 20, model_eval_every: 5, "
         "penalty: mpd, sac_hidden: '16,16', steps_per_epoch: 500, rollout_freq: 250, "
         "rollout_batch: 100, horizon: 5, noise: seeded}}\n"
-        "train: {steps: 1000, eval_episodes: 2, checkpoint_every: 100}\n";
+        "train: {steps: 1500, eval_episodes: 2, checkpoint_every: 100}\n";
     const auto ref = setup("primorl_ref", config);
     REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
-    const auto a = setup("primorl_a", config);
-    CHECK(run_in(a, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=1"))
-              .code != 0);
-    REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
-    CHECK(fs::exists(a / "out" / "privacy_ledger.json"));  // charged and written before it
-    CHECK(!fs::exists(a / "out" / "metrics.csv"));         // the policy stage had not begun
-    const auto r = run_in(a, "resume out --quiet");
-    INFO(r.err);
-    REQUIRE(r.code == 0);
-    check_same_run(ref / "out", a / "out");
+    for (const std::string& kill :
+         {std::string("DPRL_TEST_KILL_AFTER_CHECKPOINTS=1"),
+          std::string("DPRL_TEST_KILL_AFTER_CHECKPOINTS=2"), std::string("DPRL_TEST_KILL_AT_STEP=900")}) {
+      INFO(kill);
+      const auto a = setup("primorl_a", config);
+      CHECK(run_in(a, "run exp.yaml --quiet", env_prefix(kill)).code != 0);
+      REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+      CHECK(fs::exists(a / "out" / "privacy_ledger.json"));  // charged and written before it
+      const auto r = run_in(a, "resume out --quiet");
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      check_same_run(ref / "out", a / "out");
+    }
   }
 }
