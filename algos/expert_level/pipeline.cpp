@@ -301,9 +301,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   std::error_code ec;
   for (const char* f : {"run.json", "summary.json", "timing.json"}) fs::remove(s.out / f, ec);
   RunDir dir(s.out);
-  // the train stage writes no checkpoints, and a killed pipeline reruns it with fresh noise: so
-  // that the killed attempt publishes nothing of it, a private pipeline's evaluation rows reach
-  // metrics.csv only with the summary (the population and release stages are reused as they are)
+  // a killed pipeline reruns its DP-SGD stage with fresh noise: its rows go out with the summary
   if (s.mode != "non_private") dir.hold_metrics();
   dir.write_config(s.resolved);
   ParamMap eval = s.population.env_params;
