@@ -41,8 +41,8 @@ void cmd_run(const RunOpts& o) {
   const bool pipeline = algos::is_pipeline(load_yaml_file(o.config));
   if (pipeline && o.resume)
     throw ConfigError(fmt::format(
-        "{}: --resume: pipeline files do not checkpoint; rerun them (finished populations and "
-        "releases are reused)",
+        "{}: --resume: pipeline files need no --resume; run them again (finished populations "
+        "and releases are reused, and the DP-SGD stage continues from its last checkpoint)",
         o.config));
   const RunSummary s = pipeline ? run_pipeline_command(o.config, opts, o.jobs)
                                 : algos::run_experiment_file(o.config, opts);

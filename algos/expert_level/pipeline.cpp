@@ -262,6 +262,45 @@ PipelineTrainData pipeline_train_data(const PipelineSpec& s, const PipelineOptio
   return t;
 }
 
+namespace {
+
+// The DP-SGD stage checkpoints at every evaluation block (train_selective): a killed pipeline
+// continues from its last checkpoint when run again, unless its config changed.
+CheckpointSetup stage_checkpoints(const PipelineSpec& s) {
+  std::error_code ec;
+  if (!fs::exists(s.out / "config.yaml", ec) ||
+      read_file(s.out / "config.yaml") != to_yaml(s.resolved))
+    remove_run_checkpoints(s.out);
+  CheckpointSetup ckpt{s.out, s.digest, "expert_level", s.eval_every > 0 ? s.eval_every : 1 << 30};
+  if (auto loaded = read_run_checkpoint(s.out)) {
+    ckpt.resume_file = loaded->file;
+    ckpt.resume_payload = std::move(loaded->payload);
+    fmt::print(stderr, "dprl: note: {} continues from its last checkpoint\n", s.out.string());
+  }
+  return ckpt;
+}
+
+// timing.json (wall-clock figures per stage, and the CPU time of the train stage: one thread,
+// on a shared machine the figure to project from) and run.json
+void write_pipeline_records(const PipelineSpec& s, const fs::path& dir, double wall_s,
+                            double population_s, double release_s, bool release_reused,
+                            double train_s, double train_cpu_s) {
+  json timing;
+  timing["wall_time_s"] = wall_s;
+  timing["population_and_data_s"] = population_s;
+  timing["release_s"] = release_s;
+  timing["release_reused"] = release_reused;
+  timing["train_s"] = train_s;
+  timing["train_cpu_s"] = train_cpu_s;
+  write_file_atomic(dir / "timing.json", timing.dump(2) + "\n");
+  json record;
+  record["config_sha256"] = s.digest;
+  record["summary_sha256"] = sha256_hex(read_file(dir / "summary.json"));
+  write_file_atomic(dir / "run.json", record.dump(2) + "\n");
+}
+
+}  // namespace
+
 RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   if (auto done = finished(s)) {
     fmt::print(stderr, "dprl: note: {} holds this pipeline's finished run; reusing it\n",
@@ -300,9 +339,9 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
 
   std::error_code ec;
   for (const char* f : {"run.json", "summary.json", "timing.json"}) fs::remove(s.out / f, ec);
+  CheckpointSetup ckpt = stage_checkpoints(s);
   RunDir dir(s.out);
-  // a killed pipeline reruns its DP-SGD stage with fresh noise: its rows go out with the summary
-  if (s.mode != "non_private") dir.hold_metrics();
+  if (s.mode != "non_private") dir.hold_metrics();  // rows go out with checkpoints and the summary
   dir.write_config(s.resolved);
   ParamMap eval = s.population.env_params;
   if (s.eval_max_steps > 0)
@@ -315,6 +354,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   Progress progress(o.progress, s.name + ": ");
   TrainContext ctx([env_id, eval] { return envs::make_env(env_id, eval); }, s.seed, tp, &dir,
                    &progress);
+  ctx.set_checkpoints(std::move(ckpt));
   auto algo = algo_registry().make(s.learner_id, s.learner_params);
   auto& learner = dynamic_cast<OfflineLearner&>(*algo);
   int batch = 0;
@@ -364,20 +404,9 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
     write_file_atomic(dir.path() / "audit.json", sum.audit_json + "\n");
   }
   dir.write_summary(sum);
-  // wall-clock figures per stage, and the CPU time of the train stage (one thread: on a shared
-  // machine the figure to project from)
-  json timing;
-  timing["wall_time_s"] = sum.wall_time_s;
-  timing["population_and_data_s"] = population_s;
-  timing["release_s"] = release_s;
-  timing["release_reused"] = rel ? rel->reused : false;
-  timing["train_s"] = train_s;
-  timing["train_cpu_s"] = train_cpu_s;
-  write_file_atomic(dir.path() / "timing.json", timing.dump(2) + "\n");
-  json record;
-  record["config_sha256"] = s.digest;
-  record["summary_sha256"] = sha256_hex(read_file(dir.path() / "summary.json"));
-  write_file_atomic(dir.path() / "run.json", record.dump(2) + "\n");
+  remove_run_checkpoints(s.out);
+  write_pipeline_records(s, dir.path(), sum.wall_time_s, population_s, release_s,
+                         rel ? rel->reused : false, train_s, train_cpu_s);
   return sum;
 }
 

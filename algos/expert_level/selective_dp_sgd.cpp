@@ -9,6 +9,7 @@
 #include "engine/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/release_tap.hpp"
@@ -122,6 +123,13 @@ struct SelectiveRun {
   void iterate(std::int64_t it, bool noisy);
   // the evaluation (when due or finished) and the progress line after a block
   void report_block(bool finished);
+  // whether the run is over, from its counters
+  bool done() const {
+    return r.iterations >= total || (dp && p.accounting == "sound" && r.noisy_steps >= r.planned_noisy);
+  }
+  // checkpoints, at the end of a block and before its evaluation: the learner, the counters, the
+  // noise stream and the ledger's charges (in memory: replayed on load)
+  void sync(StateIo& io, bool& eval_pending);
 
   OfflineLearner& learner;
   const Dataset* const stable;
@@ -274,6 +282,42 @@ void SelectiveRun::iterate(std::int64_t it, bool noisy) {
   }
 }
 
+void SelectiveRun::sync(StateIo& io, bool& eval_pending) {
+  io.section("selective");
+  learner.sync_model_state(io);
+  constexpr std::int64_t kMax = std::int64_t{1} << 50;
+  io.bounded(r.iterations, std::int64_t{0}, total, "iterations");
+  io.bounded(r.noisy_steps, std::int64_t{0}, r.iterations, "noisy steps");
+  io.bounded(r.stable_steps, std::int64_t{0}, r.iterations, "stable steps");
+  io.bounded(r.skipped, std::int64_t{0}, r.iterations, "skipped steps");
+  io(r.capped);
+  io.bounded(releases, std::int64_t{0}, kMax, "releases");
+  io(eval_pending);
+  bool noised_run = noise != nullptr;
+  io(noised_run);
+  if (noised_run != (noise != nullptr))
+    throw DataError("checkpoint: section 'selective' is of a run with other noise");
+  if (noise) noise->sync_state(io);
+  std::uint64_t n = ledger ? ledger->entries().size() : 0;
+  io.bounded(n, std::uint64_t{0}, ledger ? std::uint64_t{1} << 20 : 0, "ledger charges");
+  const std::vector<privacy::LedgerEntry> saved =
+      io.loading() ? std::vector<privacy::LedgerEntry>{} : ledger->entries();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string event = io.loading() ? std::string() : saved[i].event.to_json();
+    std::string label = io.loading() ? std::string() : saved[i].label;
+    std::int64_t count = io.loading() ? 0 : saved[i].count;
+    io(event);
+    io(label);
+    io.bounded(count, std::int64_t{1}, kMax, "charge count");
+    if (!io.loading()) continue;
+    try {
+      ledger->charge(privacy::DpEvent::from_json(event), count, label);
+    } catch (const Error& e) {
+      throw DataError(fmt::format("checkpoint: section 'selective': charge {}: {}", i + 1, e.what()));
+    }
+  }
+}
+
 void SelectiveRun::report_block(bool finished) {
   if (ctx.eval_due(r.iterations) || finished) {
     auto pol = learner.policy();
@@ -315,7 +359,21 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
   run.plan_budget();
   SelectiveResult& r = run.r;
   const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : run.total;
+  // a run whose context checkpoints (the pipeline's) saves at the end of every block, before the
+  // block's evaluation (the release), and continues from there when killed
+  bool eval_pending = false;
+  const TrainContext::SyncFn sync = [&](StateIo& io) { run.sync(io, eval_pending); };
   bool finished = false;
+  if (ctx.resume(sync)) {
+    // the charges after checkpoint.prev.bin lived only in the lost newest checkpoint: with fresh
+    // noise, redrawing those steps would release them twice, uncounted
+    if (ctx.resumed_from_previous() && dp && p.noise != "seeded")
+      throw DataError(
+          "selective DP-SGD: the newest checkpoint is damaged and the noise is not seeded, so the "
+          "stage cannot continue from checkpoint.prev.bin without losing count of its releases");
+    finished = run.done();
+    if (eval_pending) run.report_block(finished);
+  }
   while (!finished) {
     // the block up to the next evaluation: draw its coins, charge its noisy steps, then run it
     const std::int64_t noisy =
@@ -330,10 +388,12 @@ SelectiveResult train_selective(OfflineLearner& learner, const Dataset* stable,
     for (std::int64_t i = 0; i < n; ++i)
       run.iterate(r.iterations + i + 1, run.coins[static_cast<std::size_t>(i)] != 0);
     r.iterations += n;
-    finished = r.iterations >= run.total ||
-               (dp && p.accounting == "sound" && r.noisy_steps >= r.planned_noisy);
+    finished = run.done();
     r.capped = dp && p.accounting == "sound" && r.noisy_steps < r.planned_noisy &&
                r.iterations >= run.total;
+    eval_pending = true;
+    ctx.save_checkpoint(r.iterations, sync);
+    eval_pending = false;
     run.report_block(finished);
   }
   if (run.ledger) {

@@ -139,6 +139,13 @@ void OfflineLearner::check(const RunPlan& plan) {
   checked_ = true;
 }
 
+void OfflineLearner::sync_model_state(StateIo& io) {
+  io.section(name_ + " (model)");
+  for (nn::Mlp* net : state_nets()) io(net->span());
+  for (auto& opt : opt_) opt.sync_state(io);
+  io.bounded(steps_, std::int64_t{0}, std::int64_t{1} << 50, "gradient steps");
+}
+
 void OfflineLearner::check_in_train(const TrainContext& ctx, const Env& env) {
   if (!checked_) {
     try {

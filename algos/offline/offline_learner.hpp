@@ -156,6 +156,9 @@ class OfflineLearner : public Algorithm {
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg, double noise_sd,
                const privacy::GaussianRelease& release);
   std::int64_t steps_taken() const { return steps_; }
+  // Saves or loads the networks, the optimiser state and the step count (the checkpoints of a
+  // loop that drives step() and dp_step() itself: algos/expert_level/selective_dp_sgd.cpp).
+  void sync_model_state(StateIo& io);
   // The gradient of trained network i from the last step (tests).
   const nn::Buffer& last_grad(std::size_t i) const { return grad_[i]; }
   std::vector<TrainedNet> trained_nets() { return trained(); }

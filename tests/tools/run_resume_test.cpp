@@ -438,4 +438,33 @@ TEST_SUITE("e2e") {
       check_same_run(ref / "out", a / "out");
     }
   }
+
+  TEST_CASE("a killed expert-level pipeline continues its DP-SGD stage from its checkpoint") {
+    // the paper 000 smoke pipeline with an evaluation every 20 iterations (57 in all): the stage
+    // checkpoints at 20, 40 and 57, each before that block's evaluation; killed after the second,
+    // its evaluation rows held (only the row at 20 is out), then run again: it continues at 40
+    // and ends with the uninterrupted bytes (the population and the release are reused)
+    const auto pop = scratch("pipeline_population");
+    const std::string args = "run " + std::string(DPRL_SOURCE_DIR) +
+                             "/configs/paper000/smoke.yaml --quiet --jobs 2 --out out --set "
+                             "train.eval_every=20 --set population.out=" + pop.string();
+    const auto ref = scratch("pipeline_ref");
+    REQUIRE(run_in(ref, args).code == 0);
+    const auto a = scratch("pipeline_a");
+    CHECK(run_in(a, args, env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=2")).code != 0);
+    REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+    const std::string rows = dprl::read_file(a / "out" / "metrics.csv");
+    CHECK(rows.find("\n20,") != std::string::npos);
+    CHECK(rows.find("\n40,") == std::string::npos);
+    const auto r = run_in(a, args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("continues from its last checkpoint") != std::string::npos);
+    CHECK(!fs::exists(a / "out" / "checkpoint.bin"));
+    for (const char* f : {"metrics.csv", "summary.json", "privacy_ledger.json", "policy.bin",
+                          "config.yaml"}) {
+      INFO(f);
+      CHECK(dprl::read_file(a / "out" / f) == dprl::read_file(ref / "out" / f));
+    }
+  }
 }
