@@ -7,6 +7,7 @@
 // The child kills itself deterministically through the test hooks of algos/checkpoint.hpp
 // (DPRL_TEST_KILL_AFTER_CHECKPOINTS, DPRL_TEST_KILL_AT_STEP).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,8 @@ struct Case {
 // a small dataset of random CartPole episodes for the offline learners, made once
 std::string offline_data() {
   static const std::string path = [] {
-    const auto d = scratch("resume_data");
+    // per process: ctest runs the cases of this file in parallel processes
+    const auto d = scratch("resume_data_" + std::to_string(::getpid()));
     REQUIRE(run_in(d, "collect --env cartpole --policy random --episodes 20 --seed 3 --out data")
                 .code == 0);
     return (d / "data").string();
@@ -151,7 +153,7 @@ std::vector<Case> cases() {
 // evaluation
 std::string private_config(const std::string& noise, double epsilon) {
   static const std::string data = [] {
-    const auto d = scratch("resume_private_data") / "data";
+    const auto d = scratch("resume_private_data_" + std::to_string(::getpid())) / "data";
     dprl::save_minari(dprl::testing::rollout_dataset("cartpole", dprl::testing::cartpole_expert,
                                                      200, 200, 0.3, 4),
                       d);
