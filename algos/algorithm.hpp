@@ -121,6 +121,7 @@ class TrainContext {
   // run published nothing its resumed run draws again.
   void hold_metrics_until_checkpoints() {
     if (run_dir_) run_dir_->hold_metrics();
+    progress_->hide_returns();
   }
   // Whether resume() loaded checkpoint.prev.bin (the newest checkpoint was damaged or missing).
   bool resumed_from_previous() const { return resumed_previous_; }

@@ -24,7 +24,9 @@ void Progress::update(std::int64_t steps, std::int64_t total_steps, std::int64_t
   last_ = now;
   const double secs = std::chrono::duration<double>(now - start_).count();
   const double rate = secs > 0 ? static_cast<double>(steps) / secs : 0.0;
-  const std::string ret = std::isfinite(recent_return) ? fmt::format("{:.2f}", recent_return) : "-";
+  const std::string ret = std::isfinite(recent_return) && !hide_returns_
+                              ? fmt::format("{:.2f}", recent_return)
+                              : "-";
   fmt::print(stderr, "\r{}{} / {} steps  {} episodes  return {}  {:.0f} steps/s   ", label_, steps,
              total_steps, episodes, ret, rate);
   std::fflush(stderr);

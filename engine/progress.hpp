@@ -26,9 +26,13 @@ class Progress {
   void update(std::int64_t steps, std::int64_t total_steps, std::int64_t episodes,
               double recent_return);
   void finish();
+  // Shows "-" for the return from now on: a private run whose figures are published only with
+  // its checkpoints (RunDir::hold_metrics) does not show them on the terminal before.
+  void hide_returns() { hide_returns_ = true; }
 
  private:
   bool enabled_;
+  bool hide_returns_ = false;
   bool printed_ = false;
   std::string label_;
   std::chrono::steady_clock::time_point start_;

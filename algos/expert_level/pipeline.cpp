@@ -352,6 +352,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   tp.eval_every = s.eval_every;
   tp.eval_episodes = s.eval_episodes;
   Progress progress(o.progress, s.name + ": ");
+  if (s.mode != "non_private") progress.hide_returns();
   TrainContext ctx([env_id, eval] { return envs::make_env(env_id, eval); }, s.seed, tp, &dir,
                    &progress);
   ctx.set_checkpoints(std::move(ckpt));

@@ -62,4 +62,21 @@ TEST_SUITE("unit") {
     });
     CHECK(text == "a line\n");
   }
+
+  TEST_CASE("a run's progress line hides the return once asked") {
+    const std::string shown = capture_stderr([] {
+      dprl::Progress p(dprl::Progress::Mode::kOn, "r: ");
+      p.update(100, 100, 1, 12.5);  // the last step always prints
+      p.finish();
+    });
+    CHECK(shown.find("12.50") != std::string::npos);
+    const std::string hidden = capture_stderr([] {
+      dprl::Progress p(dprl::Progress::Mode::kOn, "r: ");
+      p.hide_returns();
+      p.update(100, 100, 1, 12.5);  // the last step always prints
+      p.finish();
+    });
+    CHECK(hidden.find("12.5") == std::string::npos);
+    CHECK(hidden.find("r: ") != std::string::npos);
+  }
 }
