@@ -1,5 +1,6 @@
-// Chain MDP: n states in a row, actions stay / move right; the MDP-100 of paper
-// 001_2453fa2dbe5e44c2 (Electronics 2020, 9, 1486) section 4.1.1, after Lebensold et al. (2019).
+// Chain MDP: n states in a row, actions stay / move right; the MDP-100 of
+// Seo and Yang, "Differentially Private Actor and Its Eligibility Trace" (Electronics 9, 2020,
+// 1486), section 4.1.1, after Lebensold et al. (2019).
 //
 // The paper fixes: n = 100 states, two actions (0 stay, 1 move right), move right succeeds with
 // probability p = 0.9 and otherwise stays, reward -1 per time step and +1 in the absorbing state.

@@ -2,7 +2,8 @@
 // Ernst et al. 2006 for structured treatment interruptions).
 //
 // Matches rlpy's HIVTreatment domain (rlpy/rlpy commit af25d2011fff, rlpy/Domains/HIVTreatment.py)
-// with the paper settings of 000_9f17cd2eecb331e4 appendix B.1 (20 days per step, 50 steps,
+// with the paper settings of Sharma et al., "Preserving Expert-Level Privacy in Offline
+// Reinforcement Learning" (TMLR), appendix B.1 (20 days per step, 50 steps,
 // drug penalties and efficacy noise as parameters). rlpy steps SciPy's odeint (LSODA, rtol = atol
 // = 1.49e-8); we integrate the same ODE with our own Dormand-Prince 5(4) (envs/ode.hpp) and agree
 // with odeint to a relative 1e-5 over whole episodes (tested at 1e-4 in tests/envs/hiv_test.cpp on

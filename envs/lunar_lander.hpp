@@ -2,8 +2,9 @@
 //
 // Matches Gymnasium 1.3 gymnasium/envs/box2d/lunar_lander.py (LunarLander-v3, dynamically the same
 // as v1.2.3) wrapped in TimeLimit(1000): LunarLander-v3 (discrete) and LunarLanderContinuous-v3
-// (continuous: true). Facts in ../shared/reference/ENV_FACTS.md section 5; variants of paper
-// 000_9f17cd2eecb331e4 appendix B.1 (gravity, wind power, turbulence) are parameters.
+// (continuous: true). The environment variants of Sharma et al., "Preserving Expert-Level
+// Privacy in Offline Reinforcement Learning" (TMLR), appendix B.1 (gravity, wind power,
+// turbulence) are parameters.
 //
 // Physics: Box2D 2.4 (Debian's libbox2d), where Gymnasium uses pybox2d 2.3.10. The scene, the
 // 1/50 s step with 180 velocity and 60 position iterations, the fixtures, joints and sleep

@@ -1,7 +1,7 @@
 // Gymnasium's hand-written LunarLander controller as a Policy (`lunar_lander_heuristic`).
 //
-// Source: gymnasium/envs/box2d/lunar_lander.py, function heuristic(env, s) (Gymnasium 1.3; facts in
-// ../shared/reference/ENV_FACTS.md section 5). On the observation s:
+// Source: gymnasium/envs/box2d/lunar_lander.py, function heuristic(env, s) (Gymnasium 1.3). On the
+// observation s:
 //   angle_targ = clip(0.5 s0 + s2, -0.4, 0.4); hover_targ = 0.55 |s0|
 //   angle_cmd = (angle_targ - s4) 0.5 - s5;  hover_cmd = (hover_targ - s1) 0.5 - 0.5 s3
 //   a leg touching (s6 or s7): angle_cmd = 0, hover_cmd = -0.5 s3

@@ -1,6 +1,7 @@
 // The Dirichlet mechanism for releasing a policy (a point of the probability simplex).
 //
-// Source: paper 003_30d41d0bf41e9ee4 (privacy-preserving kickstarting), after Gohari et al.:
+// Source: Gohari, Chen, Wu, Hale and Topcu, "Privacy-Preserving Kickstarting Deep Reinforcement
+// Learning with Privacy-Aware Learners":
 // Dir_k(pi) samples x ~ Dirichlet(k pi) for pi in the eta-restricted simplex
 // Delta_{m,eta} = {x : sum x = 1, x_i >= eta}.
 // Guarantee (Theorem 1), per query: for an L-Lipschitz f: R^d -> Delta_{m,eta} and observations

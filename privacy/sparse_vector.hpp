@@ -5,7 +5,8 @@
 //   Delta, the noisy threshold is T + Lap(2 Delta / eps) and each query gets Lap(4 Delta / eps);
 //   it halts at the first query above the noisy threshold. Guarantee: eps-DP (Thm. 3.23) for the
 //   whole stream, under the neighbouring relation that defines Delta.
-// - Expert-level DP offline RL (paper 000_9f17cd2eecb331e4, Algorithms 1 and 2): neighbouring
+// - Expert-level DP offline RL (Sharma et al., "Preserving Expert-Level Privacy in Offline
+//   Reinforcement Learning", TMLR, Algorithms 1 and 2): neighbouring
 //   relation = expert sets differing in one expert (expert level); Assumption 3.4: every expert's
 //   action probabilities are >= p_min. DataRelease sets
 //     eps' = eps1 / sqrt(32 T log(2 / delta1)),  delta' = delta1 / (2 T L),
