@@ -59,28 +59,13 @@ AuditReport audit_actor_critic(const ActorCritic& learner,
                       mis_sensitivity_factor(a.mis_specify),
                       [](const privacy::ReleaseTap::Release&, std::int64_t j) { return j; });
   audited.set_release_tap(&tap);
-  TrainParams tp = train;
-  tp.eval_every = 0;
-  tp.eval_episodes = 1;
-  tp.checkpoint = false;
-  Progress quiet(Progress::Mode::kOff);
-  TrainContext ctx(make_env, audit_stream(aseed, 5), tp, nullptr, &quiet);
-  audited.train(ctx);
-  const auto rec = audited.privacy();
-  if (!rec) throw DataError("audit: the audited actor_critic training reports no privacy record");
-
-  AuditReport r;
+  PrivacyReport record;
+  AuditReport r = run_release_audit(audited, make_env, train, a, set, "actor_critic", record);
   r.kind =
       "one-run white-box audit of the DP actor-critic's noised releases (canaries of the "
       "declared sensitivity 2C; Steinke, Nasr and Jagielski, NeurIPS 2023)";
-  r.mode = "white-box";
-  r.mis_specify = a.mis_specify;
-  r.epsilon_claimed = rec->epsilon;
-  r.delta = rec->delta;
-  r.confidence = a.confidence;
-  tally_canaries(set, a.guesses, r);
   nlohmann::ordered_json d;
-  d["accountant"] = rec->accountant;
+  d["accountant"] = record.accountant;
   d["dp"] = p.dp;
   d["neighbouring"] = "replace one trajectory";
   d["sensitivity"] = "2C per release (C the norm each vector is rescaled to)";
@@ -88,8 +73,8 @@ AuditReport audit_actor_critic(const ActorCritic& learner,
   d["critic_releases"] = tap.releases(1);
   d["sigma"] = ActorCritic::paper_sigma(p.epsilon, p.delta);
   d["clip"] = p.clip;
-  d["noise_source"] = rec->noise_source;
-  d["formal"] = rec->formal;
+  d["noise_source"] = record.noise_source;
+  d["formal"] = record.formal;
   r.details_json = d.dump();
   return r;
 }

@@ -50,30 +50,14 @@ AuditReport audit_lsvi_ucb(const LsviUcb& learner,
                         return j / H;
                       });
   audited.set_release_tap(&tap);
-  TrainParams tp = train;
-  tp.eval_every = 0;
-  tp.eval_episodes = 1;
-  tp.checkpoint = false;
-  Progress quiet(Progress::Mode::kOff);
-  TrainContext ctx(make_env, audit_stream(aseed, 5), tp, nullptr, &quiet);
-  audited.check(RunPlan{*env, tp, ctx.seed(), std::nullopt});
-  audited.train(ctx);
-  const auto rec = audited.privacy();
-  if (!rec) throw DataError("audit: the audited lsvi_ucb run reports no privacy record");
-
-  AuditReport r;
+  PrivacyReport record;
+  AuditReport r = run_release_audit(audited, make_env, train, a, set, "lsvi_ucb", record);
   r.kind =
       "one-run white-box audit of private LSVI-UCB's releases (Gram tree nodes and regression "
       "targets; canary users at the declared sensitivities; Steinke, Nasr and Jagielski, "
       "NeurIPS 2023)";
-  r.mode = "white-box";
-  r.mis_specify = a.mis_specify;
-  r.epsilon_claimed = rec->epsilon;
-  r.delta = rec->delta;
-  r.confidence = a.confidence;
-  tally_canaries(set, a.guesses, r);
   nlohmann::ordered_json d;
-  d["accountant"] = rec->accountant;
+  d["accountant"] = record.accountant;
   d["neighbouring"] = learner.lsvi_params().neighbouring;
   d["variant"] = learner.lsvi_params().variant;
   d["episodes"] = audited.train_episodes();
@@ -82,7 +66,7 @@ AuditReport audit_lsvi_ucb(const LsviUcb& learner,
   d["target_releases"] = tap.releases(1);
   d["sigma_gram"] = audited.sigma_gram();
   d["sigma_target"] = audited.sigma_target();
-  d["noise_source"] = rec->noise_source;
+  d["noise_source"] = record.noise_source;
   r.details_json = d.dump();
   return r;
 }

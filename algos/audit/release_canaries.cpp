@@ -1,6 +1,10 @@
 #include "algos/audit/release_canaries.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+
+#include "engine/error.hpp"
 
 namespace dprl::algos {
 
@@ -42,6 +46,33 @@ void ReleaseCanaries::after(const Release& r, std::span<double> x) {
     carried = true;
   }
   if (carried) ++count_[r.channel & 3];
+}
+
+AuditReport run_release_audit(Algorithm& audited,
+                              const std::function<std::unique_ptr<Env>()>& make_env,
+                              const TrainParams& train, const AuditParams& a,
+                              const CanarySet& canaries, const std::string& learner,
+                              PrivacyReport& record) {
+  TrainParams tp = train;
+  tp.eval_every = 0;
+  tp.eval_episodes = 1;
+  tp.checkpoint = false;
+  Progress quiet(Progress::Mode::kOff);
+  TrainContext ctx(make_env, audit_stream(static_cast<std::uint64_t>(a.seed), 5), tp, nullptr,
+                   &quiet);
+  audited.train(ctx);
+  const auto rec = audited.privacy();
+  if (!rec)
+    throw DataError(fmt::format("audit: the audited {} run reports no privacy record", learner));
+  record = *rec;
+  AuditReport r;
+  r.mode = "white-box";
+  r.mis_specify = a.mis_specify;
+  r.epsilon_claimed = rec->epsilon;
+  r.delta = rec->delta;
+  r.confidence = a.confidence;
+  tally_canaries(canaries, a.guesses, r);
+  return r;
 }
 
 }  // namespace dprl::algos

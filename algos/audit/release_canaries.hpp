@@ -23,7 +23,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 
+#include "algos/algorithm.hpp"
 #include "algos/audit/audit_report.hpp"
 #include "privacy/release_tap.hpp"
 
@@ -49,5 +52,15 @@ class ReleaseCanaries final : public privacy::ReleaseTap {
   Placement place_;
   std::int64_t count_[4] = {0, 0, 0, 0};
 };
+
+// One audited training of a learner that carries a ReleaseCanaries tap (no evaluations, no
+// checkpoint, no progress line; seed from the audit's stream 5), then the report's common part:
+// the claim from the learner's privacy record (DataError naming the learner when it has none),
+// white-box mode, the canaries tallied over `guesses`. The record is returned in `record`.
+AuditReport run_release_audit(Algorithm& audited,
+                              const std::function<std::unique_ptr<Env>()>& make_env,
+                              const TrainParams& train, const AuditParams& a,
+                              const CanarySet& canaries, const std::string& learner,
+                              PrivacyReport& record);
 
 }  // namespace dprl::algos
