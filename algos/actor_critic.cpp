@@ -120,30 +120,17 @@ struct StepBudget {
   privacy::DpEvent event;
   std::int64_t block = 0;
   std::int64_t paid = 0, charged_steps = 0, charges = 0;
-  // ledger charges from this index on were made for this run by its killed process (resume);
-  // they pay for the blocks they were made for, in order
-  std::size_t prepaid_next = 0;
-
+  // a resumed run first reuses the charges its killed process made for it (resume_budget)
   bool pay_for_step() {
     if (!ledger || paid > 0) return true;
-    const auto& entries = ledger->entries();
-    std::int64_t n = 0;
-    if (prepaid_next < entries.size()) {
-      const privacy::LedgerEntry& e = entries[prepaid_next];
-      n = e.count;
-      if (e.label != label(n) || !(e.event == event) || n < 1 || n > block)
-        throw DataError(fmt::format(
-            "{}: charge {} ('{}') follows the run's checkpoint but is not its next block ('{}'); "
-            "the ledger was changed after the run was killed",
-            ledger->file() ? ledger->file()->string() : std::string("the ledger"),
-            prepaid_next + 1, e.label, label(n)));
-      ++prepaid_next;
-    } else {
-      n = ledger->affordable_count(event, block);
-      if (n == 0) return false;
-      ledger->charge(event, n, label(n));
-      prepaid_next = entries.size();
-    }
+    const privacy::LedgerEntry* reused = ledger->next_reusable();
+    const std::int64_t n = reused ? reused->count : ledger->affordable_count(event, block);
+    if (n == 0) return false;
+    if (n < 0 || n > block)
+      throw DataError(fmt::format("{}: charge '{}' is not a block of this run",
+                                  ledger->file() ? ledger->file()->string() : "the ledger",
+                                  reused->label));
+    ledger->charge_or_reuse(event, n, label(n));
     paid = n;
     charged_steps += n;
     ++charges;
@@ -174,9 +161,7 @@ struct ActorCritic::Run {
         priv(sp.per_step() > 0),
         ledger(std::move(l)),
         budget{ledger.get(), priv ? sp.event() : privacy::DpEvent::gaussian(1.0), p.charge_block},
-        max_steps(ctx.train().steps) {
-    if (ledger) budget.prepaid_next = ledger->entries().size();
-  }
+        max_steps(ctx.train().steps) {}
 
   // One episode of learner l in env e from its obs buffers o, o2, seeded by episode k. counted:
   // the steps are paid for and counted against train.steps (the twin's are not). Returns the
@@ -338,17 +323,13 @@ void ActorCritic::sync_run(Run& r, StateIo& io, std::uint64_t& ledger_entries) {
 void ActorCritic::resume_budget(Run& r, const TrainContext& ctx,
                                 std::uint64_t ledger_entries) const {
   if (!r.ledger) return;
-  const auto& entries = r.ledger->entries();
-  if (ledger_entries > entries.size())
-    throw DataError(fmt::format("{}: holds {} charges, fewer than the {} at the run's checkpoint",
-                                r.ledger->file() ? r.ledger->file()->string() : "the ledger",
-                                entries.size(), ledger_entries));
+  r.ledger->reuse_from(static_cast<std::size_t>(ledger_entries));
   // The charges after the checkpoint paid for releases the killed process never wrote out. Not
   // when the ledger is shared with other runs (their charges interleave), nor, with fresh
   // noise, after a fall-back to checkpoint.prev.bin (the lost newest checkpoint held weights
   // made by them): those are paid again.
   const bool reuse = ledger_in_run_dir_ && (!ctx.resumed_from_previous() || p_.noise == "seeded");
-  r.budget.prepaid_next = reuse ? static_cast<std::size_t>(ledger_entries) : entries.size();
+  if (!reuse) r.ledger->reuse_from(r.ledger->entries().size());
 }
 
 std::pair<double, double> ActorCritic::twin_similarity(Run& r, std::uint64_t k) {

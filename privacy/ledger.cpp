@@ -137,6 +137,41 @@ void Ledger::charge(const DpEvent& event, std::int64_t count, std::string_view l
     throw;
   }
   accountant_ = std::move(trial);
+  reuse_next_ = static_cast<std::size_t>(-1);
+}
+
+void Ledger::reuse_from(std::size_t from) {
+  if (from > entries_.size())
+    throw DataError(fmt::format("{}: holds {} charges, fewer than the {} its run had made at its "
+                                "checkpoint",
+                                file_ ? file_->string() : std::string("ledger"), entries_.size(),
+                                from));
+  reuse_next_ = from;
+}
+
+const LedgerEntry* Ledger::next_reusable() const {
+  return reuse_next_ < entries_.size() ? &entries_[reuse_next_] : nullptr;
+}
+
+std::int64_t Ledger::reusable_count() const {
+  std::int64_t n = 0;
+  for (std::size_t i = reuse_next_; i < entries_.size(); ++i) n += entries_[i].count;
+  return n;
+}
+
+double Ledger::charge_or_reuse(const DpEvent& event, std::int64_t count, std::string_view label) {
+  const LedgerEntry* e = next_reusable();
+  if (!e) {
+    charge(event, count, label);
+    return spent_;
+  }
+  if (e->label != label || e->count != count || !(e->event == event))
+    throw DataError(fmt::format(
+        "{}: charge {} ('{}') follows the run's checkpoint but is not its next charge ('{}'); "
+        "the ledger was changed after the run was killed",
+        file_ ? file_->string() : std::string("ledger"), reuse_next_ + 1, e->label, label));
+  ++reuse_next_;
+  return e->epsilon_after;
 }
 
 std::string Ledger::to_json() const {

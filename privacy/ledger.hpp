@@ -77,6 +77,18 @@ class Ledger {
   // The epsilon spent if event were charged now (nothing is charged).
   double epsilon_if_charged(const DpEvent& event, std::int64_t count = 1) const;
   bool can_afford(const DpEvent& event, std::int64_t count = 1) const;
+  // Resuming a killed run (algos/checkpoint.hpp, "Private runs"): the charges from index `from` on
+  // were made for this run by its killed process, for releases it never published, and pay for the
+  // same charges of the resumed run. charge_or_reuse() consumes them in order; charge() ends the
+  // reuse. DataError when from exceeds the charges (a ledger changed since the checkpoint).
+  void reuse_from(std::size_t from);
+  // The next reusable charge (null when none), and the counts of all that are left.
+  const LedgerEntry* next_reusable() const;
+  std::int64_t reusable_count() const;
+  // Consumes the next reusable charge as the charge (event, count, label), which it must be
+  // (DataError naming the file otherwise), or charges anew when none is left; returns the spent
+  // epsilon as of this charge.
+  double charge_or_reuse(const DpEvent& event, std::int64_t count, std::string_view label);
   // The largest n in [0, max_count] with can_afford(event, n) (bisection over integers,
   // root_finding.hpp; epsilon grows with n). ParamError when max_count > 2^53 (the counts are
   // searched as doubles).
@@ -119,6 +131,7 @@ class Ledger {
   std::string neighbouring_, unit_;
   std::optional<std::filesystem::path> file_;
   std::unique_ptr<FileLock> lock_;
+  std::size_t reuse_next_ = static_cast<std::size_t>(-1);  // none
 };
 
 }  // namespace dprl::privacy

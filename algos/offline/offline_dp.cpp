@@ -29,10 +29,6 @@ std::string dataset_unit(const Dataset& ds) {
 
 constexpr std::int64_t kMaxSteps = std::int64_t{1} << 40;
 
-std::string ledger_name(const privacy::Ledger& l) {
-  return l.file() ? l.file()->string() : std::string("the privacy ledger");
-}
-
 }  // namespace
 
 void OfflineLearner::plan_dp(const RunPlan& plan) {
@@ -96,7 +92,6 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
                    : privacy::Ledger(dp_.epsilon, dp_.delta, dp_.accountant));
   run->ledger->set_relation("add-remove", run->unit);
   run->spent_before = run->ledger->spent_epsilon();
-  run->prepaid_next = run->ledger->entries().size();  // none, unless resume_dp() finds some
   if (existing && !run->resuming) decide(run->ledger.get());
   run_ = std::move(run);
 }
@@ -106,25 +101,9 @@ void OfflineLearner::charge_block(TrainContext& ctx, std::int64_t step, std::int
   const std::int64_t every = ctx.train().eval_every > 0 ? ctx.train().eval_every : total;
   const std::int64_t count = std::min(total, (step - 1) / every * every + every) - step + 1;
   const std::string label = fmt::format("gradient steps {}-{}", step, step + count - 1);
-  const privacy::DpEvent event = run_->cfg.step_event();
-  const auto& entries = run_->ledger->entries();
-  if (run_->prepaid_next < entries.size()) {
-    // a resumed run meets the charge the killed process made for this very block
-    const privacy::LedgerEntry& e = entries[run_->prepaid_next];
-    if (e.label != label || e.count != count || !(e.event == event))
-      throw DataError(fmt::format(
-          "{}: charge {} ('{}') follows the run's checkpoint but is not its next block ('{}'); "
-          "the ledger was changed after the run was killed",
-          ledger_name(*run_->ledger), run_->prepaid_next + 1, e.label, label));
-    ++run_->prepaid_next;
-    run_->charged = step + count - 1;
-    ctx.set_epsilon(e.epsilon_after);
-    return;
-  }
-  run_->ledger->charge(event, count, label);
-  run_->prepaid_next = entries.size();
+  // a resumed run meets the charges its killed process made for these blocks (resume_dp)
+  ctx.set_epsilon(run_->ledger->charge_or_reuse(run_->cfg.step_event(), count, label));
   run_->charged = step + count - 1;
-  ctx.set_epsilon(run_->ledger->spent_epsilon());
 }
 
 void OfflineLearner::evaluate_private(TrainContext& ctx, std::int64_t step) {
@@ -134,21 +113,15 @@ void OfflineLearner::evaluate_private(TrainContext& ctx, std::int64_t step) {
 
 void OfflineLearner::resume_dp(const TrainContext& ctx, std::uint64_t entries_at_checkpoint,
                                std::int64_t total) {
-  const privacy::Ledger& ledger = *run_->ledger;
-  const auto& entries = ledger.entries();
-  if (entries_at_checkpoint > entries.size())
-    throw DataError(fmt::format(
-        "{}: holds {} charges, fewer than the {} its run had made at its checkpoint",
-        ledger_name(ledger), entries.size(), entries_at_checkpoint));
-  run_->prepaid_next = static_cast<std::size_t>(entries_at_checkpoint);
+  privacy::Ledger& ledger = *run_->ledger;
+  ledger.reuse_from(static_cast<std::size_t>(entries_at_checkpoint));
   // The charges after the checkpoint paid for blocks whose models were never released, except
   // after a fall-back to checkpoint.prev.bin: the newest checkpoint's model may have been
   // evaluated since. A seeded run draws the same noise again and releases exactly the same
   // values, so its charges stand; a run with fresh noise pays again.
-  if (ctx.resumed_from_previous() && dp_.noise != "seeded") run_->prepaid_next = entries.size();
-  std::int64_t prepaid = 0;
-  for (std::size_t i = run_->prepaid_next; i < entries.size(); ++i) prepaid += entries[i].count;
-  const std::int64_t left = total - run_->charged - prepaid;
+  if (ctx.resumed_from_previous() && dp_.noise != "seeded")
+    ledger.reuse_from(ledger.entries().size());
+  const std::int64_t left = total - run_->charged - ledger.reusable_count();
   const privacy::DpEvent event = run_->cfg.step_event();
   if (left > 0 && !ledger.can_afford(event, left))
     throw BudgetExceeded(fmt::format(

@@ -23,11 +23,7 @@ struct OfflineLearner::DpRun {
   std::int64_t charged = 0;                 // steps charged so far in this run
   double spent_before = 0;                  // epsilon the ledger held when the run started
   std::string noise_name;
-  // A resumed run: the ledger charges the killed process made after its checkpoint, from this
-  // index on, are consumed in order by the blocks they paid for instead of charged again (their
-  // releases never left the process: algos/checkpoint.hpp, "Private runs").
-  std::size_t prepaid_next = 0;
-  bool resuming = false;  // check() found a checkpoint to resume from
+  bool resuming = false;  // check() found a checkpoint to resume from (the ledger reuses charges)
 };
 
 }  // namespace dprl::algos

@@ -202,7 +202,7 @@ class OfflineLearner : public Algorithm {
                   std::size_t users);
   void plan_dp(const RunPlan& plan);
   void charge_block(TrainContext& ctx, std::int64_t step, std::int64_t total);
-  // After a private run's checkpoint is loaded: which ledger charges are prepaid, and whether the
+  // After a private run's checkpoint is loaded: which ledger charges are reused, and whether the
   // budget affords the rest.
   void resume_dp(const TrainContext& ctx, std::uint64_t entries_at_checkpoint,
                  std::int64_t total);

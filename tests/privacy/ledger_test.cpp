@@ -49,6 +49,39 @@ TEST_SUITE("unit") {
     CHECK(l.entries().size() == 1);
   }
 
+  TEST_CASE("a resumed run reuses the charges made after its checkpoint, in order, then charges") {
+    Ledger l(50.0, 1e-5, "rdp");
+    const auto step = DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0));
+    l.charge(step, 100, "steps 1-100");  // before the checkpoint
+    l.charge(step, 100, "steps 101-200");  // after it: never released
+    l.charge(step, 50, "steps 201-250");
+    const double after_two = l.entries()[1].epsilon_after, spent = l.spent_epsilon();
+    CHECK(l.next_reusable() == nullptr);  // nothing reusable unless asked
+    CHECK_THROWS_AS(l.reuse_from(4), dprl::DataError);
+    l.reuse_from(1);
+    CHECK(l.reusable_count() == 150);
+    REQUIRE(l.next_reusable() != nullptr);
+    CHECK(l.next_reusable()->label == "steps 101-200");
+    // another charge than the next reusable one is a changed ledger
+    CHECK_THROWS_WITH_AS(l.charge_or_reuse(step, 100, "steps 101-199"),
+                         doctest::Contains("is not its next charge"), dprl::DataError);
+    CHECK_THROWS_AS(l.charge_or_reuse(step, 90, "steps 101-200"), dprl::DataError);
+    CHECK_THROWS_AS(l.charge_or_reuse(DpEvent::poisson_sampled(0.02, DpEvent::gaussian(1.0)), 100,
+                                      "steps 101-200"),
+                    dprl::DataError);
+    CHECK(l.charge_or_reuse(step, 100, "steps 101-200") == after_two);
+    CHECK(l.charge_or_reuse(step, 50, "steps 201-250") == spent);
+    CHECK(l.entries().size() == 3);  // nothing charged twice
+    CHECK(l.reusable_count() == 0);
+    // past the reusable charges, charges are new
+    CHECK(l.charge_or_reuse(step, 50, "steps 251-300") > spent);
+    CHECK(l.entries().size() == 4);
+    // a charge ends the reuse
+    l.reuse_from(0);
+    l.charge(step, 1, "one more");
+    CHECK(l.next_reusable() == nullptr);
+  }
+
   TEST_CASE("affordable_count is the largest affordable count, found by integer bisection") {
     Ledger l(2.0, 1e-5, "rdp");
     const auto step = DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0));
