@@ -341,7 +341,6 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   for (const char* f : {"run.json", "summary.json", "timing.json"}) fs::remove(s.out / f, ec);
   CheckpointSetup ckpt = stage_checkpoints(s);
   RunDir dir(s.out);
-  if (s.mode != "non_private") dir.hold_metrics();  // rows go out with checkpoints and the summary
   dir.write_config(s.resolved);
   ParamMap eval = s.population.env_params;
   if (s.eval_max_steps > 0)
@@ -352,10 +351,11 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   tp.eval_every = s.eval_every;
   tp.eval_episodes = s.eval_episodes;
   Progress progress(o.progress, s.name + ": ");
-  if (s.mode != "non_private") progress.hide_returns();
   TrainContext ctx([env_id, eval] { return envs::make_env(env_id, eval); }, s.seed, tp, &dir,
                    &progress);
   ctx.set_checkpoints(std::move(ckpt));
+  // rows (and the progress line's return) go out only with checkpoints and the summary
+  if (s.mode != "non_private") ctx.hold_metrics_until_checkpoints();
   auto algo = algo_registry().make(s.learner_id, s.learner_params);
   auto& learner = dynamic_cast<OfflineLearner&>(*algo);
   int batch = 0;
