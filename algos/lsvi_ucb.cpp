@@ -367,9 +367,8 @@ void LsviUcb::State::add(int h, int sa, double r, int xn, double w) {
 namespace {
 
 // the metrics row of episode e (1-based) on a log-spaced grid, and the progress line
-// (a private run shows no regret on the progress line: it is written out only at checkpoints)
 void log_episode(TrainContext& ctx, std::int64_t e, std::int64_t K, int H, double regret,
-                 double regret_k, std::int64_t updates, bool priv) {
+                 double regret_k, std::int64_t updates) {
   const auto decade = static_cast<std::int64_t>(std::pow(10.0, std::floor(std::log10(e))));
   if (e <= 10 || e % std::max<std::int64_t>(1, decade / 10) == 0 || e == K)
     ctx.append_metrics({{"episode", static_cast<double>(e)},
@@ -377,7 +376,7 @@ void log_episode(TrainContext& ctx, std::int64_t e, std::int64_t K, int H, doubl
                         {"regret_k", regret_k},
                         {"updates", static_cast<double>(updates)}});
   if ((e & 255) == 0 || e == K)
-    ctx.progress().update(e * H, K * H, e, priv ? NAN : regret / static_cast<double>(e));
+    ctx.progress().update(e * H, K * H, e, regret / static_cast<double>(e));
 }
 
 }  // namespace
@@ -480,7 +479,8 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
     io(regret_);
     io.bounded(episodes_done_, std::int64_t{0}, K, "episodes done");
   };
-  if (ctx && s.priv) ctx->hold_metrics_until_checkpoints();  // regret rows come from releases
+  // regret rows (and the progress line's regret) come from releases
+  if (ctx && s.priv) ctx->hold_metrics_until_checkpoints();
   if (ctx) ctx->resume(sync);
   for (std::int64_t k = next; k < K; ++k) {
     if (s.update_due(k, plan.batch_len, plan.max_updates, updates_)) {
@@ -502,7 +502,7 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
       }
     }
     if (ctx) {
-      log_episode(*ctx, k + 1, K, H, regret_, regret_k, updates_, s.priv);
+      log_episode(*ctx, k + 1, K, H, regret_, regret_k, updates_);
       next = k + 1;
       if (ctx->checkpoint_due(next * H) && next < K) ctx->save_checkpoint(next * H, sync);
     }
