@@ -40,6 +40,10 @@ struct CheckpointCase {
 // The learners of algos/ that checkpoint, each on an env it supports; the index is the first byte
 // of a fuzz input.
 inline const std::vector<CheckpointCase>& checkpoint_cases() {
+  // a tiny PPO (two envs, 16-step rollouts, one 8-unit layer), on CartPole and on LunarLander
+  const std::vector<std::pair<std::string, std::string>> small_ppo = {
+      {"num_envs", "2"},      {"num_steps", "16"},   {"num_minibatches", "2"},
+      {"update_epochs", "1"}, {"hidden_size", "8"}, {"hidden_layers", "1"}};
   static const std::vector<CheckpointCase> cases = {
       {"q_learning_taxi", "q_learning", "taxi", {}, 300, 200},
       {"dqn_cartpole",
@@ -55,12 +59,7 @@ inline const std::vector<CheckpointCase>& checkpoint_cases() {
       {"ppo_cartpole",
        "ppo",
        "cartpole",
-       {{"num_envs", "2"},
-        {"num_steps", "16"},
-        {"num_minibatches", "2"},
-        {"update_epochs", "1"},
-        {"hidden_size", "8"},
-        {"hidden_layers", "1"}},
+       small_ppo,
        96,
        40},
       {"ppo_continuous_pendulum",
@@ -117,12 +116,7 @@ inline const std::vector<CheckpointCase>& checkpoint_cases() {
       {"ppo_lunar_lander",
        "ppo",
        "lunar_lander",
-       {{"num_envs", "2"},
-        {"num_steps", "16"},
-        {"num_minibatches", "2"},
-        {"update_epochs", "1"},
-        {"hidden_size", "8"},
-        {"hidden_layers", "1"}},
+       small_ppo,
        96,
        40},
   };
