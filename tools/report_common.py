@@ -46,3 +46,69 @@ def mean_sd(xs, single_sd=None):
     m = sum(xs) / len(xs)
     sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else single_sd
     return m, sd
+
+
+class Archive:
+    """The results a report reads, kept in one committed JSON file so that the report can be
+    regenerated where the run directories are gone (runs/ is not in the repository).
+
+    Paths are relative to `root` (e.g. runs/paper000). A file found under root is read, reduced
+    by `trim` and recorded; a file missing under root is answered from the archive. `listdir`
+    merges the directory with the archived paths beneath it, so runs made on different machines
+    add up. Delete the archive file to report only what is on disk."""
+
+    def __init__(self, root, path):
+        self.root, self.path = root, path
+        self.data = {}
+        if path and os.path.exists(path):
+            with open(path) as fh:
+                self.data = json.load(fh)
+
+    def json(self, rel, trim=None):
+        try:
+            with open(os.path.join(self.root, rel)) as fh:
+                obj = json.load(fh)
+        except (OSError, ValueError):
+            return self.data.get(rel)
+        self.data[rel] = trim(obj) if trim else obj
+        return self.data[rel]
+
+    def text(self, rel, parse):
+        """parse(text) of a text file (a CSV, a log), recorded like json()."""
+        try:
+            with open(os.path.join(self.root, rel)) as fh:
+                obj = parse(fh.read())
+        except (OSError, ValueError):
+            return self.data.get(rel)
+        self.data[rel] = obj
+        return obj
+
+    def computed(self, key, compute):
+        """compute() (None when its inputs are absent), else the archived value of key."""
+        obj = compute()
+        if obj is None:
+            return self.data.get(key)
+        self.data[key] = obj
+        return obj
+
+    def listdir(self, rel):
+        full = os.path.join(self.root, rel)
+        names = set(os.listdir(full)) if os.path.isdir(full) else set()
+        prefix = rel.rstrip("/") + "/"
+        names.update(k[len(prefix):].split("/")[0] for k in self.data if k.startswith(prefix))
+        return sorted(names)
+
+    def save(self):
+        if not self.path:
+            return
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(self.data, fh, indent=0, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, self.path)
+
+
+def trim_summary(s):
+    """The parts of a run's summary.json the reports read."""
+    return {k: s[k] for k in ("name", "seed", "final_eval", "extra", "privacy", "git_commit") if k in s}

@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import num  # noqa: E402
+from report_common import Archive, num, trim_summary  # noqa: E402
 from gen_paper000_configs import REDUCED, TABLE3  # noqa: E402
 
 ENVS = ("cartpole", "acrobot", "lunar_lander", "hiv")
@@ -46,20 +46,20 @@ PAPER_T2_ALLOC = {("acrobot", "2.5"): ("0.74", "0.95"), ("cartpole", "2.5"): ("0
                   ("cartpole", "5"): ("0.56", "0.60")}
 
 
+ARCHIVE = None  # report_common.Archive over runs/paper000, set in main()
+
+
 def read_sweep(d):
-    """{label: [summary, ...]} of the finished runs under sweep directory d."""
+    """{label: [summary, ...]} of the finished runs under sweep directory d (relative to
+    runs/paper000), on disk or archived."""
     out = {}
-    if not os.path.isdir(d):
-        return out
-    for label in sorted(os.listdir(d)):
-        ld = os.path.join(d, label)
-        if not os.path.isdir(ld):
-            continue
-        for s in sorted(os.listdir(ld)):
-            f = os.path.join(ld, s, "summary.json")
-            if s.startswith("seed") and os.path.exists(f):
-                with open(f) as fh:
-                    out.setdefault(label, []).append(json.load(fh))
+    for label in ARCHIVE.listdir(d):
+        for s in ARCHIVE.listdir(os.path.join(d, label)):
+            if not s.startswith("seed"):
+                continue
+            j = ARCHIVE.json(os.path.join(d, label, s, "summary.json"), trim_summary)
+            if j is not None:
+                out.setdefault(label, []).append(j)
     return out
 
 
@@ -273,10 +273,17 @@ def nonprivate(data):
     return "\n".join(md) + "\n"
 
 
-def figure2(runs_root, dprl):
+def dataset_info(dprl, d):
+    """`dprl dataset info --json` of dataset directory d, None when it is absent."""
+    if not os.path.isdir(d):
+        return None
+    r = subprocess.run([dprl, "dataset", "info", d, "--json"], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def figure2(dprl):
     """The demonstrations' returns on the default env (the paper's Figure 2, as a table): the
     floored experts' 20 episodes each, from `dprl dataset info --json`."""
-    root = os.path.dirname(runs_root.rstrip("/"))
     md = ["### Figure 2: returns of the demonstrations on the default env\n",
           "Every selected expert, floored (argmax 1 - (|A|-1) 0.02), 20 episodes on the default "
           "env with the data cap; the histogram has 10 equal bins from the minimum to the "
@@ -285,13 +292,11 @@ def figure2(runs_root, dprl):
           "counts |", "|---|---|---|---|---|---|---|---|"]
     rows = 0
     for env in ENVS:
-        d = os.path.join(root, env, "population", "demos")
-        if not os.path.isdir(d):
+        rel = os.path.join(env, "population", "demos")
+        j = ARCHIVE.computed(rel + "#info", lambda: dataset_info(dprl, os.path.join(ARCHIVE.root,
+                                                                                    rel)))
+        if j is None:
             continue
-        r = subprocess.run([dprl, "dataset", "info", d, "--json"], capture_output=True, text=True)
-        if r.returncode != 0:
-            continue
-        j = json.loads(r.stdout)
         h = j.get("return_histogram", {}).get("counts", [])
         md.append(f"| {ENV_NAME[env]} | {j['users']} | {j['episodes']} | {j['transitions']} | "
                   f"{j['return_mean']:.4g} ± {j['return_std']:.3g} | {j['return_min']:.4g} | "
@@ -358,22 +363,14 @@ def table3(data):
     return "\n".join(md) + "\n"
 
 
-def load_json(path):
-    try:
-        with open(path) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
-
-
-def costs(runs_root, data):
+def costs(data):
     """The measured cost table: populations (dprl population timing.json), single experts
     (dprl bench population), DataRelease (dprl bench data-release) and the pipeline runs."""
-    root = os.path.dirname(runs_root.rstrip("/"))  # runs/paper000
     md = ["| what | measured | figures |", "|---|---|---|"]
     for env in ENVS:
-        t = load_json(os.path.join(root, env, "population", "timing.json"))
-        m = load_json(os.path.join(root, env, "population", "manifest.json"))
+        t = ARCHIVE.json(os.path.join(env, "population", "timing.json"))
+        m = ARCHIVE.json(os.path.join(env, "population", "manifest.json"),
+                         lambda j: {"experts": len(j.get("experts", []))})
         if t and t.get("runs_trained"):
             cpu = t.get("cpu_s_per_run")
             md.append(f"| {ENV_NAME[env]} population, (64, 64) | `dprl population "
@@ -382,10 +379,9 @@ def costs(runs_root, data):
                       f"({t['runs_per_hour']:.0f} runs/h wall, {t['env_steps_per_s']:.0f} env "
                       f"steps/s wall)" + (f"; {cpu:.2f} CPU s per run" if cpu else "") +
                       f"; demonstrations {t['demos_wall_s']:.0f} s wall"
-                      + (f"; {len(m['experts'])} experts" if m else "") + " |")
-    bench = os.path.join(root, "bench")
-    for name in sorted(os.listdir(bench)) if os.path.isdir(bench) else []:
-        j = load_json(os.path.join(bench, name))
+                      + (f"; {m['experts']} experts" if m else "") + " |")
+    for name in ARCHIVE.listdir("bench"):
+        j = ARCHIVE.json(os.path.join("bench", name))
         if not j:
             continue
         if name.startswith("population_"):
@@ -408,11 +404,11 @@ def costs(runs_root, data):
                       f"{j['stable_transitions']} stable transitions |")
     for env in ENVS:
         walls, cpus = [], []
-        for d in sorted(os.listdir(os.path.join(runs_root, env))) if os.path.isdir(
-                os.path.join(runs_root, env)) else []:
-            for label, runs in data.sweep(env, d).items():
-                for seed in sorted(os.listdir(os.path.join(runs_root, env, d, label))):
-                    t = load_json(os.path.join(runs_root, env, d, label, seed, "timing.json"))
+        for d in ARCHIVE.listdir(os.path.join(data.root, env)):
+            for label in data.sweep(env, d):
+                for seed in ARCHIVE.listdir(os.path.join(data.root, env, d, label)):
+                    t = ARCHIVE.json(os.path.join(data.root, env, d, label, seed, "timing.json"),
+                                     lambda j: {k: j.get(k) for k in ("train_cpu_s", "train_s")})
                     if t and t.get("train_cpu_s") is not None:
                         cpus.append(t["train_cpu_s"])
                         walls.append(t["train_s"])
@@ -426,7 +422,7 @@ def costs(runs_root, data):
 SWEEPS = None  # the reduced sweep files, filled in main()
 
 
-def not_run(runs_root):
+def not_run(data):
     """The reduced sweeps whose run directories hold fewer finished seeds than planned."""
     md = []
     for f in SWEEPS:
@@ -434,7 +430,7 @@ def not_run(runs_root):
         out = next(line.split(":", 1)[1].strip() for line in txt.splitlines()
                    if line.startswith("out:"))
         env, name = out.split("/")[-2:]
-        runs = read_sweep(os.path.join(runs_root, env, name))
+        runs = data.sweep(env, name)
         n = sum(len(v) for v in runs.values())
         grid = 1
         for line in txt.splitlines():
@@ -450,6 +446,8 @@ def not_run(runs_root):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", default="runs/paper000/reduced")
+    ap.add_argument("--archive", default="docs/paper000/data/results.json",
+                    help="results kept from earlier runs ('' for runs on disk only)")
     ap.add_argument("--dprl", default="build/dprl")
     ap.add_argument("--doc", default="docs/paper000.md")
     ap.add_argument("--figs", default="docs/paper000")
@@ -457,20 +455,23 @@ def main():
                                                        "report_paper000_template.md"))
     args = ap.parse_args()
     os.makedirs(args.figs, exist_ok=True)
-    data = Data(args.runs)
-    global SWEEPS
+    global ARCHIVE, SWEEPS
+    ARCHIVE = Archive(os.path.dirname(args.runs.rstrip("/")), args.archive)
+    data = Data(os.path.basename(args.runs.rstrip("/")))
     sweeps = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs",
                           "paper000", "sweeps", "reduced")
     SWEEPS = sorted(os.path.join(sweeps, f) for f in os.listdir(sweeps) if f.endswith(".yaml"))
-    results = "\n".join([figure2(args.runs, args.dprl), nonprivate(data), table1(data), table2(data), table3(data),
+    results = "\n".join([figure2(args.dprl), nonprivate(data), table1(data), table2(data), table3(data),
                          accounting(data),
                          figure3(data, args.dprl, args.figs), figure4(data, args.dprl, args.figs)])
     with open(args.template) as fh:
         doc = (fh.read().replace("@RESULTS@", results)
-               .replace("@COSTTABLE@", costs(args.runs, data))
-               .replace("@NOTRUN@", not_run(args.runs)))
-    with open(args.doc, "w") as fh:
+               .replace("@COSTTABLE@", costs(data))
+               .replace("@NOTRUN@", not_run(data)))
+    with open(args.doc + ".tmp", "w") as fh:
         fh.write(doc)
+    os.replace(args.doc + ".tmp", args.doc)
+    ARCHIVE.save()
     print(f"wrote {args.doc}")
 
 

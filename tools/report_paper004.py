@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Paper 004 (PriMORL) report: reads runs/paper004/<config>/seed<k>/ and rewrites the generated
-part of docs/paper004.md (between the BEGIN/END GENERATED markers): Table 1 (returns normalised by
+"""Paper 004 (PriMORL) report: reads runs/paper004/<config>/base/seed<k>/ (the sweeps in
+configs/paper004/sweeps/; runs no longer on disk come from docs/paper004/results.json) and
+rewrites the generated part of docs/paper004.md (between the BEGIN/END GENERATED markers): Table 1 (returns normalised by
 our MOPO, beside the paper's percentages), Table 10 (clipping x uncertainty), the (z, q, T) -> eps
 table from `dprl privacy epsilon` beside the printed values, per-stage times, and one SVG learning
 curve per Table 1 row (docs/paper004/).
@@ -12,9 +13,12 @@ import csv
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_common import Archive, trim_summary  # noqa: E402
 
 PAPER_T1 = {  # Table 1, Pendulum: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
@@ -36,21 +40,20 @@ EPS_ROWS = [  # task, variant, z, T, printed epsilon (q = 1e-3, delta = 1e-5)
 BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
 
-def seeds_of(runs, name):
-    d = os.path.join(runs, name)
-    if not os.path.isdir(d):
-        return []
-    out = []
-    for s in sorted(os.listdir(d)):
-        p = os.path.join(d, s)
-        if os.path.exists(os.path.join(p, "summary.json")):
-            out.append(p)
-    return out
+ARCHIVE = None  # report_common.Archive over runs/paper004, set in main()
 
 
-def score(run_dir):
-    with open(os.path.join(run_dir, "summary.json")) as f:
-        s = json.load(f)
+def seeds_of(name):
+    """The finished runs of config `name`, on disk or archived, in seed order: the layout of its
+    sweep (configs/paper004/sweeps/<name>.yaml), runs/paper004/<name>/base/seed<K>/."""
+    d = os.path.join(name, "base")
+    seeds = sorted(ARCHIVE.listdir(d), key=lambda s: (len(s), s))
+    return [os.path.join(d, s) for s in seeds
+            if ARCHIVE.json(os.path.join(d, s, "summary.json"), trim_summary) is not None]
+
+
+def score(run):
+    s = ARCHIVE.json(os.path.join(run, "summary.json"), trim_summary)
     extra = s.get("extra", {})
     eps = s.get("privacy", {}) or {}
     return extra.get("return_last_window"), eps.get("epsilon"), s
@@ -83,8 +86,10 @@ def epsilon(dprl, z, q, T, acc):
 def svg_curve(run_dirs, path, title):
     pts = []
     for d in run_dirs:
-        with open(os.path.join(d, "metrics.csv")) as f:
-            pts.append([(float(r["step"]), float(r["return_mean"])) for r in csv.DictReader(f)])
+        rows = ARCHIVE.text(os.path.join(d, "metrics.csv"), lambda t: [
+            [float(r["step"]), float(r["return_mean"])] for r in csv.DictReader(t.splitlines())])
+        if rows:
+            pts.append([tuple(r) for r in rows])
     if not pts:
         return False
     xs = [x for p in pts for x, _ in p]
@@ -113,19 +118,9 @@ def svg_curve(run_dirs, path, title):
     return True
 
 
-def process_cpu(runs, name, seed):
-    """User + system seconds of a run from the `/usr/bin/time -f "%e wall %U user %S sys"` line
-    of runs/<dir>/<config without pendulum_><seed>.log, as text; None when there is none."""
-    log = os.path.join(runs, f"{name.replace('pendulum_', '')}{seed}.log")
-    if not os.path.exists(log):
-        return None
-    m = re.findall(r"([\d.]+) wall ([\d.]+) user ([\d.]+) sys", open(log).read())
-    return f"{float(m[-1][1]) + float(m[-1][2]):.0f}" if m else None
-
-
-def generate(runs, dprl):
+def generate(dprl):
     out = []
-    mopo = [score(d)[0] for d in seeds_of(runs, "pendulum_mopo")]
+    mopo = [score(d)[0] for d in seeds_of("pendulum_mopo")]
     mopo_m = statistics.mean(mopo) if mopo else None
     out += ["### Table 1 (Pendulum, our reduced scale)", "",
             "Return = mean over the last `final_window` epochs of the 10-episode evaluation "
@@ -139,7 +134,7 @@ def generate(runs, dprl):
     for name, label in (("pendulum_mopo", "MOPO"), ("pendulum_no_priv", "PriMORL no privacy"),
                         ("pendulum_low", "PriMORL low (z 0.35)"),
                         ("pendulum_high", "PriMORL high (z 0.52)")):
-        dirs = seeds_of(runs, name)
+        dirs = seeds_of(name)
         vals = [score(d)[0] for d in dirs]
         m, ci = mean_ci(vals)
         eps = "inf"
@@ -166,7 +161,10 @@ def generate(runs, dprl):
     for zn, z in (("035", "0.35"), ("052", "0.52")):
         cells = []
         for pn, cn in (("ma", "lc"), ("mpd", "lc"), ("ma", "fc"), ("mpd", "fc")):
-            vals = [score(d)[0] for d in seeds_of(runs, f"pendulum_t10_{pn}_{cn}_z{zn}")]
+            # MPD + LC is Table 1's low (z 0.35) and high (z 0.52) configuration: its runs
+            name = f"pendulum_{'low' if zn == '035' else 'high'}" if (pn, cn) == ("mpd", "lc") \
+                else f"pendulum_t10_{pn}_{cn}_z{zn}"
+            vals = [score(d)[0] for d in seeds_of(name)]
             m, ci = mean_ci(vals)
             cells.append(f"{fmt(m, ci)} (paper {PAPER_T10[(zn, pn, cn)]})")
         out.append(f"| {z} | " + " | ".join(cells) + " |")
@@ -183,15 +181,11 @@ def generate(runs, dprl):
     out += ["", "### Time per stage (CPU seconds of the process, wall in brackets)",
             "", "| config | seed | data | model | policy | total |", "|---|---|---|---|---|---|"]
     for name in ("pendulum_mopo", "pendulum_no_priv", "pendulum_low", "pendulum_high"):
-        for d in seeds_of(runs, name):
-            with open(os.path.join(d, "timing.json")) as f:
-                t = json.load(f)
-            seed = score(d)[2].get("seed")
-            if "model_s" not in t:  # runs whose stage times were not recorded: the whole process
-                cpu = process_cpu(runs, name, seed)
-                out.append(f"| {name} | {seed} | - | - | - | "
-                           f"{cpu if cpu else '-'} ({t['wall_time_s']:.0f}) |")
+        for d in seeds_of(name):
+            t = ARCHIVE.json(os.path.join(d, "timing.json"))
+            if t is None or "model_s" not in t:
                 continue
+            seed = score(d)[2].get("seed")
             out.append(f"| {name} | {seed} | {t['data_cpu_s']:.0f} ({t['data_s']:.0f}) | "
                        f"{t['model_cpu_s']:.0f} ({t['model_s']:.0f}) | "
                        f"{t['policy_cpu_s']:.0f} ({t['policy_s']:.0f}) | "
@@ -204,13 +198,19 @@ def main():
     ap.add_argument("--runs", default="runs/paper004")
     ap.add_argument("--dprl", default="build/dprl")
     ap.add_argument("--doc", default="docs/paper004.md")
+    ap.add_argument("--archive", default="docs/paper004/results.json",
+                    help="results kept from earlier runs ('' for runs on disk only)")
     a = ap.parse_args()
-    body = generate(a.runs, a.dprl)
+    global ARCHIVE
+    ARCHIVE = Archive(a.runs, a.archive)
+    body = generate(a.dprl)
     with open(a.doc) as f:
         doc = f.read()
     i, j = doc.index(BEGIN) + len(BEGIN), doc.index(END)
-    with open(a.doc, "w") as f:
+    with open(a.doc + ".tmp", "w") as f:
         f.write(doc[:i] + "\n" + body + "\n" + doc[j:])
+    os.replace(a.doc + ".tmp", a.doc)
+    ARCHIVE.save()
 
 
 if __name__ == "__main__":
