@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "engine/rng.hpp"
+#include "engine/thread_pool.hpp"
 
 namespace dprl::algos::model_based {
 
@@ -87,11 +89,50 @@ std::vector<T> get(const std::string& in, std::size_t& pos, const std::string& w
 
 constexpr const char* kMagic = "dprl-primorl-data-v1";
 
+// Appends every episode of `from` to `to`, renumbering users from next_user.
+void append_episodes(Dataset& to, const Dataset& from, std::int64_t& next_user) {
+  const std::size_t od = from.obs_dim(), ad = from.act_dim();
+  for (std::size_t e = 0; e < from.num_episodes(); ++e) {
+    const std::size_t t0 = from.episode_start(e), T = from.episode_length(e);
+    to.add_episode(from.observations().subspan((t0 + e) * od, (T + 1) * od),
+                   from.actions().subspan(t0 * ad, T * ad), from.rewards().subspan(t0, T),
+                   from.terminations().subspan(t0, T), from.truncations().subspan(t0, T),
+                   next_user++, from.episode_seed(e));
+  }
+}
+
+// One DDPG run recording its training episodes into a dataset with `info`, users from 0.
+Dataset collect_run(const std::function<std::unique_ptr<Env>()>& make_env,
+                    const CollectConfig& cfg, std::uint64_t seed, int run,
+                    const DatasetInfo& info) {
+  Dataset d(info);
+  std::int64_t next_user = 0;
+  ParamMap pm;
+  param_map_set(pm, "hidden_sizes", {cfg.hidden_sizes, "collect"});
+  param_map_set(pm, "learning_starts", {std::to_string(cfg.learning_starts), "collect"});
+  param_map_set(pm, "exploration_noise", {format_param(cfg.exploration_noise), "collect"});
+  Ddpg ddpg(read_params<DdpgParams>(pm, "collect"));
+  bool first = true;
+  TrainParams tp;
+  tp.steps = cfg.steps_per_run;
+  tp.eval_every = 0;
+  tp.eval_episodes = 1;
+  tp.checkpoint = false;
+  TrainContext ctx(
+      [&]() -> std::unique_ptr<Env> {
+        if (!first) return make_env();
+        first = false;  // the training env records; evaluation envs do not
+        return std::make_unique<RecordingEnv>(make_env(), d, next_user);
+      },
+      derive_seed(seed, Domain::kDataset, static_cast<std::uint64_t>(run)), tp, nullptr, nullptr);
+  ddpg.train(ctx);
+  return d;
+}
+
 }  // namespace
 
 Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
-                     const CollectConfig& cfg, std::uint64_t seed,
-                     const CollectProgress& progress) {
+                     const CollectConfig& cfg, std::uint64_t seed, int threads) {
   auto probe = make_env();
   const EnvSpec& spec = probe->spec();
   DatasetInfo info;
@@ -105,29 +146,24 @@ Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
       R"("learning_starts": {}, "exploration_noise": {}, "seed": {}}})",
       cfg.runs, cfg.steps_per_run, cfg.hidden_sizes, cfg.learning_starts, cfg.exploration_noise,
       seed);
+  // the runs are independent (each from its own derived seed), so they run on the pool and are
+  // joined in run order: the dataset is the same at any thread count
+  std::vector<Dataset> parts(static_cast<std::size_t>(cfg.runs));
+  ThreadPool pool(std::min(threads, std::max(cfg.runs, 1)));
+  pool.parallel_for(parts.size(), [&](std::size_t run) {
+    parts[run] = collect_run(make_env, cfg, seed, static_cast<int>(run), info);
+  });
   Dataset d(info);
+  std::size_t episodes = 0, transitions = 0;
+  for (const Dataset& p : parts) {
+    episodes += p.num_episodes();
+    transitions += p.num_transitions();
+  }
+  d.reserve(episodes, transitions);
   std::int64_t next_user = 0;
-  ParamMap pm;
-  param_map_set(pm, "hidden_sizes", {cfg.hidden_sizes, "collect"});
-  param_map_set(pm, "learning_starts", {std::to_string(cfg.learning_starts), "collect"});
-  param_map_set(pm, "exploration_noise", {format_param(cfg.exploration_noise), "collect"});
-  for (int run = 0; run < cfg.runs; ++run) {
-    Ddpg ddpg(read_params<DdpgParams>(pm, "collect"));
-    bool first = true;
-    TrainParams tp;
-    tp.steps = cfg.steps_per_run;
-    tp.eval_every = 0;
-    tp.eval_episodes = 1;
-    tp.checkpoint = false;
-    TrainContext ctx(
-        [&]() -> std::unique_ptr<Env> {
-          if (!first) return make_env();
-          first = false;  // the training env records; evaluation envs do not
-          return std::make_unique<RecordingEnv>(make_env(), d, next_user);
-        },
-        derive_seed(seed, Domain::kDataset, static_cast<std::uint64_t>(run)), tp, nullptr, nullptr);
-    ddpg.train(ctx);
-    if (progress) progress(run, d.num_episodes());
+  for (Dataset& p : parts) {
+    append_episodes(d, p, next_user);
+    p = Dataset();
   }
   return d;
 }

@@ -43,12 +43,10 @@ struct CollectConfig {
   double exploration_noise = 0.1;
 };
 
-// Called after each run with (run index, episodes so far).
-using CollectProgress = std::function<void(int, std::size_t)>;
-
+// The runs train on `threads` threads (make_env is called from them) and are joined in run
+// order, so the dataset is identical at any thread count.
 Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
-                     const CollectConfig& cfg, std::uint64_t seed,
-                     const CollectProgress& progress = {});
+                     const CollectConfig& cfg, std::uint64_t seed, int threads = 1);
 
 // The cache key of a collection (hex).
 std::string collect_key(const Env& env, const CollectConfig& cfg, std::uint64_t seed);

@@ -127,7 +127,7 @@ Dataset Primorl::obtain_data(const std::function<std::unique_ptr<Env>()>& make_e
     }
   }
   DPRL_CHECK(make_env);
-  Dataset d = mb::collect_ddpg(make_env, cfg, seed);
+  Dataset d = mb::collect_ddpg(make_env, cfg, seed, p_.threads);
   if (!p_.data_cache.empty())
     mb::save_dataset_cache(d, cache_file(p_, env), mb::collect_key(env, cfg, seed));
   return d;

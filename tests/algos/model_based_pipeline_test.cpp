@@ -2,6 +2,7 @@
 // model training, the data cache, and bad input rejected before the run directory exists.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -211,5 +212,37 @@ TEST_SUITE("unit") {
         dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out2)),
         doctest::Contains("data_cache"), dprl::DataError);
     CHECK(!fs::exists(out2));
+  }
+}
+
+TEST_SUITE("unit") {
+  TEST_CASE("DDPG data runs on threads give the serial dataset: run order, users 0..n-1") {
+    auto make = [] { return dprl::envs::env_registry().make("pendulum", {}); };
+    mb::CollectConfig one;
+    one.runs = 1;
+    one.steps_per_run = 600;
+    one.learning_starts = 200;
+    mb::CollectConfig three = one;
+    three.runs = 3;
+    const dprl::Dataset serial = mb::collect_ddpg(make, three, 9, 1);
+    const dprl::Dataset parallel = mb::collect_ddpg(make, three, 9, 3);
+    REQUIRE(serial.num_episodes() == 9);  // 600 steps of 200-step episodes per run
+    CHECK(std::ranges::equal(serial.observations(), parallel.observations()));
+    CHECK(std::ranges::equal(serial.actions(), parallel.actions()));
+    CHECK(std::ranges::equal(serial.rewards(), parallel.rewards()));
+    CHECK(std::ranges::equal(serial.truncations(), parallel.truncations()));
+    for (std::size_t e = 0; e < serial.num_episodes(); ++e) {
+      CHECK(serial.user_id(e) == static_cast<std::int64_t>(e));
+      CHECK(parallel.user_id(e) == static_cast<std::int64_t>(e));
+      CHECK(serial.episode_seed(e) == parallel.episode_seed(e));
+      CHECK(serial.episode_start(e) == parallel.episode_start(e));
+    }
+    // run 0 comes first: a one-run collection with the same seed is the first three episodes
+    const dprl::Dataset first = mb::collect_ddpg(make, one, 9, 2);
+    REQUIRE(first.num_episodes() == 3);
+    const auto n = first.num_transitions();
+    CHECK(std::ranges::equal(first.rewards(), serial.rewards().first(n)));
+    CHECK(std::ranges::equal(first.observations(), serial.observations().first((n + 3) * 3)));
+    CHECK(!std::ranges::equal(serial.rewards().subspan(n, n), first.rewards()));
   }
 }
