@@ -20,12 +20,22 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_common import Archive, trim_summary  # noqa: E402
 
-PAPER_T1 = {  # Table 1, Pendulum: return, percentage of MOPO, epsilon
+PAPER_T1 = {  # Table 1: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
     "pendulum_no_priv": ("810.4 ± 27.45", "101.8%", "inf"),
     "pendulum_low": ("817.4 ± 21.57", "102.7%", "22.3"),
     "pendulum_high": ("778.9 ± 53.5", "97.9%", "5.1"),
+    "balance_mopo": ("976.3 ± 26.8", "100%", "inf"),
+    "balance_no_priv": ("947.5 ± 68.3", "97.1%", "inf"),
+    "balance_low": ("815.8 ± 97.2", "83.6%", "85.0"),
+    "balance_high": ("758.2 ± 187.2", "77.7%", "8.2"),
+    "swingup_mopo": ("804.9 ± 89.6", "100%", "inf"),
+    "swingup_no_priv": ("774.1 ± 81.7", "96.17%", "inf"),
+    "swingup_low": ("772.4 ± 73.9", "95.96%", "94.2"),
+    "swingup_high": ("698.3 ± 57.5", "86.75%", "17.0"),
 }
+TASKS = (("pendulum", "Pendulum", 0.35, 0.52), ("balance", "Cartpole balance", 0.25, 0.45),
+         ("swingup", "Cartpole swingup", 0.25, 0.38))
 PAPER_T10 = {  # Table 10, Pendulum
     ("035", "ma", "lc"): "734.5 ± 28.9", ("035", "mpd", "lc"): "817.4 ± 21.7",
     ("035", "ma", "fc"): "638.9 ± 91.7", ("035", "mpd", "fc"): "757.9 ± 76.5",
@@ -119,21 +129,32 @@ def svg_curve(run_dirs, path, title):
 
 
 def generate(dprl):
+    out = ["### Table 1 (our reduced scale)", "",
+           "Return = mean over the last `final_window` epochs of the 10-episode evaluation "
+           "means (Pendulum-v1 native reward, 200 steps: higher is better, 0 is the maximum; "
+           "DMC cartpole: reward in [0, 1] per step, 1000 steps); ± is a 95% Student-t interval "
+           "over seeds when there are several (wide with 2-3 seeds); the per-seed returns are "
+           "listed in seed order. Percentages are of our MOPO (ours) and of the paper's MOPO "
+           "(paper); the paper's Pendulum returns use an unstated reward transform, so only the "
+           "percentages compare there.", "",
+           "| task | method | seeds | our epsilon (RDP; PLD) | our return | per seed | % of our "
+           "MOPO | paper epsilon | paper return | paper % |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for task, task_label, z_low, z_high in TASKS:
+        out += table1_rows(task, task_label, z_low, z_high)
+    out += ["", "For negative returns the percentage is MOPO / method (so 100% means equal and "
+            "below 100% worse), the reading that keeps 'higher is better'.", ""]
+    out += table10_and_rest(dprl)
+    return "\n".join(out)
+
+
+def table1_rows(task, task_label, z_low, z_high):
     out = []
-    mopo = [score(d)[0] for d in seeds_of("pendulum_mopo")]
+    mopo = [score(d)[0] for d in seeds_of(f"{task}_mopo")]
     mopo_m = statistics.mean(mopo) if mopo else None
-    out += ["### Table 1 (Pendulum, our reduced scale)", "",
-            "Return = mean over the last `final_window` epochs of the 10-episode evaluation "
-            "means (Pendulum-v1 native reward, 200 steps: higher is better, 0 is the maximum); "
-            "± is a 95% Student-t interval over seeds when there are several (wide with 2-3 "
-            "seeds); the per-seed returns are listed in seed order. Percentages are of our MOPO "
-            "(ours) and of the paper's MOPO (paper); the paper's Pendulum returns use an "
-            "unstated reward transform, so only the percentages compare.", "",
-            "| method | seeds | our epsilon (RDP; PLD) | our return | per seed | % of our MOPO "
-            "| paper epsilon | paper return | paper % |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, label in (("pendulum_mopo", "MOPO"), ("pendulum_no_priv", "PriMORL no privacy"),
-                        ("pendulum_low", "PriMORL low (z 0.35)"),
-                        ("pendulum_high", "PriMORL high (z 0.52)")):
+    for name, label in ((f"{task}_mopo", "MOPO"), (f"{task}_no_priv", "PriMORL no privacy"),
+                        (f"{task}_low", f"PriMORL low (z {z_low})"),
+                        (f"{task}_high", f"PriMORL high (z {z_high})")):
         dirs = seeds_of(name)
         vals = [score(d)[0] for d in dirs]
         m, ci = mean_ci(vals)
@@ -151,12 +172,14 @@ def generate(dprl):
             f"{100 * m / mopo_m:.1f}%"
         pe, pr_ret, pp = PAPER_T1[name][2], PAPER_T1[name][0], PAPER_T1[name][1]
         per = ", ".join(f"{v:.0f}" for v in vals)
-        out.append(f"| {label} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | {pct} | {pe} "
-                   f"| {pr_ret} | {pp} |")
-        svg_curve(dirs, os.path.join("docs", "paper004", name + ".svg"), label)
-    out += ["", "For negative returns the percentage is MOPO / method (so 100% means equal and "
-            "below 100% worse), the reading that keeps 'higher is better'.", ""]
-    out += ["### Table 10 (Pendulum, clipping x uncertainty)", "",
+        out.append(f"| {task_label} | {label} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | "
+                   f"{pct} | {pe} | {pr_ret} | {pp} |")
+        svg_curve(dirs, os.path.join("docs", "paper004", name + ".svg"), f"{task_label}, {label}")
+    return out
+
+
+def table10_and_rest(dprl):
+    out = ["### Table 10 (Pendulum, clipping x uncertainty)", "",
             "| z | MA + LC | MPD + LC | MA + FC | MPD + FC |", "|---|---|---|---|---|"]
     for zn, z in (("035", "0.35"), ("052", "0.52")):
         cells = []
@@ -174,13 +197,14 @@ def generate(dprl):
     for task, var, z, T, printed in EPS_ROWS:
         r, p = epsilon(dprl, z, 1e-3, T, "rdp"), epsilon(dprl, z, 1e-3, T, "pld")
         out.append(f"| {task} | {var} | {z} | 0.001 | {T} | {printed} | {r:.2f} | {p:.2f} |")
-    for z in (0.35, 0.52):
-        r, p = epsilon(dprl, z, 0.05, 3000, "rdp"), epsilon(dprl, z, 0.05, 3000, "pld")
-        out.append(f"| Pendulum, our scale | {'Low' if z < 0.5 else 'High'} | {z} | 0.05 | 3000 "
-                   f"| - | {r:.2f} | {p:.2f} |")
+    # the reduced configs' (q, T): Pendulum 600 trajectories, DMC cartpole 300 (q K ~ 30)
+    for (task, label, z_low, z_high), q, T in zip(TASKS, (0.05, 0.1, 0.1), (3000, 2000, 2000)):
+        for var, z in (("Low", z_low), ("High", z_high)):
+            r, p = epsilon(dprl, z, q, T, "rdp"), epsilon(dprl, z, q, T, "pld")
+            out.append(f"| {label}, our scale | {var} | {z} | {q} | {T} | - | {r:.2f} | {p:.2f} |")
     out += ["", "### Time per stage (CPU seconds of the process, wall in brackets)",
             "", "| config | seed | data | model | policy | total |", "|---|---|---|---|---|---|"]
-    for name in ("pendulum_mopo", "pendulum_no_priv", "pendulum_low", "pendulum_high"):
+    for name in (f"{t}_{v}" for t, *_ in TASKS for v in ("mopo", "no_priv", "low", "high")):
         for d in seeds_of(name):
             t = ARCHIVE.json(os.path.join(d, "timing.json"))
             if t is None or "model_s" not in t:
@@ -190,7 +214,7 @@ def generate(dprl):
                        f"{t['model_cpu_s']:.0f} ({t['model_s']:.0f}) | "
                        f"{t['policy_cpu_s']:.0f} ({t['policy_s']:.0f}) | "
                        f"{t['total_cpu_s']:.0f} ({t['total_s']:.0f}) |")
-    return "\n".join(out)
+    return out
 
 
 def main():
