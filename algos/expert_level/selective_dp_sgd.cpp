@@ -300,8 +300,9 @@ void SelectiveRun::sync(StateIo& io, bool& eval_pending) {
   if (noise) noise->sync_state(io);
   std::uint64_t n = ledger ? ledger->entries().size() : 0;
   io.bounded(n, std::uint64_t{0}, ledger ? std::uint64_t{1} << 20 : 0, "ledger charges");
+  // a run without DP-SGD steps (p = 0, or no budget for them) has no ledger
   const std::vector<privacy::LedgerEntry> saved =
-      io.loading() ? std::vector<privacy::LedgerEntry>{} : ledger->entries();
+      io.loading() || !ledger ? std::vector<privacy::LedgerEntry>{} : ledger->entries();
   for (std::uint64_t i = 0; i < n; ++i) {
     std::string event = io.loading() ? std::string() : saved[i].event.to_json();
     std::string label = io.loading() ? std::string() : saved[i].label;

@@ -469,4 +469,33 @@ TEST_SUITE("e2e") {
       CHECK(dprl::read_file(a / "out" / f) == dprl::read_file(ref / "out" / f));
     }
   }
+
+  TEST_CASE("a killed non-private expert-level pipeline (no ledger) continues from its checkpoint") {
+    // the paper's non-private baseline: no DP-SGD steps, so the stage has no ledger to save
+    const auto pop = scratch("pipeline_np_population");
+    std::string cfg = dprl::read_file(fs::path(DPRL_SOURCE_DIR) / "configs/paper000/smoke.yaml");
+    const auto from = cfg.find("mode: selective"), to = cfg.find("learner:");
+    REQUIRE(from < to);
+    cfg.replace(from, to - from, "mode: non_private\n");
+    const auto cfg_file = scratch("pipeline_np_config") / "np.yaml";
+    dprl::write_file_atomic(cfg_file, cfg);
+    const std::string args = "run " + cfg_file.string() +
+                             " --quiet --jobs 2 --out out --set train.stable_steps=60 --set "
+                             "train.eval_every=20 --set population.out=" + pop.string();
+    const auto ref = scratch("pipeline_np_ref");
+    const auto full = run_in(ref, args);
+    INFO(full.err);
+    REQUIRE(full.code == 0);
+    const auto a = scratch("pipeline_np_a");
+    CHECK(run_in(a, args, env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=2")).code != 0);
+    REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+    const auto r = run_in(a, args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("continues from its last checkpoint") != std::string::npos);
+    for (const char* f : {"metrics.csv", "summary.json", "policy.bin", "config.yaml"}) {
+      INFO(f);
+      CHECK(dprl::read_file(a / "out" / f) == dprl::read_file(ref / "out" / f));
+    }
+  }
 }
