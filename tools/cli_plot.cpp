@@ -11,7 +11,9 @@
 // files are equal once the lines that differ between seeds of one experiment are dropped: any
 // "seed:" line, the top-level "out:" line (the run directory itself), and a seed suffix in the
 // top-level "name:". A run without config.yaml is grouped by its directory name without the seed
-// suffix ("ppo_seed3", "ppo-s3", "lr=0.1,seed=3", "3" all end in a seed suffix).
+// suffix ("ppo_seed3", "ppo-s3", "lr=0.1,seed=3", "3" all end in a seed suffix). A CSV file given
+// by name (other than metrics.csv) is a run of its own: files of one folder whose names share
+// the stem before the seed suffix ("ours_seed1.csv", "ours_seed2.csv") form one configuration.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -129,6 +131,15 @@ Run load_run(const std::string& arg) {
   Run run;
   const fs::path p(arg);
   std::error_code ec;
+  if (fs::is_regular_file(p, ec) && p.extension() == ".csv" && p.filename() != "metrics.csv") {
+    // a table of its own ("ours_seed2.csv"): the file is the run, named by its stem, grouped
+    // with the files of its folder that share the stem
+    run.metrics_path = p;
+    run.dir = p;
+    run.table = tools::read_metrics_csv(p);
+    run.stem = strip_seed_suffix(p.stem().string());
+    return run;
+  }
   if (fs::is_regular_file(p, ec) && p.extension() == ".csv") {
     run.metrics_path = p;
     run.dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();

@@ -4,6 +4,7 @@ import csv
 import json
 import math
 import os
+import subprocess
 
 
 def read_runs(sweep_dir, label_key=None):
@@ -112,3 +113,30 @@ class Archive:
 def trim_summary(s):
     """The parts of a run's summary.json the reports read."""
     return {k: s[k] for k in ("name", "seed", "final_eval", "extra", "privacy", "git_commit") if k in s}
+
+
+def plot_series(series, x, svg, dprl, figs, title, y="score"):
+    """One CSV per (method, seed) of (x, y) points under figs/data/, drawn with dprl plot (mean
+    and 95% band across seeds per method); returns the markdown image line (a path relative to
+    the page beside the figs folder)."""
+    csv_dir = os.path.join(figs, "data")
+    os.makedirs(csv_dir, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(svg))[0]
+    files = []
+    for (method, seed), pts in sorted(series.items()):
+        f = os.path.join(csv_dir, f"{stem}_{method}_seed{seed}.csv")
+        with open(f, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([x, y])
+            w.writerows(sorted(pts))
+        files.append(f)
+    if not files:
+        return ""
+    # dprl plot groups the files by name without the seed, in the order of their first file:
+    # the sorted method names
+    labels = [a for m in sorted({m for m, _ in series}) for a in ("--label", m)]
+    r = subprocess.run([dprl, "plot", *files, "--x", x, "--y", y, "-o", svg, "--title", title,
+                        *labels], capture_output=True, text=True)
+    if r.returncode == 0:
+        return f"![{stem}]({os.path.basename(figs)}/{os.path.basename(svg)})\n"
+    return f"_figure {svg} not drawn: {r.stderr.strip()}_\n"

@@ -16,7 +16,6 @@ the default env), R_random the uniform policy's return on the same env and horiz
 env and learner. Means are over seeds with a 95% t-interval. Standard library only.
 """
 import argparse
-import csv
 import json
 import math
 import os
@@ -24,7 +23,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, num, trim_summary  # noqa: E402
+from report_common import Archive, num, plot_series, trim_summary  # noqa: E402
 from gen_paper000_configs import REDUCED, TABLE3  # noqa: E402
 
 ENVS = ("cartpole", "acrobot", "lunar_lander", "hiv")
@@ -235,29 +234,6 @@ def figure4(data, dprl, figs):
     md.append(plot_series(series, "m", os.path.join(figs, "fig4_acrobot_cql.svg"), dprl, figs,
                           "Acrobot, CQL, eps = 10: normalised score vs m (mean, 95% band)"))
     return "\n".join(md) + "\n"
-
-
-def plot_series(series, x, svg, dprl, figs, title):
-    """One CSV per (method, seed) of (x, score) points, drawn with dprl plot (mean and 95% band
-    across seeds per method); returns the markdown image line."""
-    csv_dir = os.path.join(figs, "data")
-    os.makedirs(csv_dir, exist_ok=True)
-    stem = os.path.splitext(os.path.basename(svg))[0]
-    files = []
-    for (method, seed), pts in sorted(series.items()):
-        f = os.path.join(csv_dir, f"{stem}_{method}_seed{seed}.csv")
-        with open(f, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow([x, "score"])
-            w.writerows(sorted(pts))
-        files.append(f)
-    if not files:
-        return ""
-    r = subprocess.run([dprl, "plot", *files, "--x", x, "--y", "score", "-o", svg, "--title",
-                        title], capture_output=True, text=True)
-    if r.returncode == 0:
-        return f"![{stem}]({os.path.basename(figs)}/{os.path.basename(svg)})\n"
-    return f"_figure {svg} not drawn: {r.stderr.strip()}_\n"
 
 
 def nonprivate(data):

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, trim_summary  # noqa: E402
+from report_common import Archive, plot_series, trim_summary  # noqa: E402
 
 PAPER_T1 = {  # Table 1: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
@@ -47,6 +47,7 @@ EPS_ROWS = [  # task, variant, z, T, printed epsilon (q = 1e-3, delta = 1e-5)
     ("Balance", "Low", 0.25, 7000, 85.0), ("Balance", "High", 0.45, 7000, 8.2),
     ("Swingup", "Low", 0.25, 10000, 94.2), ("Swingup", "High", 0.38, 10000, 17.0),
 ]
+FIGS = os.path.join("docs", "paper004")
 BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
 
@@ -93,39 +94,11 @@ def epsilon(dprl, z, q, T, acc):
     return json.loads(out)["epsilon"]
 
 
-def svg_curve(run_dirs, path, title):
-    pts = []
-    for d in run_dirs:
-        rows = ARCHIVE.text(os.path.join(d, "metrics.csv"), lambda t: [
-            [float(r["step"]), float(r["return_mean"])] for r in csv.DictReader(t.splitlines())])
-        if rows:
-            pts.append([tuple(r) for r in rows])
-    if not pts:
-        return False
-    xs = [x for p in pts for x, _ in p]
-    ys = [y for p in pts for _, y in p]
-    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(max(ys), min(ys) + 1)
-    W, H = 480, 260
-
-    def sx(x):
-        return 50 + (x - x0) / max(x1 - x0, 1) * (W - 70)
-
-    def sy(y):
-        return H - 30 - (y - y0) / (y1 - y0) * (H - 60)
-
-    lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}">',
-             f'<text x="{W / 2}" y="16" text-anchor="middle" font-size="12">{title}</text>',
-             f'<text x="5" y="{sy(y1) + 4:.0f}" font-size="10">{y1:.0f}</text>',
-             f'<text x="5" y="{sy(y0):.0f}" font-size="10">{y0:.0f}</text>',
-             f'<text x="{W - 60}" y="{H - 8}" font-size="10">SAC updates</text>']
-    for p in pts:
-        d = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in p)
-        lines.append(f'<polyline fill="none" stroke="black" points="{d}"/>')
-    lines.append("</svg>")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return True
+def curve(run):
+    """(SAC updates, 10-episode evaluation mean) of every epoch of a run."""
+    rows = ARCHIVE.text(os.path.join(run, "metrics.csv"), lambda t: [
+        [float(r["step"]), float(r["return_mean"])] for r in csv.DictReader(t.splitlines())])
+    return [tuple(r) for r in rows or []]
 
 
 def generate(dprl):
@@ -143,7 +116,19 @@ def generate(dprl):
     for task, task_label, z_low, z_high in TASKS:
         out += table1_rows(task, task_label, z_low, z_high)
     out += ["", "For negative returns the percentage is MOPO / method (so 100% means equal and "
-            "below 100% worse), the reading that keeps 'higher is better'.", ""]
+            "below 100% worse), the reading that keeps 'higher is better'.", "",
+            "### Learning curves", "",
+            "Real-environment return (10-episode mean) after each SAC epoch of 1000 updates; the "
+            "line is the mean over seeds and the band its 95% interval (`dprl plot`; one seed: "
+            "no band).", ""]
+    for task, task_label, *_ in TASKS:
+        series = {}
+        for var in ("mopo", "no_priv", "low", "high"):
+            for k, run in enumerate(seeds_of(f"{task}_{var}")):
+                series[(var, k + 1)] = curve(run)
+        if series:
+            out.append(plot_series(series, "sac_updates", os.path.join(FIGS, f"{task}.svg"), dprl,
+                                   FIGS, f"{task_label}: return per SAC epoch", y="return"))
     out += table10_and_rest(dprl)
     return "\n".join(out)
 
@@ -174,7 +159,6 @@ def table1_rows(task, task_label, z_low, z_high):
         per = ", ".join(f"{v:.0f}" for v in vals)
         out.append(f"| {task_label} | {label} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | "
                    f"{pct} | {pe} | {pr_ret} | {pp} |")
-        svg_curve(dirs, os.path.join("docs", "paper004", name + ".svg"), f"{task_label}, {label}")
     return out
 
 

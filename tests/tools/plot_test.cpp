@@ -423,6 +423,23 @@ TEST_SUITE("e2e") {
     CHECK(leftovers == 0);
   }
 
+  TEST_CASE("dprl plot: CSV files in one folder are grouped by their names without the seed") {
+    TempDir tmp;
+    const fs::path d = tmp.path / "data";
+    fs::create_directories(d);
+    dprl::write_file_atomic(d / "fig_ours_seed1.csv", "eps,score\n5,0.1\n10,0.5\n");
+    dprl::write_file_atomic(d / "fig_ours_seed2.csv", "eps,score\n5,0.3\n10,0.7\n");
+    dprl::write_file_atomic(d / "fig_dp_sgd_seed1.csv", "eps,score\n5,0.0\n10,0.2\n");
+    const fs::path svg = tmp.path / "f.svg";
+    CHECK(run(dprl_exe() + " plot '" + (d / "fig_ours_seed1.csv").string() + "' '" +
+              (d / "fig_ours_seed2.csv").string() + "' '" + (d / "fig_dp_sgd_seed1.csv").string() +
+              "' --x eps --y score -o '" + svg.string() + "' 2> /dev/null") == 0);
+    const std::string text = dprl::read_file(svg);
+    CHECK(text.find(">fig_ours (n=2)</text>") != std::string::npos);
+    CHECK(text.find(">fig_dp_sgd (n=1)</text>") != std::string::npos);
+    CHECK(text.find(">data (n=") == std::string::npos);
+  }
+
   TEST_CASE("dprl plot --log-x --log-y: decades, and no positive values fails with one line") {
     TempDir tmp;
     const fs::path runs = tmp.path / "runs";
