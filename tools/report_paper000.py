@@ -398,6 +398,22 @@ def costs(data):
 SWEEPS = None  # the reduced sweep files, filled in main()
 
 
+def provenance(data):
+    """The commits the runs on this page were made with (summary git_commit), per env."""
+    md = ["### Provenance\n", "| env | runs | commits (runs) |", "|---|---|---|"]
+    for env in ENVS:
+        commits = {}
+        for d in ARCHIVE.listdir(os.path.join(data.root, env)):
+            for runs in data.sweep(env, d).values():
+                for s in runs:
+                    c = s.get("git_commit", "?")
+                    commits[c] = commits.get(c, 0) + 1
+        if commits:
+            md.append(f"| {ENV_NAME[env]} | {sum(commits.values())} | "
+                      + ", ".join(f"`{c}` ({n})" for c, n in sorted(commits.items())) + " |")
+    return "\n".join(md) + "\n" if len(md) > 3 else ""
+
+
 def not_run(data):
     """The reduced sweeps whose run directories hold fewer finished seeds than planned."""
     md = []
@@ -439,7 +455,8 @@ def main():
     SWEEPS = sorted(os.path.join(sweeps, f) for f in os.listdir(sweeps) if f.endswith(".yaml"))
     results = "\n".join([figure2(args.dprl), nonprivate(data), table1(data), table2(data), table3(data),
                          accounting(data),
-                         figure3(data, args.dprl, args.figs), figure4(data, args.dprl, args.figs)])
+                         figure3(data, args.dprl, args.figs), figure4(data, args.dprl, args.figs),
+                         provenance(data)])
     with open(args.template) as fh:
         doc = (fh.read().replace("@RESULTS@", results)
                .replace("@COSTTABLE@", costs(data))
