@@ -6,6 +6,7 @@
 #include <atomic>
 #include <limits>
 
+#include "engine/cpu_time.hpp"
 #include "engine/error.hpp"
 
 namespace dprl {
@@ -16,6 +17,8 @@ constexpr int kMaxThreads = 1024;
 
 // > 0 while this thread runs a parallel_for body; nested calls then run inline.
 thread_local int t_body_depth = 0;
+// CPU seconds worker threads spent in the jobs this thread submitted
+thread_local double t_helper_cpu = 0.0;
 
 struct BodyScope {
   BodyScope() { ++t_body_depth; }
@@ -46,7 +49,10 @@ struct ThreadPool::Job {
   std::mutex error_mutex;
   std::size_t error_index = std::numeric_limits<std::size_t>::max();
   std::exception_ptr error;
+  double helper_cpu = 0.0;  // the workers' CPU seconds in this job (guarded by the pool mutex)
 };
+
+double work_cpu_seconds() { return thread_cpu_seconds() + t_helper_cpu; }
 
 ThreadPool::ThreadPool(int threads) {
   if (threads < 1 || threads > kMaxThreads)
@@ -106,8 +112,11 @@ void ThreadPool::worker_loop() {
     Job* job = job_;
     ++busy_;
     lk.unlock();
+    const double cpu0 = thread_cpu_seconds();
     run_job(*job);
+    const double cpu = thread_cpu_seconds() - cpu0;
     lk.lock();
+    job->helper_cpu += cpu;
     if (--busy_ == 0) done_.notify_all();
   }
 }
@@ -137,6 +146,7 @@ void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_
     done_.wait(lk, [&] { return busy_ == 0; });
     job_ = nullptr;
   }
+  t_helper_cpu += job.helper_cpu;
   if (job.error) std::rethrow_exception(job.error);
 }
 

@@ -34,6 +34,11 @@ namespace dprl {
 // Number of CPUs this process may run on (its affinity mask), at least 1.
 int hardware_threads();
 
+// CPU seconds of the calling thread plus those worker threads spent in the parallel_for jobs it
+// submitted (on any pool): the CPU cost of one run even when other runs share the process (a
+// sweep's jobs), where process CPU time would count them all. Differences are what matter.
+double work_cpu_seconds();
+
 class ThreadPool {
  public:
   // threads >= 1 (ParamError otherwise); pass hardware_threads() for one per CPU.

@@ -16,6 +16,7 @@
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/state_io.hpp"
+#include "engine/thread_pool.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/ledger.hpp"
@@ -35,8 +36,9 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-// process CPU seconds (all threads)
-double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+// CPU seconds of this run: its thread and the pool threads working for it (not other runs of a
+// sweep sharing the process)
+double cpu_now() { return work_cpu_seconds(); }
 
 }  // namespace
 

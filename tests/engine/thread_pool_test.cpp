@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/cpu_time.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 
@@ -123,6 +125,37 @@ TEST_SUITE("unit") {
                                         });
                                       }),
                     std::logic_error);
+  }
+
+  TEST_CASE("thread pool: work_cpu_seconds counts the workers' CPU for the submitting thread") {
+    // each index spins on its own thread's CPU clock; the submitter's work CPU must cover the sum
+    // of every index's CPU, wherever it ran, and its own thread clock only its share
+    dprl::ThreadPool pool(2);
+    std::mutex m;
+    double spent = 0.0;
+    const double work0 = dprl::work_cpu_seconds(), thread0 = dprl::thread_cpu_seconds();
+    pool.parallel_for(8, [&](std::size_t) {
+      const double c0 = dprl::thread_cpu_seconds();
+      volatile double x = 0.0;
+      while (dprl::thread_cpu_seconds() - c0 < 0.02) x = x + 1.0;
+      std::lock_guard lk(m);
+      spent += dprl::thread_cpu_seconds() - c0;
+    });
+    const double work = dprl::work_cpu_seconds() - work0;
+    const double own = dprl::thread_cpu_seconds() - thread0;
+    CHECK(spent >= 0.16);
+    CHECK(work >= spent);
+    CHECK(own < work);
+    // a one-thread pool runs inline: everything is the caller's own thread time
+    dprl::ThreadPool one(1);
+    const double w1 = dprl::work_cpu_seconds(), t1 = dprl::thread_cpu_seconds();
+    one.parallel_for(2, [&](std::size_t) {
+      const double c0 = dprl::thread_cpu_seconds();
+      volatile double x = 0.0;
+      while (dprl::thread_cpu_seconds() - c0 < 0.01) x = x + 1.0;
+    });
+    CHECK(dprl::work_cpu_seconds() - w1 == doctest::Approx(dprl::thread_cpu_seconds() - t1)
+                                               .epsilon(0.01));
   }
 
   TEST_CASE("thread pool: invalid sizes are rejected and hardware_threads is positive") {
