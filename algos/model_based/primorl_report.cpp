@@ -114,6 +114,8 @@ std::string timing_json(const StageTimes& t) {
   j["model_cpu_s"] = t.model_cpu_s;
   j["policy_cpu_s"] = t.policy_cpu_s;
   j["total_cpu_s"] = t.data_cpu_s + t.model_cpu_s + t.policy_cpu_s;
+  // CPU of this run alone (work_cpu_seconds), not of the process that may run others beside it
+  j["cpu_scope"] = "run";
   return j.dump(2) + "\n";
 }
 
