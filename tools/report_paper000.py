@@ -16,6 +16,7 @@ the default env), R_random the uniform policy's return on the same env and horiz
 env and learner. Means are over seeds with a 95% t-interval. Standard library only.
 """
 import argparse
+import csv
 import json
 import math
 import os
@@ -115,6 +116,17 @@ class Data:
             out.append((r - rnd) / (base - rnd))
         return out
 
+    def empty(self, env, name):
+        """{label: seeds} whose run stopped because D_stable was empty (p = 0 has nothing to
+        train on: the paper's "inf"), from the sweep's failures.csv."""
+        rows = ARCHIVE.text(os.path.join(self.root, env, name, "failures.csv"),
+                            lambda t: list(csv.DictReader(t.splitlines()))) or []
+        out = {}
+        for r in rows:
+            if "stable data only, and it is empty" in r.get("error", ""):
+                out[r["label"]] = out.get(r["label"], 0) + 1
+        return out
+
     def cell(self, env, algo, eps, dpsgd=False):
         name = f"{env}_{algo}_eps{str(eps).replace('.', '_')}" + ("_dpsgd" if dpsgd else "")
         runs = self.sweep(env, name).get("base", [])
@@ -122,6 +134,14 @@ class Data:
             # at eps = 5 the paper's method is pure expert-level DP-SGD: the same runs
             runs = self.sweep(env, name[: -len("_dpsgd")]).get("base", [])
         return runs
+
+
+def with_empty(text, n_empty):
+    """A score cell with the seeds whose D_stable was empty (they have no score)."""
+    if not n_empty:
+        return text
+    return f"D_stable empty (n={n_empty})" if text == "not run" else \
+        f"{text}; D_stable empty (n={n_empty})"
 
 
 def table1(data):
@@ -142,12 +162,14 @@ def table1(data):
                 if not ours and not dp:
                     continue
                 so, sd = data.scores(env, algo, ours), data.scores(env, algo, dp)
+                name = f"{env}_{algo}_eps{str(eps).replace('.', '_')}"
+                n_empty = data.empty(env, name).get("base", 0)
                 stab = [extra(s, "stable_transitions") or 0 for s in ours]
                 noisy = [extra(s, "noisy_steps") for s in ours]
                 epsn = [num(s["privacy"]["epsilon"]) for s in ours if s.get("privacy")]
                 md.append(
                     f"| {ENV_NAME[env]} | {algo.upper()} | {eps} | {PAPER_T1[(env, algo)][i]} | "
-                    f"{fmt_ci(*ci(so))} | {fmt_ci(*ci(sd))} | "
+                    f"{with_empty(fmt_ci(*ci(so)), n_empty)} | {fmt_ci(*ci(sd))} | "
                     f"{fmt_ci(*ci(stab), digits=0) if ours else '-'} | "
                     f"{fmt_ci(*ci(noisy), digits=0) if ours else '-'} | "
                     f"{fmt_ci(*ci(epsn)) if epsn else '-'} |")
@@ -216,10 +238,11 @@ def figure4(data, dprl, figs):
           "delta = 1/m, T = 25). Ours is the paper's Acrobot cell (p = 0: eps1 = eps, training on "
           "D_stable only); DP-SGD is expert-level DP-SGD on all the data of the m experts.\n"]
     ours, dp = data.sweep("acrobot", "fig4_m"), data.sweep("acrobot", "fig4_m_dpsgd")
+    empty = data.empty("acrobot", "fig4_m")
     if not ours and not dp:
         return "\n".join(md) + "\n_not run (see \"What was not run\")._\n"
     md += ["| m | stable transitions | ours | DP-SGD |", "|---|---|---|---|"]
-    labels = sorted(set(ours) | set(dp), key=lambda x: float(x.split("=")[-1]))
+    labels = sorted(set(ours) | set(dp) | set(empty), key=lambda x: float(x.split("=")[-1]))
     series = {}
     for label in labels:
         m = float(label.split("=")[-1])
@@ -227,7 +250,7 @@ def figure4(data, dprl, figs):
         stab = [extra(s, "stable_transitions") or 0 for s in rs]
         so, sd = data.scores("acrobot", "cql", rs), data.scores("acrobot", "cql", ds)
         md.append(f"| {m:.0f} | {fmt_ci(*ci(stab), digits=0) if rs else '-'} | "
-                  f"{fmt_ci(*ci(so))} | {fmt_ci(*ci(sd))} |")
+                  f"{with_empty(fmt_ci(*ci(so)), empty.get(label, 0))} | {fmt_ci(*ci(sd))} |")
         for method, sc in (("ours", so), ("dp_sgd", sd)):
             for k, v in enumerate(sc):
                 series.setdefault((method, k + 1), []).append((m, v))
@@ -423,7 +446,8 @@ def not_run(data):
                    if line.startswith("out:"))
         env, name = out.split("/")[-2:]
         runs = data.sweep(env, name)
-        n = sum(len(v) for v in runs.values())
+        # a run stopped by an empty D_stable is a result (the paper's "inf"), not a missing run
+        n = sum(len(v) for v in runs.values()) + sum(data.empty(env, name).values())
         grid = 1
         for line in txt.splitlines():
             if line.startswith("  ") and line.strip().endswith("]") and "[" in line and \
