@@ -190,7 +190,9 @@ def table2(data):
                 rs = runs.get(label, [])
                 stab = [extra(s, "stable_transitions") or 0 for s in rs]
                 empty = rs and all(x == 0 for x in stab) and float(p) == 0
-                sc = "empty" if empty else fmt_ci(*ci(data.scores(env, algo, rs)))
+                sc = "empty" if empty else with_empty(
+                    fmt_ci(*ci(data.scores(env, algo, rs))),
+                    data.empty(env, f"table2_{algo}_p").get(label, 0))
                 md.append(f"| {ENV_NAME[env]} | {algo.upper()} | {p} | {paper[p]} | {sc} | "
                           f"{fmt_ci(*ci(stab), digits=0) if rs else '-'} |")
     md += ["\nEps allocation (BCQ, p = 0.5): eps1 = 3 eps / 4 against eps1 = 0 (no release: "
