@@ -134,9 +134,10 @@ TEST_SUITE("e2e") {
     const auto d = scratch("mpi_kill");
     const std::string base =
         "env: {id: taxi}\nalgo: {id: q_learning, params: {learning_rate: 0.5}}\n"
-        "train: {steps: 1500000, eval_every: 500000, eval_episodes: 50}\n";
-    // runs of about half a second: long enough that the kill lands while runs remain, even on a
-    // loaded machine (with 0.1 s runs the other rank sometimes finished all of them first)
+        "train: {steps: 4500000, eval_every: 1500000, eval_episodes: 50}\n";
+    // runs of about a second: long enough that the kill lands while runs remain, even on a
+    // loaded machine (with 0.1 s runs the other rank sometimes finished all of them first, and
+    // with 0.3 s runs on a fast core one time in three)
     write_sweep(d / "local", base);
     write_sweep(d / "mpi", base);
     REQUIRE(run_in(d / "local", "sweep sweep.yaml --jobs 2 --quiet").code == 0);
