@@ -20,6 +20,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -374,7 +375,12 @@ def costs(data):
                          lambda j: {"experts": len(j.get("experts", []))})
         if t and t.get("runs_trained"):
             cpu = t.get("cpu_s_per_run")
-            md.append(f"| {ENV_NAME[env]} population, (64, 64) | `dprl population "
+            cfg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs",
+                               "paper000", f"{env}_population.yaml")
+            hidden = re.search(r'hidden_sizes: "([^"]*)"', open(cfg).read()) if os.path.exists(
+                cfg) else None
+            nets = f"({hidden.group(1).replace(',', ', ')})" if hidden else "(?)"
+            md.append(f"| {ENV_NAME[env]} population, {nets} | `dprl population "
                       f"configs/paper000/{env}_population.yaml --jobs 2`: {t['runs_trained']} "
                       f"runs trained in this invocation | {t['train_wall_s']:.0f} s wall "
                       f"({t['runs_per_hour']:.0f} runs/h wall, {t['env_steps_per_s']:.0f} env "
