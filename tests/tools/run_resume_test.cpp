@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -185,6 +186,31 @@ fs::path setup(const std::string& name, const std::string& config) {
 void check_same_run(const fs::path& a, const fs::path& b) {
   CHECK(!fs::exists(b / "checkpoint.bin"));  // removed once the run is complete
   CHECK(check_same_tree(a, b) >= 4);         // config.yaml, metrics.csv, policy, summary.json
+}
+
+// Runs a pipeline whole (ref), then killed after its second checkpoint and run again (a): the
+// rerun continues from the checkpoint, removes it, and ends with the reference's `files`.
+// after_kill sees the killed run's directory.
+void check_pipeline_resumes(const std::string& args, const std::string& name,
+                            std::initializer_list<const char*> files,
+                            const std::function<void(const fs::path&)>& after_kill = {}) {
+  const auto ref = scratch(name + "_ref");
+  const auto full = run_in(ref, args);
+  INFO(full.err);
+  REQUIRE(full.code == 0);
+  const auto a = scratch(name + "_a");
+  CHECK(run_in(a, args, env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=2")).code != 0);
+  REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
+  if (after_kill) after_kill(a / "out");
+  const auto r = run_in(a, args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("continues from its last checkpoint") != std::string::npos);
+  CHECK(!fs::exists(a / "out" / "checkpoint.bin"));
+  for (const char* f : files) {
+    INFO(f);
+    CHECK(dprl::read_file(a / "out" / f) == dprl::read_file(ref / "out" / f));
+  }
 }
 
 }  // namespace
@@ -447,27 +473,17 @@ TEST_SUITE("e2e") {
     // its evaluation rows held (only the row at 20 is out), then run again: it continues at 40
     // and ends with the uninterrupted bytes (the population and the release are reused)
     const auto pop = scratch("pipeline_population");
-    const std::string args = "run " + std::string(DPRL_SOURCE_DIR) +
-                             "/configs/paper000/smoke.yaml --quiet --jobs 2 --out out --set "
-                             "train.eval_every=20 --set population.out=" + pop.string();
-    const auto ref = scratch("pipeline_ref");
-    REQUIRE(run_in(ref, args).code == 0);
-    const auto a = scratch("pipeline_a");
-    CHECK(run_in(a, args, env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=2")).code != 0);
-    REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
-    const std::string rows = dprl::read_file(a / "out" / "metrics.csv");
-    CHECK(rows.find("\n20,") != std::string::npos);
-    CHECK(rows.find("\n40,") == std::string::npos);
-    const auto r = run_in(a, args);
-    INFO(r.err);
-    REQUIRE(r.code == 0);
-    CHECK(r.err.find("continues from its last checkpoint") != std::string::npos);
-    CHECK(!fs::exists(a / "out" / "checkpoint.bin"));
-    for (const char* f : {"metrics.csv", "summary.json", "privacy_ledger.json", "policy.bin",
-                          "config.yaml"}) {
-      INFO(f);
-      CHECK(dprl::read_file(a / "out" / f) == dprl::read_file(ref / "out" / f));
-    }
+    check_pipeline_resumes("run " + std::string(DPRL_SOURCE_DIR) +
+                               "/configs/paper000/smoke.yaml --quiet --jobs 2 --out out --set "
+                               "train.eval_every=20 --set population.out=" + pop.string(),
+                           "pipeline",
+                           {"metrics.csv", "summary.json", "privacy_ledger.json", "policy.bin",
+                            "config.yaml"},
+                           [](const fs::path& out) {
+                             const std::string rows = dprl::read_file(out / "metrics.csv");
+                             CHECK(rows.find("\n20,") != std::string::npos);
+                             CHECK(rows.find("\n40,") == std::string::npos);
+                           });
   }
 
   TEST_CASE("a killed non-private expert-level pipeline (no ledger) continues from its checkpoint") {
@@ -479,23 +495,9 @@ TEST_SUITE("e2e") {
     cfg.replace(from, to - from, "mode: non_private\n");
     const auto cfg_file = scratch("pipeline_np_config") / "np.yaml";
     dprl::write_file_atomic(cfg_file, cfg);
-    const std::string args = "run " + cfg_file.string() +
-                             " --quiet --jobs 2 --out out --set train.stable_steps=60 --set "
-                             "train.eval_every=20 --set population.out=" + pop.string();
-    const auto ref = scratch("pipeline_np_ref");
-    const auto full = run_in(ref, args);
-    INFO(full.err);
-    REQUIRE(full.code == 0);
-    const auto a = scratch("pipeline_np_a");
-    CHECK(run_in(a, args, env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=2")).code != 0);
-    REQUIRE(fs::exists(a / "out" / "checkpoint.bin"));
-    const auto r = run_in(a, args);
-    INFO(r.err);
-    REQUIRE(r.code == 0);
-    CHECK(r.err.find("continues from its last checkpoint") != std::string::npos);
-    for (const char* f : {"metrics.csv", "summary.json", "policy.bin", "config.yaml"}) {
-      INFO(f);
-      CHECK(dprl::read_file(a / "out" / f) == dprl::read_file(ref / "out" / f));
-    }
+    check_pipeline_resumes("run " + cfg_file.string() +
+                               " --quiet --jobs 2 --out out --set train.stable_steps=60 --set "
+                               "train.eval_every=20 --set population.out=" + pop.string(),
+                           "pipeline_np", {"metrics.csv", "summary.json", "policy.bin", "config.yaml"});
   }
 }
