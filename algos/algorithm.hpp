@@ -183,6 +183,9 @@ class Algorithm {
   virtual std::int64_t train_episodes() const { return 0; }
   // Whether the learner reads the experiment's dataset (the `data:` section, then required).
   virtual bool needs_dataset() const { return false; }
+  // Whether the learner may read a `data:` section it does not require (e.g. PriMORL, which
+  // otherwise collects its own data).
+  virtual bool accepts_dataset() const { return needs_dataset(); }
   // Whether train() writes checkpoints and resumes from them (TrainContext::resume); a run of a
   // learner without is refused by `--resume`.
   virtual bool resumable() const { return false; }

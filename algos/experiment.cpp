@@ -122,11 +122,20 @@ std::shared_ptr<const Dataset> load_experiment_data(const Parsed& p, const Env& 
                       p.algo_id));
     return nullptr;
   }
-  if (!algo.needs_dataset())
+  if (!algo.accepts_dataset())
     throw ConfigError(
         fmt::format("{}: data: algo '{}' does not read a dataset", p.data_where, p.algo_id));
   auto ds = std::make_shared<Dataset>(load_dataset(p.data_path, p.data_format));
+  const DatasetFormat format = parse_dataset_format(p.data_format);
+  const bool d4rl = (format == DatasetFormat::kAuto ? detect_dataset_format(p.data_path)
+                                                    : format) == DatasetFormat::kD4rl;
+  if (d4rl) {
+    // a D4RL file has no spaces: it takes the env's, and every value is checked against them
+    adopt_env_spaces(ds->mutable_info(), env.spec());
+    if (ds->info().env_id.empty()) ds->mutable_info().env_id = env.spec().id;
+  }
   check_spaces(ds->info(), env.spec(), p.data_path);
+  if (d4rl) ds->validate(p.data_path);
   return ds;
 }
 

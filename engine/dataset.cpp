@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
 
@@ -38,6 +39,21 @@ void check_spaces(const DatasetInfo& info, const EnvSpec& spec, const std::strin
   if (!same_space(info.action_space, spec.action))
     throw DataError(fmt::format("{}: action_space: the dataset has {} but env '{}' has {}", where,
                                 info.action_space.describe(), spec.id, spec.action.describe()));
+}
+
+void adopt_env_spaces(DatasetInfo& info, const EnvSpec& spec) {
+  const auto adopt = [](Space& have, const Space& env) {
+    if (have.is_discrete()) {
+      if (env.is_discrete() && have.n <= env.n) have = env;
+      return;
+    }
+    if (env.is_discrete() || have.dim() != env.dim()) return;
+    for (std::size_t i = 0; i < have.low.size(); ++i)
+      if (!std::isinf(have.low[i]) || !std::isinf(have.high[i])) return;
+    have = env;
+  };
+  adopt(info.observation_space, spec.observation);
+  adopt(info.action_space, spec.action);
 }
 
 Dataset Dataset::from_arrays(DatasetInfo info, DatasetArrays a, const std::string& where) {
@@ -174,18 +190,79 @@ void Dataset::validate(const std::string& where) const {
   }
 }
 
+void Dataset::add_episode_of(const Dataset& from, std::size_t e, std::int64_t user) {
+  DPRL_CHECK(e < from.num_episodes());
+  const std::size_t od = from.obs_dim(), ad = from.act_dim();
+  const std::size_t t0 = from.start_[e], t = from.episode_length(e);
+  add_episode({from.observations_.data() + (t0 + e) * od, (t + 1) * od},
+              {from.actions_.data() + t0 * ad, t * ad}, {from.rewards_.data() + t0, t},
+              {from.terminations_.data() + t0, t}, {from.truncations_.data() + t0, t}, user,
+              from.seed_[e]);
+}
+
 Dataset Dataset::subset(std::span<const std::size_t> episodes) const {
   Dataset out(info_);
   std::size_t n = 0;
   for (std::size_t e : episodes) n += episode_length(e);
   out.reserve(episodes.size(), n);
-  for (std::size_t e : episodes) {
-    DPRL_CHECK(e < num_episodes());
-    const std::size_t t0 = start_[e], t = episode_length(e);
-    out.add_episode({observations_.data() + (t0 + e) * obs_dim(), (t + 1) * obs_dim()},
-                    {actions_.data() + t0 * act_dim(), t * act_dim()}, {rewards_.data() + t0, t},
-                    {terminations_.data() + t0, t}, {truncations_.data() + t0, t}, user_id_[e],
-                    seed_[e]);
+  for (std::size_t e : episodes) out.add_episode_of(*this, e, user_id_[e]);
+  return out;
+}
+
+MergeUsers parse_merge_users(std::string_view name, const std::string& where) {
+  if (name == "offset") return MergeUsers::kOffset;
+  if (name == "keep") return MergeUsers::kKeep;
+  if (name == "episode") return MergeUsers::kEpisode;
+  throw ParamError(fmt::format("{} = '{}': expected offset, keep or episode", where, name));
+}
+
+Dataset merge_datasets(std::span<const Dataset> parts, std::span<const std::string> names,
+                       MergeUsers users, const std::string& dataset_id) {
+  DPRL_CHECK(names.size() == parts.size());
+  if (parts.empty()) throw DataError("merge: no datasets to merge");
+  const DatasetInfo& first = parts[0].info();
+  std::size_t episodes = 0, transitions = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const DatasetInfo& in = parts[i].info();
+    if (!same_space(in.observation_space, first.observation_space))
+      throw DataError(fmt::format("{}: observation_space {} differs from {}'s {}", names[i],
+                                  in.observation_space.describe(), names[0],
+                                  first.observation_space.describe()));
+    if (!same_space(in.action_space, first.action_space))
+      throw DataError(fmt::format("{}: action_space {} differs from {}'s {}", names[i],
+                                  in.action_space.describe(), names[0],
+                                  first.action_space.describe()));
+    if (!in.env_id.empty() && !first.env_id.empty() && in.env_id != first.env_id)
+      throw DataError(fmt::format("{}: env '{}' differs from {}'s '{}'", names[i], in.env_id,
+                                  names[0], first.env_id));
+    episodes += parts[i].num_episodes();
+    transitions += parts[i].num_transitions();
+  }
+  DatasetInfo info = first;
+  if (!dataset_id.empty()) info.dataset_id = dataset_id;
+  nlohmann::ordered_json meta;
+  meta["merged_from"] = nlohmann::ordered_json::array();
+  for (const Dataset& p : parts) meta["merged_from"].push_back(p.info().dataset_id);
+  static const char* kMode[] = {"offset", "keep", "episode"};
+  meta["users"] = kMode[static_cast<int>(users)];
+  info.metadata_json = meta.dump();
+  Dataset out(info);
+  out.reserve(episodes, transitions);
+  std::int64_t next = 0;  // kOffset: the first id free after the earlier parts
+  for (const Dataset& p : parts) {
+    std::int64_t lo = 0, hi = -1;
+    if (p.num_episodes() > 0) {
+      const auto [mn, mx] = std::ranges::minmax(p.user_ids());
+      lo = mn;
+      hi = mx;
+    }
+    for (std::size_t e = 0; e < p.num_episodes(); ++e) {
+      const std::int64_t u = users == MergeUsers::kKeep      ? p.user_id(e)
+                             : users == MergeUsers::kOffset ? next + (p.user_id(e) - lo)
+                                                            : static_cast<std::int64_t>(out.num_episodes());
+      out.add_episode_of(p, e, u);
+    }
+    if (users == MergeUsers::kOffset) next += hi - lo + 1;
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,11 @@ struct DatasetArrays {
 // Throws DataError "<where>: observation_space: ..." (or action_space) unless info's spaces equal
 // the env's: the same Discrete n, or Box bounds equal in float32 component by component.
 void check_spaces(const DatasetInfo& info, const EnvSpec& spec, const std::string& where);
+// For data whose file carries no spaces (D4RL: Box(-inf, inf), or Discrete(max + 1) for integer
+// columns): takes the env's space where it can hold the data's (a Box of the same dimension
+// whose bounds are all infinite; a Discrete of at least as many values). The values must then be
+// checked against the adopted spaces (Dataset::validate).
+void adopt_env_spaces(DatasetInfo& info, const EnvSpec& spec);
 
 class Dataset {
  public:
@@ -72,6 +78,8 @@ class Dataset {
                    std::span<const float> rewards, std::span<const std::uint8_t> terminations,
                    std::span<const std::uint8_t> truncations, std::int64_t user_id,
                    std::int64_t seed = -1);
+  // Appends episode e of `from` (same dimensions) under user id `user` (its seed kept).
+  void add_episode_of(const Dataset& from, std::size_t e, std::int64_t user);
   // Reserves room for episodes and transitions (avoids regrowth when the totals are known).
   void reserve(std::size_t episodes, std::size_t transitions);
 
@@ -143,5 +151,21 @@ class Dataset {
   std::vector<std::int64_t> user_id_;
   std::vector<std::int64_t> seed_;
 };
+
+// How merge_datasets numbers the privacy units.
+enum class MergeUsers {
+  kOffset,   // each part's ids shifted past every earlier part's: parts never share a user
+  kKeep,     // ids as they are: equal ids in two parts are one user (the same people)
+  kEpisode,  // one user per episode, 0..n-1 in merged order (trajectory-level units)
+};
+// "offset", "keep" or "episode"; ParamError naming `where` otherwise.
+MergeUsers parse_merge_users(std::string_view name, const std::string& where);
+
+// The episodes of every part in order (e.g. D4RL's medium-expert = medium + expert). The parts
+// must have equal spaces and, where known, the same env id (DataError naming parts[i]'s
+// `names[i]` otherwise); the info is the first part's with dataset_id (when non-empty) and a
+// metadata object {"merged_from": [each part's dataset_id], "users": mode}.
+Dataset merge_datasets(std::span<const Dataset> parts, std::span<const std::string> names,
+                       MergeUsers users, const std::string& dataset_id = "");
 
 }  // namespace dprl

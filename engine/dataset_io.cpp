@@ -306,9 +306,16 @@ void save_minari(const Dataset& data, const fs::path& dir_in, const SaveOptions&
   const bool exists = fs::exists(dir, ec);
   if (exists && !fs::is_directory(dir, ec))
     throw DataError(fmt::format("{}: exists and is not a folder", dir.string()));
-  if (exists && !fs::is_empty(dir, ec) && !options.overwrite)
-    throw DataError(
-        fmt::format("{}: exists and is not empty (remove it or use --overwrite)", dir.string()));
+  if (exists && !fs::is_empty(dir, ec)) {
+    if (!options.overwrite)
+      throw DataError(
+          fmt::format("{}: exists and is not empty (remove it or use --overwrite)", dir.string()));
+    // overwrite replaces a dataset folder, never a folder of something else
+    if (!fs::is_regular_file(dir / "data" / "metadata.json", ec))
+      throw DataError(fmt::format(
+          "{}: exists and is not a Minari dataset folder (no data/metadata.json): not replaced",
+          dir.string()));
+  }
   if (!dir.parent_path().empty()) make_dirs(dir.parent_path());
   const fs::path tmp = temp_sibling(dir);
   try {

@@ -77,7 +77,8 @@ Dataset load_minari(const std::filesystem::path& path, bool use_index = true);
 Dataset load_d4rl(const std::filesystem::path& file, const D4rlOptions& options = {});
 
 struct SaveOptions {
-  bool overwrite = false;  // replace an existing dataset folder (else DataError)
+  bool overwrite = false;  // replace an existing dataset folder (else DataError); a non-empty
+                           // folder without data/metadata.json is never replaced
 };
 // Writes data as a Minari dataset folder dir (atomically: see above).
 void save_minari(const Dataset& data, const std::filesystem::path& dir,

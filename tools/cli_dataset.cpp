@@ -1,4 +1,4 @@
-// `dprl collect` and `dprl dataset info|validate`.
+// `dprl collect` and `dprl dataset info|validate|merge`.
 #include <fmt/format.h>
 
 #include <memory>
@@ -85,6 +85,35 @@ void cmd_validate(const DatasetOpts& o) {
              o.env.empty() ? "" : ", spaces match " + o.env);
 }
 
+struct MergeOpts {
+  std::vector<std::string> inputs;
+  std::string out, users = "offset", dataset_id;
+  bool overwrite = false;
+  bool json = false;
+};
+
+void cmd_merge(const MergeOpts& o) {
+  const MergeUsers users = parse_merge_users(o.users, "--users");
+  std::vector<Dataset> parts;
+  parts.reserve(o.inputs.size());
+  for (const auto& in : o.inputs) parts.push_back(load_dataset(in));
+  const Dataset data = merge_datasets(parts, o.inputs, users, o.dataset_id);
+  parts.clear();
+  SaveOptions so;
+  so.overwrite = o.overwrite;
+  save_minari(data, o.out, so);
+  const DatasetSummary s = summarize(data);
+  if (o.json) {
+    nlohmann::ordered_json j = summary_json(data, s);
+    j["out"] = o.out;
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{}: {} datasets, {} episodes, {} transitions, {} users -> {}\n",
+               data.info().dataset_id, o.inputs.size(), data.num_episodes(),
+               data.num_transitions(), s.users, o.out);
+  }
+}
+
 void add_dataset_opts(CLI::App* cmd, const std::shared_ptr<DatasetOpts>& o) {
   cmd->add_option("path", o->path, "Minari dataset folder or D4RL .hdf5 file")->required();
   cmd->add_option("--format", o->format, "minari, d4rl or auto (default: from the path)");
@@ -134,6 +163,20 @@ void add_dataset_commands(CLI::App& app) {
   validate->add_option("--env", vo->env, "also require the spaces of this env (id)");
   validate->add_option("--param", vo->params, "env parameter k=v for --env (repeatable)");
   validate->callback([vo] { cmd_validate(*vo); });
+
+  auto* merge = dataset->add_subcommand(
+      "merge", "concatenate datasets of one env into one Minari folder (e.g. medium + expert)");
+  auto mo = std::make_shared<MergeOpts>();
+  merge->add_option("inputs", mo->inputs, "Minari folders or D4RL .hdf5 files, in order")
+      ->required();
+  merge->add_option("--out", mo->out, "dataset folder to write")->required();
+  merge->add_option("--users", mo->users,
+                    "privacy units: offset (each input's users stay distinct, default), keep "
+                    "(equal ids are one user) or episode (one user per episode)");
+  merge->add_option("--dataset-id", mo->dataset_id, "Minari dataset id (default: the first's)");
+  merge->add_flag("--overwrite", mo->overwrite, "replace an existing dataset folder");
+  merge->add_flag("--json", mo->json, "print a JSON summary");
+  merge->callback([mo] { cmd_merge(*mo); });
 }
 
 }  // namespace dprl::cli

@@ -73,6 +73,10 @@ nlohmann::ordered_json summary_json(const Dataset& data, const DatasetSummary& s
   j["episodes_truncated"] = s.truncated;
   j["return_histogram"] = {{"edges", s.bin_edges}, {"counts", s.bin_counts}};
   j["payload_bytes"] = data.payload_bytes();
+  if (!info.metadata_json.empty()) {
+    auto m = nlohmann::ordered_json::parse(info.metadata_json, nullptr, false);
+    if (!m.is_discarded()) j["metadata"] = std::move(m);
+  }
   return j;
 }
 

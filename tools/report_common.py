@@ -49,6 +49,14 @@ def mean_sd(xs, single_sd=None):
     return m, sd
 
 
+def dataset_info(dprl, d):
+    """`dprl dataset info --json` of dataset directory d, None when it is absent."""
+    if not os.path.isdir(d):
+        return None
+    r = subprocess.run([dprl, "dataset", "info", d, "--json"], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
 class Archive:
     """The results a report reads, kept in one committed JSON file so that the report can be
     regenerated where the run directories are gone (runs/ is not in the repository).

@@ -21,11 +21,10 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, num, plot_series, trim_summary  # noqa: E402
+from report_common import Archive, dataset_info, num, plot_series, trim_summary  # noqa: E402
 from gen_paper000_configs import REDUCED, TABLE3  # noqa: E402
 
 ENVS = ("cartpole", "acrobot", "lunar_lander", "hiv")
@@ -273,14 +272,6 @@ def nonprivate(data):
             md.append(f"| {ENV_NAME[env]} | {algo.upper()} | {fmt_ci(*ci([ret(s) for s in rs]))} "
                       f"| {fmt_ci(*ci([extra(s, 'random_return') for s in rs]))} |")
     return "\n".join(md) + "\n"
-
-
-def dataset_info(dprl, d):
-    """`dprl dataset info --json` of dataset directory d, None when it is absent."""
-    if not os.path.isdir(d):
-        return None
-    r = subprocess.run([dprl, "dataset", "info", d, "--json"], capture_output=True, text=True)
-    return json.loads(r.stdout) if r.returncode == 0 else None
 
 
 def figure2(dprl):

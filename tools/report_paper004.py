@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, plot_series, trim_summary  # noqa: E402
+from report_common import Archive, dataset_info, plot_series, trim_summary  # noqa: E402
 
 PAPER_T1 = {  # Table 1: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
@@ -42,6 +42,13 @@ PAPER_T10 = {  # Table 10, Pendulum
     ("052", "ma", "lc"): "750.1 ± 75.97", ("052", "mpd", "lc"): "778.9 ± 53.5",
     ("052", "ma", "fc"): "612.4 ± 76.8", ("052", "mpd", "fc"): "723.0 ± 47.0",
 }
+PAPER_T11 = (  # Table 11, HalfCheetah medium-expert (last 20 epochs)
+    ("half_cheetah_mopo", "MOPO", "0", "10931 ± 1326"),
+    ("half_cheetah_no_clip", "PriMORL no clip", "0", "7062 ± 2230"),
+    ("half_cheetah_no_noise", "PriMORL no noise", "0", "8792 ± 2053"),
+    ("half_cheetah_z1e-4", "PriMORL", "1e-4", "9729 ± 2018"),
+    ("half_cheetah_z1e-3", "PriMORL", "1e-3", "3697 ± 1465"),
+)
 EPS_ROWS = [  # task, variant, z, T, printed epsilon (q = 1e-3, delta = 1e-5)
     ("Pendulum", "Low", 0.35, 7000, 22.3), ("Pendulum", "High", 0.52, 7000, 5.1),
     ("Balance", "Low", 0.25, 7000, 85.0), ("Balance", "High", 0.45, 7000, 8.2),
@@ -130,6 +137,9 @@ def generate(dprl):
             out.append(plot_series(series, "sac_updates", os.path.join(FIGS, f"{task}.svg"), dprl,
                                    FIGS, f"{task_label}: return per SAC epoch", y="return"))
     out += table10_and_rest(dprl)
+    out += table11()
+    out += paper_scale()
+    out += datasets(dprl)
     return "\n".join(out)
 
 
@@ -191,7 +201,8 @@ def table10_and_rest(dprl):
             "these runs shared a `--jobs 2` sweep process with another run, so the figure "
             "counts both (the wall time is the run's own, stretched by whatever else ran).", "",
             "| config | seed | data | model | policy | total |", "|---|---|---|---|---|---|"]
-    for name in (f"{t}_{v}" for t, *_ in TASKS for v in ("mopo", "no_priv", "low", "high")):
+    names = [f"{t}_{v}" for t, *_ in TASKS for v in ("mopo", "no_priv", "low", "high")]
+    for name in names + [n for n, *_ in PAPER_T11]:
         for d in seeds_of(name):
             t = ARCHIVE.json(os.path.join(d, "timing.json"))
             if t is None or "model_s" not in t:
@@ -204,6 +215,87 @@ def table10_and_rest(dprl):
                        f"{t['policy_cpu_s']:.0f}{mark} ({t['policy_s']:.0f}) | "
                        f"{t['total_cpu_s']:.0f}{mark} ({t['total_s']:.0f}) |")
     return out
+
+
+def epsilon_cell(s):
+    """'RDP; PLD' epsilon of a summary, 'inf' without a finite one."""
+    pr = s.get("privacy") or {}
+    e = pr.get("epsilon")
+    if e in (None, "inf") or (isinstance(e, float) and math.isinf(e)):
+        return "inf"
+    pld = (pr.get("details") or {}).get("epsilon_pld")
+    return f"{e:.3g}" + (f"; {pld:.3g}" if isinstance(pld, (int, float)) else "")
+
+
+def table11():
+    if not any(seeds_of(n) for n, *_ in PAPER_T11):
+        return []
+    out = ["", "### Table 11 (HalfCheetah, our medium-expert mixture)", "",
+           "Return = mean of the last 20 epochs' 10-episode evaluation means (HalfCheetah-v5, "
+           "1000 steps); ± a 95% Student-t interval over seeds. The data are ours (see 'Scale "
+           "actually run'), not D4RL's, so the returns do not compare with the paper's; the "
+           "ordering of the rows does.", "",
+           "| method | z | seeds | our epsilon (RDP; PLD) | our return | per seed | paper return |",
+           "|---|---|---|---|---|---|---|"]
+    for name, label, z, paper in PAPER_T11:
+        dirs = seeds_of(name)
+        vals = [score(d)[0] for d in dirs]
+        m, ci = mean_ci(vals)
+        eps = epsilon_cell(score(dirs[0])[2]) if dirs else ""
+        per = ", ".join(f"{v:.0f}" for v in vals)
+        out.append(f"| {label} | {z} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | {paper} |")
+    return out
+
+
+def paper_scale():
+    """The paper-scale Pendulum run (runs/paper004/paper_scale/pendulum_high): its stages."""
+    d = os.path.join("paper_scale", "pendulum_high")
+    t = ARCHIVE.json(os.path.join(d, "timing.json"))
+    s = ARCHIVE.json(os.path.join(d, "summary.json"), trim_summary)
+    if t is None or s is None:
+        return []
+    ex = s.get("extra", {})
+    return ["", "### Paper-scale Pendulum, end to end (one seed)", "",
+            "`pendulum_high` with the paper's data and rounds: 6 DDPG runs x 1M steps (30,000 "
+            "trajectories), q = 0.001, T = 7000, `threads` 2; SAC as in our configs (10 epochs).",
+            "", "| stage | CPU s | wall s |", "|---|---|---|",
+            f"| data (6 x 1M DDPG steps) | {t['data_cpu_s']:.0f} | {t['data_s']:.0f} |",
+            f"| model (7000 DP-FedAvg rounds) | {t['model_cpu_s']:.0f} | {t['model_s']:.0f} |",
+            f"| policy (SAC in the model, with evaluation) | {t['policy_cpu_s']:.0f} | "
+            f"{t['policy_s']:.0f} |",
+            f"| total | {t['total_cpu_s']:.0f} | {t['total_s']:.0f} |", "",
+            f"Epsilon {epsilon_cell(s)} at T = {ex.get('model_rounds', 7000):.0f}; return "
+            f"{ex.get('return_last_window', float('nan')):.1f} (mean of the last 5 epochs)."]
+
+
+def datasets(dprl):
+    """The offline data sets' returns (the paper's data histograms, as a table), from the Minari
+    folders that `algo.params.data_export` writes (runs/paper004/data/<task>-minari)."""
+    out = ["", "### The data sets", "",
+           "Every training episode of the DDPG runs, one trajectory per user, as the configs "
+           "collect them (exported with `--set algo.params.data_export=runs/paper004/data/"
+           "<task>-minari`; `dprl dataset info --json`). The histogram has 10 equal bins from the "
+           "minimum to the maximum return. These statistics are of the private data, without "
+           "noise: a description of the benchmark, not a private release.", "",
+           "| data set | DDPG runs x steps | trajectories | transitions | return mean ± sd | min | "
+           "max | histogram counts |", "|---|---|---|---|---|---|---|---|"]
+    rows = 0
+    sets = [(f"{task}-minari", label) for task, label, *_ in TASKS]
+    sets.append(("half_cheetah-medium-expert", "HalfCheetah (SAC 50k + 100k policies)"))
+    for folder, label in sets:
+        rel = os.path.join("data", folder)
+        j = ARCHIVE.computed(rel + "#info",
+                             lambda: dataset_info(dprl, os.path.join(ARCHIVE.root, rel)))
+        if j is None:
+            continue
+        meta = (j.get("metadata") or {})
+        scale = f"{meta['runs']} x {meta['steps_per_run']}" if "runs" in meta else "-"
+        h = j.get("return_histogram", {}).get("counts", [])
+        out.append(f"| {label} | {scale} | {j['episodes']} | {j['transitions']} | "
+                   f"{j['return_mean']:.1f} ± {j['return_std']:.1f} | {j['return_min']:.1f} | "
+                   f"{j['return_max']:.1f} | {' '.join(str(c) for c in h)} |")
+        rows += 1
+    return out if rows else []
 
 
 def main():

@@ -91,14 +91,7 @@ constexpr const char* kMagic = "dprl-primorl-data-v1";
 
 // Appends every episode of `from` to `to`, renumbering users from next_user.
 void append_episodes(Dataset& to, const Dataset& from, std::int64_t& next_user) {
-  const std::size_t od = from.obs_dim(), ad = from.act_dim();
-  for (std::size_t e = 0; e < from.num_episodes(); ++e) {
-    const std::size_t t0 = from.episode_start(e), T = from.episode_length(e);
-    to.add_episode(from.observations().subspan((t0 + e) * od, (T + 1) * od),
-                   from.actions().subspan(t0 * ad, T * ad), from.rewards().subspan(t0, T),
-                   from.terminations().subspan(t0, T), from.truncations().subspan(t0, T),
-                   next_user++, from.episode_seed(e));
-  }
+  for (std::size_t e = 0; e < from.num_episodes(); ++e) to.add_episode_of(from, e, next_user++);
 }
 
 // One DDPG run recording its training episodes into a dataset with `info`, users from 0.
@@ -131,14 +124,12 @@ Dataset collect_run(const std::function<std::unique_ptr<Env>()>& make_env,
 
 }  // namespace
 
-Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
-                     const CollectConfig& cfg, std::uint64_t seed, int threads) {
-  auto probe = make_env();
-  const EnvSpec& spec = probe->spec();
+DatasetInfo collect_info(const Env& env, const CollectConfig& cfg, std::uint64_t seed) {
+  const EnvSpec& spec = env.spec();
   DatasetInfo info;
   info.dataset_id = fmt::format("dprl/{}/ddpg-replay-v0", spec.id);
   info.env_id = spec.id;
-  info.env_params = probe->params();
+  info.env_params = env.params();
   info.observation_space = spec.observation;
   info.action_space = spec.action;
   info.metadata_json = fmt::format(
@@ -146,6 +137,12 @@ Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
       R"("learning_starts": {}, "exploration_noise": {}, "seed": {}}})",
       cfg.runs, cfg.steps_per_run, cfg.hidden_sizes, cfg.learning_starts, cfg.exploration_noise,
       seed);
+  return info;
+}
+
+Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
+                     const CollectConfig& cfg, std::uint64_t seed, int threads) {
+  const DatasetInfo info = collect_info(*make_env(), cfg, seed);
   // the runs are independent (each from its own derived seed), so they run on the pool and are
   // joined in run order: the dataset is the same at any thread count
   std::vector<Dataset> parts(static_cast<std::size_t>(cfg.runs));

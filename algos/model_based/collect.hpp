@@ -48,6 +48,10 @@ struct CollectConfig {
 Dataset collect_ddpg(const std::function<std::unique_ptr<Env>()>& make_env,
                      const CollectConfig& cfg, std::uint64_t seed, int threads = 1);
 
+// The dataset info of a collection: id dprl/<env>/ddpg-replay-v0, the env's spaces and
+// parameters, and the collection settings as metadata.
+DatasetInfo collect_info(const Env& env, const CollectConfig& cfg, std::uint64_t seed);
+
 // The cache key of a collection (hex).
 std::string collect_key(const Env& env, const CollectConfig& cfg, std::uint64_t seed);
 // Writes and reads the cache file format (magic, key, arrays, FNV-1a checksum).

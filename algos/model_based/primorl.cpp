@@ -86,8 +86,28 @@ void Primorl::check(const RunPlan& plan) {
     throw ParamError(fmt::format(
         "train.steps = {} must be a multiple of primorl.steps_per_epoch = {} (SAC updates)",
         plan.train.steps, p_.steps_per_epoch));
+  if (!p_.data_export.empty()) {
+    // the export replaces an earlier dataset folder, never a folder of something else
+    const std::filesystem::path dir(p_.data_export);
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) &&
+        !(std::filesystem::is_directory(dir, ec) &&
+          (std::filesystem::is_empty(dir, ec) ||
+           std::filesystem::is_regular_file(dir / "data" / "metadata.json", ec))))
+      throw ParamError(fmt::format(
+          "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
+          p_.data_export));
+  }
   std::size_t episodes = 0;
-  if (!p_.data_cache.empty() && std::filesystem::exists(cache_file(p_, plan.env))) {
+  external_ = plan.dataset;
+  if (external_) {
+    if (!p_.data_cache.empty())
+      throw ParamError(fmt::format(
+          "primorl.data_cache = '{}': not used with a data: section (the dataset is read from "
+          "there; drop one of them)",
+          p_.data_cache));
+    episodes = external_->users().size();
+  } else if (!p_.data_cache.empty() && std::filesystem::exists(cache_file(p_, plan.env))) {
     if (!data_) data_ = obtain_data({}, plan.env);
     episodes = data_->users().size();
   } else {
@@ -97,8 +117,12 @@ void Primorl::check(const RunPlan& plan) {
   }
   if (episodes < 2)
     throw ParamError(
-        fmt::format("primorl.data_steps_per_run = {}: fewer than 2 complete episodes of {} steps",
-                    p_.data_steps_per_run, s.max_episode_steps));
+        external_ ? fmt::format("data: the dataset has {} user(s); PriMORL needs at least 2 (one "
+                                "for the public test split)",
+                                episodes)
+                  : fmt::format("primorl.data_steps_per_run = {}: fewer than 2 complete "
+                                "episodes of {} steps",
+                                p_.data_steps_per_run, s.max_episode_steps));
   const std::size_t K = episodes - test_units(episodes, p_.test_fraction);
   if (p_.variant != "mopo" && p_.q * static_cast<double>(K) < 1.0)
     throw ParamError(fmt::format(
@@ -110,18 +134,14 @@ void Primorl::check(const RunPlan& plan) {
 
 Dataset Primorl::obtain_data(const std::function<std::unique_ptr<Env>()>& make_env,
                              const Env& env) {
+  if (external_) return *external_;  // a copy: the pipeline tables it and drops it
   const auto cfg = collect_config(p_);
   const auto seed = static_cast<std::uint64_t>(p_.data_seed);
   if (!p_.data_cache.empty()) {
     const auto file = cache_file(p_, env);
     if (std::filesystem::exists(file)) {
-      DatasetInfo info;
-      info.dataset_id = fmt::format("dprl/{}/ddpg-replay-v0", env.spec().id);
-      info.env_id = env.spec().id;
-      info.env_params = env.params();
-      info.observation_space = env.spec().observation;
-      info.action_space = env.spec().action;
-      Dataset d = mb::load_dataset_cache(file, mb::collect_key(env, cfg, seed), info);
+      Dataset d = mb::load_dataset_cache(file, mb::collect_key(env, cfg, seed),
+                                         mb::collect_info(env, cfg, seed));
       check_spaces(d, env);
       return d;
     }

@@ -3,8 +3,10 @@
 // Source: "Differentially Private Deep Model-Based Reinforcement Learning" (PriMORL; Algorithms
 // 1-4, Tables 7-8, App. D and H); MOPO (Yu et al. 2020, NeurIPS) for the baseline.
 // Stages (timing.json records each): (1) data: every training episode of seeded DDPG runs, one
-// user per trajectory (collect.hpp), optionally cached; a public test split of test_fraction of
-// the trajectories; (2) model: the probabilistic ensemble (prob_ensemble.hpp) trained by TDP
+// user per trajectory (collect.hpp), optionally cached, or the experiment's `data:` section (a
+// Minari folder or D4RL file whose users are the privacy units; D4RL: one per episode), then
+// optionally exported as a Minari folder (data_export); a public test split of test_fraction of
+// the units; (2) model: the probabilistic ensemble (prob_ensemble.hpp) trained by TDP
 // MODEL ENSEMBLE TRAINING (variant tdp; no_noise, no_clip) or pooled non-privately (mopo), the
 // input normaliser fitted on the public split; the private table is then released (PriMORL
 // variants); (3) policy: SAC in the penalised model (mb_sac.hpp) for train.steps updates,
@@ -50,6 +52,7 @@ struct PrimorlParams {
   std::string data_cache;
   double test_fraction = 0.01;
   bool report_data = false;
+  std::string data_export;
   // model
   int members = 3;
   std::string model_hidden = "64,64";
@@ -110,6 +113,9 @@ struct PrimorlParams {
     v("data_seed", data_seed, Range::closed(0, 4e18), "seed of the data collection");
     v("data_cache", data_cache, Choices{}, "directory caching collected datasets ('': none)");
     v("test_fraction", test_fraction, Range::open(0, 1), "public test split (trajectories)");
+    v("data_export", data_export, Choices{},
+      "write the dataset (collected or read) as a Minari folder here ('': no); it is the private "
+      "data itself, keep it with the raw data");
     v("report_data", report_data,
       "publish data return statistics (private data: the run is then not formal)");
     v("members", members, Range::closed(1, 100), "ensemble size N");
@@ -183,6 +189,8 @@ class Primorl final : public Algorithm {
   std::string policy_file() const override { return "policy.bin"; }
   ParamMap params() const override { return dump_params(p_); }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
+  // the experiment's `data:` replaces the DDPG collection when present
+  bool accepts_dataset() const override { return true; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
   // Checkpoints once the model is trained and its release charged and written out, then every
   // checkpoint_every SAC updates (at epoch ends): a run killed in the policy stage resumes there
@@ -219,7 +227,8 @@ class Primorl final : public Algorithm {
   Dataset obtain_data(const std::function<std::unique_ptr<Env>()>& make_env, const Env& env);
 
   Params p_;
-  std::optional<Dataset> data_;  // loaded by check() from the cache
+  std::optional<Dataset> data_;        // loaded by check() from the cache
+  const Dataset* external_ = nullptr;  // the experiment's `data:` (check() sees it)
   std::string env_id_;
   std::unique_ptr<SacLearner> learner_;
   std::optional<PrivacyReport> privacy_;

@@ -16,13 +16,14 @@ nlohmann::ordered_json num(double v) {
 }
 }  // namespace
 
-PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f) {
+PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f,
+                                     const std::string& data_source) {
   PrivacyReport r;
   const bool dp = p.variant == "tdp";
   const bool seeded = p.noise == "seeded";
   r.delta = p.delta;
   r.neighbouring = "add-remove";
-  r.unit = "trajectory";
+  r.unit = data_source.empty() ? "trajectory" : "user";
   r.covers = {"the model ensemble (every DP-FedAvg round's release)",
               "policy.bin (SAC trained only on model rollouts and rho_0 resets)", "metrics.csv",
               "model_training.csv (public test split curve)", "summary.json"};
@@ -33,7 +34,15 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
       "projected onto the ensemble clip set after every step, sum / (q K), Gaussian noise "
       "z C / (q K) on every parameter";
   d["K_train_trajectories"] = f.train_units;
-  d["K_public"] = "K follows from the public collection settings and is treated as public";
+  if (data_source.empty()) {
+    d["K_public"] = "K follows from the public collection settings and is treated as public";
+  } else {
+    d["data_source"] = data_source;
+    d["unit_note"] =
+        "each user id of the dataset is one unit (a D4RL file without user ids: one per episode); "
+        "all of a user's trajectories are one client";
+    d["K_public"] = "K, the dataset's number of users, is treated as public (as in DP-FedAvg)";
+  }
   d["test_trajectories_public"] = f.test_units;
   d["train_transitions"] = f.train_transitions;
   d["q"] = p.q;

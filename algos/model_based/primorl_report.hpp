@@ -26,7 +26,10 @@ struct PipelineFacts {
   bool stopped_by_budget = false;
 };
 
-PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f);
+// data_source: the experiment's `data:` path ("" = the pipeline's own DDPG collection, whose
+// units are single trajectories; a dataset's units are its user ids).
+PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f,
+                                     const std::string& data_source = "");
 
 // round,test_mse,epsilon,mean_clients rows (the public-split curve of model training); with
 // private stats (only for runs without a guarantee) also the mean unclipped client update norm

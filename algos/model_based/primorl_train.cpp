@@ -13,6 +13,7 @@
 #include "algos/model_based/primorl.hpp"
 #include "algos/model_based/primorl_report.hpp"
 #include "algos/private_noise.hpp"
+#include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/state_io.hpp"
@@ -321,7 +322,7 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
 
 std::int64_t Primorl::train(TrainContext& ctx) {
   auto env = ctx.make_env();
-  check(RunPlan{*env, ctx.train(), ctx.seed(), std::nullopt});
+  check(RunPlan{*env, ctx.train(), ctx.seed(), std::nullopt, ctx.dataset()});
   const EnvSpec& spec = env->spec();
   env_id_ = spec.id;
   const int D = static_cast<int>(spec.observation.dim()), A = static_cast<int>(spec.action.dim());
@@ -345,6 +346,8 @@ std::int64_t Primorl::train(TrainContext& ctx) {
     // (1) data, then the public split; the Dataset itself is dropped once tabled
     stage = model_stage([&ctx] { return ctx.make_env(); }, *env, ctx.seed(),
                         [&](const Dataset& data) {
+                          if (!p_.data_export.empty())
+                            save_minari(data, p_.data_export, SaveOptions{.overwrite = true});
                           if (p_.report_data)
                             ctx.write_file("data_returns.csv", data_returns_csv(data, extra_));
                         });
@@ -403,7 +406,7 @@ std::int64_t Primorl::train(TrainContext& ctx) {
 
   // (4) the record
   record_extras(p_, evals, facts, mres, extra_);
-  privacy_ = mb::primorl_privacy_report(p_, facts);
+  privacy_ = mb::primorl_privacy_report(p_, facts, external_ ? ctx.dataset_source() : "");
   ctx.write_file("timing.json", mb::timing_json(times));
   return total;
 }

@@ -13,6 +13,8 @@
 #include "algos/model_based/collect.hpp"
 #include "algos/model_based/primorl.hpp"
 #include "engine/config.hpp"
+#include "engine/dataset_io.hpp"
+#include "engine/hdf5_file.hpp"
 #include "engine/io.hpp"
 #include "envs/register_envs.hpp"
 #include "privacy/rdp_accountant.hpp"
@@ -212,6 +214,125 @@ TEST_SUITE("unit") {
         dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out2)),
         doctest::Contains("data_cache"), dprl::DataError);
     CHECK(!fs::exists(out2));
+  }
+}
+
+TEST_SUITE("e2e") {
+  TEST_CASE("data_export writes the dataset, and read back as data: (Minari or D4RL) it reproduces the run") {
+    const auto dir = temp_dir("export");
+    const auto out1 = temp_dir("export_run");
+    dprl::algos::run_experiment(
+        dprl::parse_yaml(tiny_config("    data_export: " + dir.string() + "\n"), "t"), "t",
+        quiet(out1));
+    const dprl::Dataset d = dprl::load_dataset(dir);
+    REQUIRE(d.num_episodes() == 20);  // 2 runs x 2000 steps of 200-step episodes
+    for (std::size_t e = 0; e < d.num_episodes(); ++e)
+      CHECK(d.user_id(e) == static_cast<std::int64_t>(e));
+    CHECK(d.info().env_id == "pendulum");
+
+    const auto out2 = temp_dir("data_run");
+    dprl::algos::run_experiment(
+        dprl::parse_yaml(tiny_config("") + "data: {path: " + dir.string() + "}\n", "t"), "t",
+        quiet(out2));
+    // the same data, split and seeds: the same model, policy and curve
+    CHECK(dprl::read_file(out1 / "metrics.csv") == dprl::read_file(out2 / "metrics.csv"));
+    CHECK(dprl::read_file(out1 / "policy.bin") == dprl::read_file(out2 / "policy.bin"));
+    const auto s1 = nlohmann::json::parse(dprl::read_file(out1 / "summary.json"));
+    const auto s2 = nlohmann::json::parse(dprl::read_file(out2 / "summary.json"));
+    CHECK(s1["privacy"]["unit"] == "trajectory");
+    CHECK(s2["privacy"]["unit"] == "user");
+    CHECK(s2["privacy"]["epsilon"] == s1["privacy"]["epsilon"]);
+    const auto& det = s2["privacy"]["details"];
+    CHECK(det["data_source"].get<std::string>().find(dir.string()) != std::string::npos);
+    CHECK(det["K_train_trajectories"] == 18);
+    CHECK(!s1["privacy"]["details"].contains("data_source"));
+
+    // the same data as a D4RL file (no spaces: it takes the env's; one user per episode, the
+    // episode index): the same run again
+    const auto d4rl = temp_dir("d4rl");
+    fs::create_directories(d4rl);
+    {
+      std::vector<float> obs, next, act, rew;
+      std::vector<std::uint8_t> term, tout;
+      for (std::size_t e = 0; e < d.num_episodes(); ++e)
+        for (std::size_t t = d.episode_start(e); t < d.episode_start(e) + d.episode_length(e);
+             ++t) {
+          obs.insert(obs.end(), d.obs(t, e).begin(), d.obs(t, e).end());
+          next.insert(next.end(), d.next_obs(t, e).begin(), d.next_obs(t, e).end());
+          act.insert(act.end(), d.action(t).begin(), d.action(t).end());
+          rew.push_back(d.reward(t));
+          term.push_back(d.terminated(t) ? 1 : 0);
+          tout.push_back(d.truncated(t) ? 1 : 0);
+        }
+      const std::uint64_t n = rew.size(), s_obs[] = {n, 3}, s_act[] = {n, 1}, s_n[] = {n};
+      dprl::h5::File f = dprl::h5::File::create(d4rl / "pendulum.hdf5");
+      f.write("observations", std::span<const float>(obs), s_obs);
+      f.write("next_observations", std::span<const float>(next), s_obs);
+      f.write("actions", std::span<const float>(act), s_act);
+      f.write("rewards", std::span<const float>(rew), s_n);
+      f.write_flags("terminals", term);
+      f.write_flags("timeouts", tout);
+      f.close();
+    }
+    const auto out3 = temp_dir("d4rl_run");
+    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("") + "data: {path: " +
+                                                     (d4rl / "pendulum.hdf5").string() + "}\n",
+                                                 "t"),
+                                "t", quiet(out3));
+    CHECK(dprl::read_file(out1 / "metrics.csv") == dprl::read_file(out3 / "metrics.csv"));
+    CHECK(dprl::read_file(out1 / "policy.bin") == dprl::read_file(out3 / "policy.bin"));
+    {  // values outside the adopted spaces are refused before the run: an action of 3 > 2
+      const std::vector<float> obs{1, 0, 0, 1, 0, 0}, act{3}, rew{-1};
+      const std::uint64_t s_obs1[] = {1, 3}, s_one[] = {1, 1}, s_n[] = {1};
+      dprl::h5::File f = dprl::h5::File::create(d4rl / "bad.hdf5");
+      f.write("observations", std::span<const float>(obs).first(3), s_obs1);
+      f.write("next_observations", std::span<const float>(obs).last(3), s_obs1);
+      f.write("actions", std::span<const float>(act), s_one);
+      f.write("rewards", std::span<const float>(rew), s_n);
+      f.write_flags("terminals", std::vector<std::uint8_t>{1});
+      f.close();
+      const auto bad3 = temp_dir("d4rl_bad");
+      CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
+                               dprl::parse_yaml(tiny_config("") + "data: {path: " +
+                                                    (d4rl / "bad.hdf5").string() + "}\n",
+                                                "t"),
+                               "t", quiet(bad3)),
+                           doctest::Contains("actions"), dprl::DataError);
+      CHECK(!fs::exists(bad3));
+    }
+
+    // data: with a data cache is ambiguous; a dataset of one user has no public split
+    auto bad = temp_dir("data_bad");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(
+            dprl::parse_yaml(tiny_config("    data_cache: " + dir.string() + "c\n") +
+                                 "data: {path: " + dir.string() + "}\n",
+                             "t"),
+            "t", quiet(bad)),
+        doctest::Contains("primorl.data_cache"), dprl::ParamError);
+    CHECK(!fs::exists(bad));
+    // an export path holding something else is refused before anything runs
+    const auto notes = temp_dir("notes");
+    fs::create_directories(notes);
+    dprl::write_file_atomic(notes / "keep.txt", "mine");
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(
+            dprl::parse_yaml(tiny_config("    data_export: " + notes.string() + "\n"), "t"), "t",
+            quiet(bad)),
+        doctest::Contains("primorl.data_export"), dprl::ParamError);
+    CHECK(dprl::read_file(notes / "keep.txt") == "mine");
+    CHECK(!fs::exists(bad));
+    const std::vector<std::size_t> first{0};
+    const dprl::Dataset one = d.subset(first);
+    const auto one_dir = temp_dir("one_user");
+    dprl::save_minari(one, one_dir);
+    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
+                             dprl::parse_yaml(tiny_config("") + "data: {path: " +
+                                                  one_dir.string() + "}\n",
+                                              "t"),
+                             "t", quiet(bad)),
+                         doctest::Contains("data:"), dprl::ParamError);
+    CHECK(!fs::exists(bad));
   }
 }
 

@@ -153,6 +153,59 @@ TEST_SUITE("unit") {
     CHECK(s.info().dataset_id == "test/box-v0");
   }
 
+  TEST_CASE("merge_datasets concatenates in order and numbers users by the chosen rule") {
+    Dataset a(box_info()), b(box_info());
+    add(a, 3, 0, 5, 1);
+    add(a, 2, 100, 7, 2);
+    add(a, 1, 150, 5, 3);
+    add(b, 4, 200, 0, 4);
+    add(b, 2, 300, 2, 5);
+    const Dataset parts[] = {a, b};
+    const std::string names[] = {"a", "b"};
+    using dprl::MergeUsers;
+    const Dataset off = dprl::merge_datasets(parts, names, MergeUsers::kOffset, "test/merged-v0");
+    REQUIRE(off.num_episodes() == 5);
+    CHECK(off.num_transitions() == 12);
+    // a: ids 5..7 -> 0..2; b: ids 0..2 -> 3..5 (b never shares a user with a)
+    const std::int64_t want_off[] = {0, 2, 0, 3, 5};
+    const std::int64_t want_keep[] = {5, 7, 5, 0, 2};
+    const Dataset keep = dprl::merge_datasets(parts, names, MergeUsers::kKeep);
+    const Dataset ep = dprl::merge_datasets(parts, names, MergeUsers::kEpisode);
+    for (std::size_t e = 0; e < 5; ++e) {
+      CHECK(off.user_id(e) == want_off[e]);
+      CHECK(keep.user_id(e) == want_keep[e]);
+      CHECK(ep.user_id(e) == static_cast<std::int64_t>(e));
+      CHECK(off.episode_seed(e) == static_cast<std::int64_t>(e + 1));
+    }
+    CHECK(off.users().size() == 4);
+    CHECK(keep.users().size() == 4);  // 5 and 7 from a, 0 and 2 from b
+    CHECK(ep.users().size() == 5);
+    // whole episodes, in order: b's first episode starts at transition 6, observation row 9
+    CHECK(off.episode_start(3) == 6);
+    CHECK(off.obs(6, 3)[0] == 200);
+    CHECK(off.next_obs(11, 4)[0] == 302);
+    CHECK(off.reward(7) == 1);
+    CHECK(off.terminated(5));
+    CHECK(off.info().dataset_id == "test/merged-v0");
+    CHECK(keep.info().dataset_id == "test/box-v0");
+    CHECK(off.info().metadata_json.find("\"users\":\"offset\"") != std::string::npos);
+
+    // other spaces or another env are refused, naming the part
+    DatasetInfo other = box_info();
+    other.action_space = Space::discrete(4);
+    Dataset c(other);
+    const Dataset bad[] = {a, c};
+    CHECK_THROWS_WITH_AS(dprl::merge_datasets(bad, names, MergeUsers::kOffset),
+                         doctest::Contains("b: action_space"), DataError);
+    DatasetInfo env1 = box_info(), env2 = box_info();
+    env1.env_id = "cartpole";
+    env2.env_id = "acrobot";
+    const Dataset envs[] = {Dataset(env1), Dataset(env2)};
+    CHECK_THROWS_WITH_AS(dprl::merge_datasets(envs, names, MergeUsers::kOffset),
+                         doctest::Contains("b: env 'acrobot'"), DataError);
+    CHECK_THROWS_AS(dprl::parse_merge_users("users", "--users"), dprl::ParamError);
+  }
+
   TEST_CASE("from_arrays adopts consistent arrays and rejects inconsistent ones") {
     dprl::DatasetArrays a;
     a.observations = {0, 0, 1, 1, 2, 2};

@@ -123,6 +123,47 @@ TEST_SUITE("e2e") {
                 "actions: episode 0 step 1 lies outside Discrete(1)");
   }
 
+  TEST_CASE("dataset merge writes one Minari folder, and bad inputs are one-line errors") {
+    const auto d = scratch("merge");
+    const std::string m = (d / "m").string(), e = (d / "e").string(), out = (d / "me").string();
+    REQUIRE(dprl_cmd("collect --env Pendulum-v1 --policy random --episodes 3 --seed 1 --out " + m)
+                .code == 0);
+    REQUIRE(dprl_cmd("collect --env Pendulum-v1 --policy random --episodes 2 --seed 2 --user-id 9"
+                     " --out " + e)
+                .code == 0);
+    auto r = dprl_cmd("dataset merge " + m + " " + e + " --users episode --dataset-id x/y-v0"
+                      " --json --out " + out);
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["episodes"] == 5);
+    CHECK(j["transitions"] == 1000);
+    CHECK(j["users"] == 5);
+    CHECK(j["dataset_id"] == "x/y-v0");
+    CHECK(j["metadata"]["users"] == "episode");
+    auto info = nlohmann::json::parse(dprl_cmd("dataset info " + out + " --json").out);
+    CHECK(info["users"] == 5);
+    CHECK(info["env_id"] == "pendulum");
+    // offset (the default): each input's single user stays distinct
+    REQUIRE(dprl_cmd("dataset merge " + m + " " + e + " --overwrite --out " + out).code == 0);
+    CHECK(nlohmann::json::parse(dprl_cmd("dataset info " + out + " --json").out)["users"] == 2);
+    check_error(dprl_cmd("dataset merge " + m + " " + e + " --out " + out), "exists");
+    // --overwrite replaces a dataset folder, never a folder of something else
+    fs::create_directories(d / "notes");
+    dprl::write_file_atomic(d / "notes" / "keep.txt", "mine");
+    check_error(dprl_cmd("dataset merge " + m + " --overwrite --out " + (d / "notes").string()),
+                "not a Minari dataset folder");
+    CHECK(dprl::read_file(d / "notes" / "keep.txt") == "mine");
+    check_error(dprl_cmd("dataset merge " + m + " --users nope --out " + (d / "x").string()),
+                "--users = 'nope'");
+    REQUIRE(dprl_cmd("collect --env CartPole-v1 --policy random --episodes 1 --out " +
+                     (d / "c").string())
+                .code == 0);
+    check_error(dprl_cmd("dataset merge " + m + " " + (d / "c").string() + " --out " +
+                         (d / "x").string()),
+                (d / "c").string() + ": observation_space");
+    CHECK_FALSE(fs::exists(d / "x"));
+  }
+
   TEST_CASE("dataset info reads D4RL files, with per-row user ids") {
     auto r = dprl_cmd("dataset info " + kFixtures +
                       "d4rl_next_obs.hdf5 --json --user-key "
