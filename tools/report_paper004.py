@@ -281,6 +281,7 @@ def datasets(dprl):
            "max | histogram counts |", "|---|---|---|---|---|---|---|---|"]
     rows = 0
     sets = [(f"{task}-minari", label) for task, label, *_ in TASKS]
+    sets.insert(1, ("pendulum-paper-minari", "Pendulum, paper scale"))
     sets.append(("half_cheetah-medium-expert", "HalfCheetah (SAC 50k + 100k policies)"))
     for folder, label in sets:
         rel = os.path.join("data", folder)

@@ -186,8 +186,13 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
         res.stopped_by_budget = true;
         break;
       }
-      if (pld_ledger && t % cfg.pld_block == 0)
-        pld_ledger->charge(event, std::min(cfg.pld_block, cfg.rounds - t), "tdp rounds ahead");
+      if (pld_ledger && !res.pld_unbounded && t % cfg.pld_block == 0) {
+        try {
+          pld_ledger->charge(event, std::min(cfg.pld_block, cfg.rounds - t), "tdp rounds ahead");
+        } catch (const BudgetExceeded&) {
+          res.pld_unbounded = true;  // beyond what PLD can bound: infinite from here on
+        }
+      }
     }
     const auto sample =
         privacy::poisson_sample(static_cast<std::int64_t>(train.units()), cfg.q, source);

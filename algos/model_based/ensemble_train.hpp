@@ -83,6 +83,9 @@ struct TrainResult {
   double mean_norm = 0;         // mean unclipped client update norm
   double clipped_fraction = 0;  // clients projected at least once
   bool stopped_by_budget = false;
+  // the PLD ledger (informational, no budget) could not bound epsilon (e.g. z = 1e-4): its
+  // charging stopped and the PLD epsilon is infinite
+  bool pld_unbounded = false;
   double released_noise_std = 0;  // sd drawn per parameter (inflated for a secure source)
   std::vector<TdpProgress> curve;
 };

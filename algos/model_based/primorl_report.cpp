@@ -77,6 +77,10 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
     d["epsilon_rdp_cks"] = num(f.epsilon_rdp);
     d["epsilon_rdp_classical"] = num(f.epsilon_rdp_classical);
     d["epsilon_pld"] = num(f.epsilon_pld);
+    if (std::isinf(f.epsilon_pld))
+      d["pld_note"] =
+          "the PLD accountant cannot bound epsilon at this noise (inf); the RDP epsilon is the "
+          "guarantee";
     d["rdp_orders"] = "dp_accounting's 156 default orders";
     d["budget_epsilon"] = p.budget_epsilon;
   } else {

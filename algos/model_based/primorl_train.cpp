@@ -182,7 +182,8 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
   facts.noise_source = source->name();
   if (dp) {
     facts.epsilon_rdp = rdp.spent_epsilon();
-    facts.epsilon_pld = pld.spent_epsilon();
+    facts.epsilon_pld =
+        mres.pld_unbounded ? std::numeric_limits<double>::infinity() : pld.spent_epsilon();
     privacy::RdpAccountant acc;
     acc.compose(privacy::dpsgd_event(p.z, p.q, std::max<std::int64_t>(mres.rounds, 1)));
     facts.epsilon_rdp_classical =

@@ -168,6 +168,21 @@ TEST_SUITE("unit") {
     CHECK(d.contains("release"));
   }
 
+  TEST_CASE("a noise too small for PLD still runs: RDP epsilon, PLD inf with a note") {
+    // z = 1e-4 (PriMORL's HalfCheetah ablation): PLD cannot bound it, RDP gives a finite figure
+    const auto out = temp_dir("tiny_z");
+    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("    z: 1.0e-4\n"), "t"), "t",
+                                quiet(out));
+    const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
+    const auto& pr = s["privacy"];
+    const double eps = pr["epsilon"].get<double>();
+    CHECK(eps == doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(1e-4, 0.2, 20, 1e-5))
+                     .epsilon(1e-9));
+    CHECK(pr["details"]["epsilon_pld"] == "inf");
+    CHECK(pr["details"].contains("pld_note"));
+    CHECK(pr["details"]["rounds_run"] == 20);
+  }
+
   TEST_CASE("a budget below one round fails before the run directory exists") {
     const auto out = temp_dir("budget");
     CHECK_THROWS_WITH_AS(
