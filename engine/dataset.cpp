@@ -257,9 +257,10 @@ Dataset merge_datasets(std::span<const Dataset> parts, std::span<const std::stri
       hi = mx;
     }
     for (std::size_t e = 0; e < p.num_episodes(); ++e) {
-      const std::int64_t u = users == MergeUsers::kKeep      ? p.user_id(e)
-                             : users == MergeUsers::kOffset ? next + (p.user_id(e) - lo)
-                                                            : static_cast<std::int64_t>(out.num_episodes());
+      const std::int64_t u = users == MergeUsers::kKeep ? p.user_id(e)
+                             : users == MergeUsers::kOffset
+                                 ? next + (p.user_id(e) - lo)
+                                 : static_cast<std::int64_t>(out.num_episodes());
       out.add_episode_of(p, e, u);
     }
     if (users == MergeUsers::kOffset) next += hi - lo + 1;

@@ -2,13 +2,12 @@
 #include "engine/dataset_io.hpp"
 
 #include <fmt/format.h>
-
-#include <type_traits>
 #include <unistd.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <type_traits>
 
 #include "engine/dataset_hdf5.hpp"
 #include "engine/error.hpp"

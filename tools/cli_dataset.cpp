@@ -28,6 +28,23 @@ struct CollectOpts {
   bool json = false;
 };
 
+// Writes data as the Minari folder `out`, then prints its JSON summary (json) or line(summary).
+template <class Line>
+void write_dataset(const Dataset& data, const std::string& out, bool overwrite, bool json,
+                   Line line) {
+  SaveOptions so;
+  so.overwrite = overwrite;
+  save_minari(data, out, so);
+  const DatasetSummary s = summarize(data);
+  if (json) {
+    nlohmann::ordered_json j = summary_json(data, s);
+    j["out"] = out;
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{}\n", line(s));
+  }
+}
+
 void cmd_collect(const CollectOpts& o) {
   algos::CollectParams p;
   p.episodes = o.episodes;
@@ -37,19 +54,12 @@ void cmd_collect(const CollectOpts& o) {
   p.action_noise = o.action_noise;
   p.dataset_id = o.dataset_id;
   const Dataset data = algos::collect(o.env, parse_param_flags(o.params, "--param"), o.policy, p);
-  SaveOptions so;
-  so.overwrite = o.overwrite;
-  save_minari(data, o.out, so);
-  const DatasetSummary s = summarize(data);
-  if (o.json) {
-    nlohmann::ordered_json j = summary_json(data, s);
-    j["out"] = o.out;
-    fmt::print("{}\n", j.dump());
-  } else {
-    fmt::print("{}: {} episodes, {} transitions, return mean {:.4f} min {:.4f} max {:.4f} -> {}\n",
-               data.info().dataset_id, data.num_episodes(), data.num_transitions(), s.return_mean,
-               s.return_min, s.return_max, o.out);
-  }
+  write_dataset(data, o.out, o.overwrite, o.json, [&](const DatasetSummary& s) {
+    return fmt::format(
+        "{}: {} episodes, {} transitions, return mean {:.4f} min {:.4f} max {:.4f} -> {}",
+        data.info().dataset_id, data.num_episodes(), data.num_transitions(), s.return_mean,
+        s.return_min, s.return_max, o.out);
+  });
 }
 
 struct DatasetOpts {
@@ -99,19 +109,11 @@ void cmd_merge(const MergeOpts& o) {
   for (const auto& in : o.inputs) parts.push_back(load_dataset(in));
   const Dataset data = merge_datasets(parts, o.inputs, users, o.dataset_id);
   parts.clear();
-  SaveOptions so;
-  so.overwrite = o.overwrite;
-  save_minari(data, o.out, so);
-  const DatasetSummary s = summarize(data);
-  if (o.json) {
-    nlohmann::ordered_json j = summary_json(data, s);
-    j["out"] = o.out;
-    fmt::print("{}\n", j.dump());
-  } else {
-    fmt::print("{}: {} datasets, {} episodes, {} transitions, {} users -> {}\n",
-               data.info().dataset_id, o.inputs.size(), data.num_episodes(),
-               data.num_transitions(), s.users, o.out);
-  }
+  write_dataset(data, o.out, o.overwrite, o.json, [&](const DatasetSummary& s) {
+    return fmt::format("{}: {} datasets, {} episodes, {} transitions, {} users -> {}",
+                       data.info().dataset_id, o.inputs.size(), data.num_episodes(),
+                       data.num_transitions(), s.users, o.out);
+  });
 }
 
 void add_dataset_opts(CLI::App* cmd, const std::shared_ptr<DatasetOpts>& o) {

@@ -95,9 +95,8 @@ void append_episodes(Dataset& to, const Dataset& from, std::int64_t& next_user) 
 }
 
 // One DDPG run recording its training episodes into a dataset with `info`, users from 0.
-Dataset collect_run(const std::function<std::unique_ptr<Env>()>& make_env,
-                    const CollectConfig& cfg, std::uint64_t seed, int run,
-                    const DatasetInfo& info) {
+Dataset collect_run(const std::function<std::unique_ptr<Env>()>& make_env, const CollectConfig& cfg,
+                    std::uint64_t seed, int run, const DatasetInfo& info) {
   Dataset d(info);
   std::int64_t next_user = 0;
   ParamMap pm;

@@ -144,7 +144,8 @@ struct PrimorlParams {
       "stop model training before exceeding this epsilon (0: no budget)");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
       "noise and sampling source (seeded: reproducible, not formal)");
-    v("threads", threads, Range::closed(1, 256), "threads for the DDPG data runs and the per-trajectory local training");
+    v("threads", threads, Range::closed(1, 256),
+      "threads for the DDPG data runs and the per-trajectory local training");
     v("pooled_batch_size", pooled_batch_size, Range::closed(1, 1e6), "mopo model batch size");
     v("pooled_lr", pooled_lr, Range::positive(), "mopo model Adam step size");
     v("pooled_max_epochs", pooled_max_epochs, Range::closed(1, 1e6), "mopo model epochs cap");

@@ -384,24 +384,24 @@ std::int64_t Primorl::train(TrainContext& ctx) {
     policy_ckpt.resume_state = std::move(state);
     ctx.save_checkpoint(updates, sync);
   };
-  mb::train_policy_in_model(model, model_env_config(p_, spec), policy_config(p_, total), *learner_,
-                            *env, derive_seed(ctx.seed(), Domain::kAlgo, 41),
-                            needs_real ? &train_tab : nullptr, [&](const mb::EpochStats& st) {
-                              const auto te = Clock::now();
-                              auto pol = learner_->policy(env_id_);
-                              const EvalStats ev =
-                                  ctx.evaluate(*pol, st.updates, 0,
-                                               {{"epoch", st.epoch},
-                                                {"model_reward", st.model_reward},
-                                                {"model_raw_reward", st.raw_reward},
-                                                {"penalty", st.penalty},
-                                                {"alpha", st.alpha},
-                                                {"q_loss", st.q_loss}});
-                              evals.push_back(ev.return_mean);
-                              times.eval_s += since(te);
-                              ctx.progress().update(st.updates, total, 0, ev.return_mean);
-                            },
-                            needs_real ? nullptr : &policy_ckpt);
+  mb::train_policy_in_model(
+      model, model_env_config(p_, spec), policy_config(p_, total), *learner_, *env,
+      derive_seed(ctx.seed(), Domain::kAlgo, 41), needs_real ? &train_tab : nullptr,
+      [&](const mb::EpochStats& st) {
+        const auto te = Clock::now();
+        auto pol = learner_->policy(env_id_);
+        const EvalStats ev = ctx.evaluate(*pol, st.updates, 0,
+                                          {{"epoch", st.epoch},
+                                           {"model_reward", st.model_reward},
+                                           {"model_raw_reward", st.raw_reward},
+                                           {"penalty", st.penalty},
+                                           {"alpha", st.alpha},
+                                           {"q_loss", st.q_loss}});
+        evals.push_back(ev.return_mean);
+        times.eval_s += since(te);
+        ctx.progress().update(st.updates, total, 0, ev.return_mean);
+      },
+      needs_real ? nullptr : &policy_ckpt);
   times.policy_s = since(t0);
   times.policy_cpu_s = cpu_now() - c0;
 

@@ -176,8 +176,8 @@ TEST_SUITE("unit") {
     const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
     const auto& pr = s["privacy"];
     const double eps = pr["epsilon"].get<double>();
-    CHECK(eps == doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(1e-4, 0.2, 20, 1e-5))
-                     .epsilon(1e-9));
+    CHECK(eps ==
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(1e-4, 0.2, 20, 1e-5)).epsilon(1e-9));
     CHECK(pr["details"]["epsilon_pld"] == "inf");
     CHECK(pr["details"].contains("pld_note"));
     CHECK(pr["details"]["rounds_run"] == 20);
@@ -233,7 +233,9 @@ TEST_SUITE("unit") {
 }
 
 TEST_SUITE("e2e") {
-  TEST_CASE("data_export writes the dataset, and read back as data: (Minari or D4RL) it reproduces the run") {
+  TEST_CASE(
+      "data_export writes the dataset, and read back as data: (Minari or D4RL) it reproduces the "
+      "run") {
     const auto dir = temp_dir("export");
     const auto out1 = temp_dir("export_run");
     dprl::algos::run_experiment(
@@ -290,10 +292,10 @@ TEST_SUITE("e2e") {
       f.close();
     }
     const auto out3 = temp_dir("d4rl_run");
-    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("") + "data: {path: " +
-                                                     (d4rl / "pendulum.hdf5").string() + "}\n",
-                                                 "t"),
-                                "t", quiet(out3));
+    dprl::algos::run_experiment(
+        dprl::parse_yaml(
+            tiny_config("") + "data: {path: " + (d4rl / "pendulum.hdf5").string() + "}\n", "t"),
+        "t", quiet(out3));
     CHECK(dprl::read_file(out1 / "metrics.csv") == dprl::read_file(out3 / "metrics.csv"));
     CHECK(dprl::read_file(out1 / "policy.bin") == dprl::read_file(out3 / "policy.bin"));
     {  // values outside the adopted spaces are refused before the run: an action of 3 > 2
@@ -307,12 +309,12 @@ TEST_SUITE("e2e") {
       f.write_flags("terminals", std::vector<std::uint8_t>{1});
       f.close();
       const auto bad3 = temp_dir("d4rl_bad");
-      CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
-                               dprl::parse_yaml(tiny_config("") + "data: {path: " +
-                                                    (d4rl / "bad.hdf5").string() + "}\n",
-                                                "t"),
-                               "t", quiet(bad3)),
-                           doctest::Contains("actions"), dprl::DataError);
+      CHECK_THROWS_WITH_AS(
+          dprl::algos::run_experiment(
+              dprl::parse_yaml(
+                  tiny_config("") + "data: {path: " + (d4rl / "bad.hdf5").string() + "}\n", "t"),
+              "t", quiet(bad3)),
+          doctest::Contains("actions"), dprl::DataError);
       CHECK(!fs::exists(bad3));
     }
 
@@ -341,12 +343,11 @@ TEST_SUITE("e2e") {
     const dprl::Dataset one = d.subset(first);
     const auto one_dir = temp_dir("one_user");
     dprl::save_minari(one, one_dir);
-    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
-                             dprl::parse_yaml(tiny_config("") + "data: {path: " +
-                                                  one_dir.string() + "}\n",
-                                              "t"),
-                             "t", quiet(bad)),
-                         doctest::Contains("data:"), dprl::ParamError);
+    CHECK_THROWS_WITH_AS(
+        dprl::algos::run_experiment(
+            dprl::parse_yaml(tiny_config("") + "data: {path: " + one_dir.string() + "}\n", "t"),
+            "t", quiet(bad)),
+        doctest::Contains("data:"), dprl::ParamError);
     CHECK(!fs::exists(bad));
   }
 }

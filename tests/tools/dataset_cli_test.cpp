@@ -129,10 +129,13 @@ TEST_SUITE("e2e") {
     REQUIRE(dprl_cmd("collect --env Pendulum-v1 --policy random --episodes 3 --seed 1 --out " + m)
                 .code == 0);
     REQUIRE(dprl_cmd("collect --env Pendulum-v1 --policy random --episodes 2 --seed 2 --user-id 9"
-                     " --out " + e)
+                     " --out " +
+                     e)
                 .code == 0);
-    auto r = dprl_cmd("dataset merge " + m + " " + e + " --users episode --dataset-id x/y-v0"
-                      " --json --out " + out);
+    auto r = dprl_cmd("dataset merge " + m + " " + e +
+                      " --users episode --dataset-id x/y-v0"
+                      " --json --out " +
+                      out);
     REQUIRE(r.code == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["episodes"] == 5);
@@ -158,9 +161,9 @@ TEST_SUITE("e2e") {
     REQUIRE(dprl_cmd("collect --env CartPole-v1 --policy random --episodes 1 --out " +
                      (d / "c").string())
                 .code == 0);
-    check_error(dprl_cmd("dataset merge " + m + " " + (d / "c").string() + " --out " +
-                         (d / "x").string()),
-                (d / "c").string() + ": observation_space");
+    check_error(
+        dprl_cmd("dataset merge " + m + " " + (d / "c").string() + " --out " + (d / "x").string()),
+        (d / "c").string() + ": observation_space");
     CHECK_FALSE(fs::exists(d / "x"));
   }
 
