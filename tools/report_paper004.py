@@ -137,7 +137,7 @@ def generate(dprl):
             out.append(plot_series(series, "sac_updates", os.path.join(FIGS, f"{task}.svg"), dprl,
                                    FIGS, f"{task_label}: return per SAC epoch", y="return"))
     out += table10_and_rest(dprl)
-    out += table11()
+    out += table11(dprl)
     out += paper_scale()
     out += datasets(dprl)
     return "\n".join(out)
@@ -227,7 +227,7 @@ def epsilon_cell(s):
     return f"{e:.3g}" + (f"; {pld:.3g}" if isinstance(pld, (int, float)) else "")
 
 
-def table11():
+def table11(dprl):
     if not any(seeds_of(n) for n, *_ in PAPER_T11):
         return []
     out = ["", "### Table 11 (HalfCheetah, our medium-expert mixture)", "",
@@ -244,6 +244,13 @@ def table11():
         eps = epsilon_cell(score(dirs[0])[2]) if dirs else ""
         per = ", ".join(f"{v:.0f}" for v in vals)
         out.append(f"| {label} | {z} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | {paper} |")
+    series = {}
+    for name, *_ in PAPER_T11:
+        for k, run in enumerate(seeds_of(name)):
+            series[(name.replace("half_cheetah_", ""), k + 1)] = curve(run)
+    if dprl and series:
+        out += ["", plot_series(series, "sac_updates", os.path.join(FIGS, "half_cheetah.svg"), dprl,
+                                FIGS, "HalfCheetah: return per SAC epoch", y="return")]
     return out
 
 
