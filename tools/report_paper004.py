@@ -70,6 +70,18 @@ def seeds_of(name):
             if ARCHIVE.json(os.path.join(d, s, "summary.json"), trim_summary) is not None]
 
 
+def failures(name):
+    """The seeds of config `name` whose run failed, with the first error (the sweep's
+    failures.csv), e.g. a diverged model: 'failed (n): error'; '' when none."""
+    rows = ARCHIVE.text(os.path.join(name, "failures.csv"),
+                        lambda t: list(csv.DictReader(t.splitlines()))) or []
+    done = {os.path.basename(d) for d in seeds_of(name)}
+    rows = [r for r in rows if f"seed{r.get('seed', '')}" not in done]
+    if not rows:
+        return ""
+    return f"failed ({len(rows)}): {rows[0].get('error', '').strip()}"
+
+
 def score(run):
     s = ARCHIVE.json(os.path.join(run, "summary.json"), trim_summary)
     extra = s.get("extra", {})
@@ -243,7 +255,11 @@ def table11(dprl):
         m, ci = mean_ci(vals)
         eps = epsilon_cell(score(dirs[0])[2]) if dirs else ""
         per = ", ".join(f"{v:.0f}" for v in vals)
-        out.append(f"| {label} | {z} | {len(dirs)} | {eps} | {fmt(m, ci)} | {per} | {paper} |")
+        failed = failures(name)
+        ret = fmt(m, ci) if dirs or not failed else failed
+        if dirs and failed:
+            per += f"; {failed}"
+        out.append(f"| {label} | {z} | {len(dirs)} | {eps} | {ret} | {per} | {paper} |")
     series = {}
     for name, *_ in PAPER_T11:
         for k, run in enumerate(seeds_of(name)):
