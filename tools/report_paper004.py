@@ -195,7 +195,7 @@ def table10_and_rest(dprl):
                 else f"pendulum_t10_{pn}_{cn}_z{zn}"
             vals = [score(d)[0] for d in seeds_of(name)]
             m, ci = mean_ci(vals)
-            cells.append(f"{fmt(m, ci)} (paper {PAPER_T10[(zn, pn, cn)]})")
+            cells.append(f"{fmt(m, ci)}, {len(vals)} seeds (paper {PAPER_T10[(zn, pn, cn)]})")
         out.append(f"| {z} | " + " | ".join(cells) + " |")
     out += ["", "### (z, q, T) -> epsilon (delta = 1e-5)", "",
             "| task | variant | z | q | T | printed | ours RDP (CKS) | ours PLD |",
