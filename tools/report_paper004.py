@@ -236,6 +236,8 @@ def epsilon_cell(s):
     if e in (None, "inf") or (isinstance(e, float) and math.isinf(e)):
         return "inf"
     pld = (pr.get("details") or {}).get("epsilon_pld")
+    if pld == "inf":
+        return f"{e:.3g}; inf"
     return f"{e:.3g}" + (f"; {pld:.3g}" if isinstance(pld, (int, float)) else "")
 
 
@@ -296,7 +298,8 @@ def datasets(dprl):
     folders that `algo.params.data_export` writes (runs/paper004/data/<task>-minari)."""
     out = ["", "### The data sets", "",
            "Every training episode of the DDPG runs, one trajectory per user, as the configs "
-           "collect them (exported with `--set algo.params.data_export=runs/paper004/data/"
+           "collect them (HalfCheetah: the SAC mixture of scripts/paper004_half_cheetah_data.sh; "
+           "exported with `--set algo.params.data_export=runs/paper004/data/"
            "<task>-minari`; `dprl dataset info --json`). The histogram has 10 equal bins from the "
            "minimum to the maximum return. These statistics are of the private data, without "
            "noise: a description of the benchmark, not a private release.", "",
