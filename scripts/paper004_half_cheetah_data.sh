@@ -3,7 +3,8 @@
 # (configs/sac_half_cheetah.yaml) stopped at 50k steps ("medium") and at 100k steps ("expert");
 # the two runs share their first 50k steps bit for bit, so the medium policy is the expert run's
 # 50k-step state. 100 episodes of each policy with Gaussian action noise 0.1, merged with one user
-# per episode. About 23 CPU minutes (the two SAC runs run side by side).
+# per episode. About 16 CPU minutes (312 + 641 CPU s for the two SAC runs, which run side by
+# side; collecting and merging take seconds).
 # Usage: scripts/paper004_half_cheetah_data.sh [DPRL] [OUT]
 set -eu
 DPRL=${1:-build/dprl}
