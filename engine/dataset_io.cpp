@@ -299,6 +299,13 @@ Dataset load_minari(const fs::path& path, bool use_index) {
   return Dataset::from_arrays(std::move(info), std::move(arrays), h5file.string());
 }
 
+bool replaceable_dataset_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return true;
+  return fs::is_directory(dir, ec) &&
+         (fs::is_empty(dir, ec) || fs::is_regular_file(dir / "data" / "metadata.json", ec));
+}
+
 void save_minari(const Dataset& data, const fs::path& dir_in, const SaveOptions& options) {
   const fs::path dir = dir_in.filename().empty() ? dir_in.parent_path() : dir_in;
   std::error_code ec;
@@ -310,7 +317,7 @@ void save_minari(const Dataset& data, const fs::path& dir_in, const SaveOptions&
       throw DataError(
           fmt::format("{}: exists and is not empty (remove it or use --overwrite)", dir.string()));
     // overwrite replaces a dataset folder, never a folder of something else
-    if (!fs::is_regular_file(dir / "data" / "metadata.json", ec))
+    if (!replaceable_dataset_folder(dir))
       throw DataError(fmt::format(
           "{}: exists and is not a Minari dataset folder (no data/metadata.json): not replaced",
           dir.string()));

@@ -80,6 +80,9 @@ struct SaveOptions {
   bool overwrite = false;  // replace an existing dataset folder (else DataError); a non-empty
                            // folder without data/metadata.json is never replaced
 };
+// Whether save_minari with overwrite may write dir: absent, an empty folder, or a dataset
+// folder (holding data/metadata.json); never a folder of something else.
+bool replaceable_dataset_folder(const std::filesystem::path& dir);
 // Writes data as a Minari dataset folder dir (atomically: see above).
 void save_minari(const Dataset& data, const std::filesystem::path& dir,
                  const SaveOptions& options = {});

@@ -15,6 +15,7 @@
 #include "algos/model_based/prob_ensemble.hpp"
 #include "algos/nn_policy.hpp"
 #include "algos/sac_learner.hpp"
+#include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 
@@ -86,18 +87,11 @@ void Primorl::check(const RunPlan& plan) {
     throw ParamError(fmt::format(
         "train.steps = {} must be a multiple of primorl.steps_per_epoch = {} (SAC updates)",
         plan.train.steps, p_.steps_per_epoch));
-  if (!p_.data_export.empty()) {
-    // the export replaces an earlier dataset folder, never a folder of something else
-    const std::filesystem::path dir(p_.data_export);
-    std::error_code ec;
-    if (std::filesystem::exists(dir, ec) &&
-        !(std::filesystem::is_directory(dir, ec) &&
-          (std::filesystem::is_empty(dir, ec) ||
-           std::filesystem::is_regular_file(dir / "data" / "metadata.json", ec))))
-      throw ParamError(fmt::format(
-          "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
-          p_.data_export));
-  }
+  // the export replaces an earlier dataset folder, never a folder of something else
+  if (!p_.data_export.empty() && !replaceable_dataset_folder(p_.data_export))
+    throw ParamError(fmt::format(
+        "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
+        p_.data_export));
   std::size_t episodes = 0;
   external_ = plan.dataset;
   if (external_) {
@@ -134,7 +128,6 @@ void Primorl::check(const RunPlan& plan) {
 
 Dataset Primorl::obtain_data(const std::function<std::unique_ptr<Env>()>& make_env,
                              const Env& env) {
-  if (external_) return *external_;  // a copy: the pipeline tables it and drops it
   const auto cfg = collect_config(p_);
   const auto seed = static_cast<std::uint64_t>(p_.data_seed);
   if (!p_.data_cache.empty()) {

@@ -248,8 +248,11 @@ void Primorl::check_model_training(const EnvSpec& spec, std::size_t K) const {
 Primorl::ModelStage Primorl::model_stage(const std::function<std::unique_ptr<Env>()>& make_env,
                                          const Env& env, std::uint64_t seed,
                                          const std::function<void(const Dataset&)>& on_data) {
-  Dataset data = data_ ? std::move(*data_) : obtain_data(make_env, env);
+  // the experiment's dataset is tabled where it is; a collected or cached one is owned here
+  Dataset owned;
+  if (!external_) owned = data_ ? std::move(*data_) : obtain_data(make_env, env);
   data_.reset();
+  const Dataset& data = external_ ? *external_ : owned;
   const auto split = mb::split_by_unit(
       data, p_.test_fraction,
       derive_seed(static_cast<std::uint64_t>(p_.data_seed), Domain::kDataset, 1u << 20));
