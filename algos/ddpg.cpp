@@ -7,6 +7,7 @@
 
 #include "algos/dqn.hpp"
 #include "algos/nn_policy.hpp"
+#include "algos/online_episodes.hpp"
 #include "algos/replay_buffer.hpp"
 #include "engine/error.hpp"
 #include "engine/nn_optim.hpp"
@@ -59,7 +60,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
   Rng srng(derive_seed(ctx.seed(), Domain::kAlgo, 1));
   nn::MlpCache ca, cq, cat, cqt;
   Mat xin, dq, da;
-  std::vector<float> obs(D), next(D), af(A), aout(A), scratch, y(p_.batch_size);
+  std::vector<float> af(A), aout(A), scratch, y(p_.batch_size);
   std::vector<double> act(A);
   const int B = p_.batch_size;
   auto critic_input = [&](const Mat& x, const Mat& a_tanh) {
@@ -69,9 +70,8 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
   };
 
   const std::int64_t total = ctx.train().steps;
-  env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
-  episodes_ = 0;
-  double ep_ret = 0, recent = NAN;
+  OnlineEpisodes ep(*env, ctx.seed(), episodes_);
+  std::vector<float>& obs = ep.obs();
   std::int64_t step = 0;  // steps done
   // what carries from one step to the next, for checkpoints
   const auto sync = [&](StateIo& io) {
@@ -82,12 +82,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
     rb.sync_state(io);
     io(rng);
     io(srng);
-    io(obs, true);
-    env->sync_state(io);
-    io.bounded(step, std::int64_t{0}, total, "step");
-    io(ep_ret);
-    io(recent);
-    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
+    ep.sync(io, step, total);
   };
   ctx.resume(sync);
   while (step < total) {
@@ -102,18 +97,10 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
         act[j] = std::clamp(a, double{low_[j]}, double{high_[j]});
       }
     }
-    const StepResult r = env->step(std::span<const double>(act), next);
-    ep_ret += r.reward;
+    const StepResult r = env->step(std::span<const double>(act), ep.next());
     for (int j = 0; j < A; ++j) af[j] = static_cast<float>(act[j]);
-    rb.add(obs, af, r.reward, next, r.terminated);
-    if (r.terminated || r.truncated) {
-      ++episodes_;
-      recent = std::isnan(recent) ? ep_ret : 0.9 * recent + 0.1 * ep_ret;
-      ep_ret = 0;
-      env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, episodes_), obs);
-    } else {
-      obs = next;
-    }
+    rb.add(obs, af, r.reward, ep.next(), r.terminated);
+    ep.advance(r);
     if (step > p_.learning_starts) {
       rb.sample(B, srng, b);
       const Mat& na = actor_t.forward(b.next_obs, cat);
@@ -145,7 +132,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
       auto pol = policy();
       ctx.evaluate(*pol, step, episodes_);
     }
-    if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, ep.recent());
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "algos/nn_policy.hpp"
+#include "algos/online_episodes.hpp"
 #include "algos/replay_buffer.hpp"
 #include "engine/error.hpp"
 #include "engine/limits.hpp"
@@ -92,14 +93,13 @@ std::int64_t Dqn::train(TrainContext& ctx) {
   Rng srng(derive_seed(ctx.seed(), Domain::kAlgo, 1));
   nn::MlpCache cq, cn, ct;
   Mat dout;
-  std::vector<float> obs(D), next(D), qv(A), scratch, y(p_.batch_size);
+  std::vector<float> qv(A), scratch, y(p_.batch_size);
 
   const std::int64_t total = ctx.train().steps;
   const double decay = std::max(1.0, p_.exploration_fraction * static_cast<double>(total));
-  episodes_ = 0;
   target_updates_ = 0;
-  env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
-  double ep_ret = 0, recent = NAN;
+  OnlineEpisodes ep(*env, ctx.seed(), episodes_);
+  std::vector<float>& obs = ep.obs();
   std::int64_t step = 0;  // steps done
   // what carries from one step to the next, for checkpoints
   const auto sync = [&](StateIo& io) {
@@ -110,12 +110,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
     rb.sync_state(io, A);
     io(rng);
     io(srng);
-    io(obs, true);
-    env->sync_state(io);
-    io.bounded(step, std::int64_t{0}, total, "step");
-    io(ep_ret);
-    io(recent);
-    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
+    ep.sync(io, step, total);
     io.bounded(target_updates_, std::int64_t{0}, std::int64_t{1} << 62, "target updates");
   };
   ctx.resume(sync);
@@ -130,18 +125,10 @@ std::int64_t Dqn::train(TrainContext& ctx) {
       nn::forward_one(q_.shape(), q_.data(), obs.data(), qv.data(), scratch);
       a = static_cast<int>(std::max_element(qv.begin(), qv.end()) - qv.begin());
     }
-    const StepResult r = env->step(static_cast<std::int64_t>(a), next);
-    ep_ret += r.reward;
+    const StepResult r = env->step(static_cast<std::int64_t>(a), ep.next());
     const float af = static_cast<float>(a);
-    rb.add(obs, {&af, 1}, r.reward, next, r.terminated);
-    if (r.terminated || r.truncated) {
-      ++episodes_;
-      recent = std::isnan(recent) ? ep_ret : 0.9 * recent + 0.1 * ep_ret;
-      ep_ret = 0;
-      env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, episodes_), obs);
-    } else {
-      obs = next;
-    }
+    rb.add(obs, {&af, 1}, r.reward, ep.next(), r.terminated);
+    ep.advance(r);
     if (step > p_.learning_starts && step % p_.train_frequency == 0) {
       const int B = p_.batch_size;
       rb.sample(B, srng, b);
@@ -175,7 +162,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
       auto pol = policy();
       ctx.evaluate(*pol, step, episodes_);
     }
-    if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, ep.recent());
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;

@@ -7,6 +7,7 @@
 
 #include "algos/dqn.hpp"
 #include "algos/nn_policy.hpp"
+#include "algos/online_episodes.hpp"
 #include "algos/replay_buffer.hpp"
 #include "algos/sac_learner.hpp"
 #include "engine/error.hpp"
@@ -57,15 +58,14 @@ std::int64_t Sac::train(TrainContext& ctx) {
   ReplayBatch b;
   Rng rng(derive_seed(ctx.seed(), Domain::kAlgo, 0));   // acting
   Rng srng(derive_seed(ctx.seed(), Domain::kAlgo, 1));  // replay sampling
-  std::vector<float> obs(D), next(D), ascaled(A), scratch, aout(2 * A);
+  std::vector<float> ascaled(A), scratch, aout(2 * A);
   std::vector<double> act(A);
   const int B = p_.batch_size;
   constexpr double kLo = SacLearner::kLogStdMin, kHi = SacLearner::kLogStdMax;
 
   const std::int64_t total = ctx.train().steps;
-  env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, 0), obs);
-  episodes_ = 0;
-  double ep_ret = 0, recent = NAN;
+  OnlineEpisodes ep(*env, ctx.seed(), episodes_);
+  std::vector<float>& obs = ep.obs();
   std::int64_t step = 0;  // steps done
   // what carries from one step to the next, for checkpoints
   const auto sync = [&](StateIo& io) {
@@ -74,12 +74,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
     rb.sync_state(io);
     io(rng);
     io(srng);
-    io(obs, true);
-    env->sync_state(io);
-    io.bounded(step, std::int64_t{0}, total, "step");
-    io(ep_ret);
-    io(recent);
-    io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
+    ep.sync(io, step, total);
   };
   ctx.resume(sync);
   while (step < total) {
@@ -95,18 +90,10 @@ std::int64_t Sac::train(TrainContext& ctx) {
         act[j] = std::tanh(u) * box.scale[j] + box.bias[j];
       }
     }
-    const StepResult r = env->step(std::span<const double>(act), next);
-    ep_ret += r.reward;
+    const StepResult r = env->step(std::span<const double>(act), ep.next());
     for (int j = 0; j < A; ++j) ascaled[j] = static_cast<float>(act[j]);
-    rb.add(obs, ascaled, r.reward, next, r.terminated);
-    if (r.terminated || r.truncated) {
-      ++episodes_;
-      recent = std::isnan(recent) ? ep_ret : 0.9 * recent + 0.1 * ep_ret;
-      ep_ret = 0;
-      env->reset(derive_seed(ctx.seed(), Domain::kEnvReset, 0, episodes_), obs);
-    } else {
-      obs = next;
-    }
+    rb.add(obs, ascaled, r.reward, ep.next(), r.terminated);
+    ep.advance(r);
     if (step > p_.learning_starts) {
       // CleanRL's schedule: a critic step every step, policy_frequency delayed actor steps every
       // policy_frequency steps, targets every target_network_frequency steps
@@ -120,7 +107,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
       auto pol = policy();
       ctx.evaluate(*pol, step, episodes_, {{"alpha", learner_->alpha()}});
     }
-    if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
+    if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, ep.recent());
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   return total;

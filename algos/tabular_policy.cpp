@@ -6,20 +6,19 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 
 namespace dprl::algos {
 
-std::uint64_t fnv1a64(const void* data, std::size_t size) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
+namespace {
+
+std::string_view as_bytes(const std::vector<double>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double)};
 }
+
+}  // namespace
 
 int greedy_action(const double* q_row, int num_actions, std::span<const std::uint8_t> mask) {
   int best = -1;
@@ -83,7 +82,7 @@ void TabularGreedyPolicy::save(const std::filesystem::path& file) const {
   j["explore"] = explore_;
   if (horizon_ > 1) j["horizon"] = horizon_;
   j["q"] = q_;
-  j["checksum"] = fmt::format("{:016x}", fnv1a64(q_.data(), q_.size() * sizeof(double)));
+  j["checksum"] = fmt::format("{:016x}", fnv1a64(as_bytes(q_)));
   write_file_atomic(file, j.dump() + "\n");
 }
 
@@ -114,7 +113,7 @@ TabularGreedyPolicy TabularGreedyPolicy::load(const std::filesystem::path& file)
     if (s <= 0 || a <= 0 || q.size() != static_cast<std::size_t>(horizon) * s * a)
       throw DataError(
           fmt::format("{}: q has {} values, expected {} x {} x {}", name, q.size(), horizon, s, a));
-    const std::string sum = fmt::format("{:016x}", fnv1a64(q.data(), q.size() * sizeof(double)));
+    const std::string sum = fmt::format("{:016x}", fnv1a64(as_bytes(q)));
     if (j.at("checksum").get<std::string>() != sum)
       throw DataError(fmt::format("{}: checksum mismatch (file corrupt)", name));
     const double explore = j.value("explore", 0.0);

@@ -61,7 +61,4 @@ class TabularGreedyPolicy final : public Policy {
 // argmax over a row of action values (allowed entries only when mask is non-empty).
 int greedy_action(const double* q_row, int num_actions, std::span<const std::uint8_t> mask);
 
-// FNV-1a 64-bit hash of bytes (checkpoint checksums).
-std::uint64_t fnv1a64(const void* data, std::size_t size);
-
 }  // namespace dprl::algos

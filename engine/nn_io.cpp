@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 
@@ -14,14 +15,7 @@ namespace {
 
 constexpr char kMagic[8] = {'D', 'P', 'R', 'L', 'N', 'N', 0, 0};
 
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : bytes) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+std::uint64_t fnv1a(std::string_view bytes) { return fnv1a64(bytes, kFnvBasisShort); }
 
 template <class T>
 void put(std::string& out, T v) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "engine/rng.hpp"
@@ -11,14 +12,7 @@ namespace {
 
 constexpr char kMagic[8] = {'D', 'P', 'R', 'L', 'C', 'K', 'P', 'T'};
 
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : bytes) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+std::uint64_t fnv1a(std::string_view bytes) { return fnv1a64(bytes, kFnvBasisShort); }
 
 template <class T>
 T get_at(std::string_view b, std::size_t at) {

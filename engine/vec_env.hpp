@@ -131,8 +131,8 @@ class VecEnv {
     if (!io.loading()) return;
     for (std::size_t i = 0; i < envs_.size(); ++i) {
       const int limit = envs_[i]->spec().max_episode_steps;
-      if (lengths_[i] < 0 || (limit > 0 && lengths_[i] > limit) || episode_index_[i] < 0 ||
-          episode_index_[i] > kMaxCount)
+      if (lengths_[i] < 0 || (limit > 0 && lengths_[i] > limit) ||
+          episode_index_[i] > static_cast<std::uint64_t>(kMaxCount))
         throw DataError(
             "checkpoint: section 'vec_env' holds a negative or absurd episode length "
             "or count (a damaged or foreign checkpoint)");

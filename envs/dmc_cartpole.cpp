@@ -192,14 +192,8 @@ void DmcCartpole::restore(const mj::Snapshot& s) {
 }
 
 void DmcCartpole::sync_state(StateIo& io) {
-  io.section("dmc_cartpole");
   mj::Snapshot s = snapshot();
-  io(s.physics, true);
-  io.raw(s.rng, sizeof s.rng);
-  if (io.loading() && (s.rng[0] | s.rng[1] | s.rng[2] | s.rng[3]) == 0)
-    throw DataError("checkpoint: an all-zero random generator state in the env snapshot");
-  io.bounded(s.elapsed_steps, 0, p_.max_episode_steps, "elapsed steps");
-  if (io.loading()) restore(s);
+  if (mj::sync_snapshot(io, "dmc_cartpole", s, p_.max_episode_steps)) restore(s);
 }
 
 }  // namespace dprl::envs

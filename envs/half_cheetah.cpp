@@ -214,14 +214,8 @@ std::vector<double> HalfCheetah::body_masses() const {
 }
 
 void HalfCheetah::sync_state(StateIo& io) {
-  io.section("half_cheetah");
   mj::Snapshot s = snapshot();
-  io(s.physics, true);
-  io.raw(s.rng, sizeof s.rng);
-  if (io.loading() && (s.rng[0] | s.rng[1] | s.rng[2] | s.rng[3]) == 0)
-    throw DataError("checkpoint: an all-zero random generator state in the env snapshot");
-  io.bounded(s.elapsed_steps, 0, p_.max_episode_steps, "elapsed steps");
-  if (io.loading()) restore(s);
+  if (mj::sync_snapshot(io, "half_cheetah", s, p_.max_episode_steps)) restore(s);
 }
 
 }  // namespace dprl::envs

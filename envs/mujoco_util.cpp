@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "engine/error.hpp"
+#include "engine/state_io.hpp"
 #include "envs/env_util.hpp"
 
 namespace dprl::envs::mj {
@@ -192,6 +193,16 @@ bool set_env_state(const mjModel_* m, mjData_* d, const EnvSpec& spec, std::span
   check_state(spec, s, full);
   restore_exact_state(m, d, s);
   return true;
+}
+
+bool sync_snapshot(StateIo& io, std::string_view section, Snapshot& s, int max_steps) {
+  io.section(section);
+  io(s.physics, true);
+  io.raw(s.rng, sizeof s.rng);
+  if (io.loading() && (s.rng[0] | s.rng[1] | s.rng[2] | s.rng[3]) == 0)
+    throw DataError("checkpoint: an all-zero random generator state in the env snapshot");
+  io.bounded(s.elapsed_steps, 0, max_steps, "elapsed steps");
+  return io.loading();
 }
 
 }  // namespace dprl::envs::mj

@@ -37,6 +37,10 @@
 
 #include "engine/space.hpp"
 
+namespace dprl {
+class StateIo;
+}
+
 struct mjModel_;
 struct mjData_;
 
@@ -107,5 +111,10 @@ struct Snapshot {
   std::uint64_t rng[4] = {0, 0, 0, 0};
   int elapsed_steps = 0;
 };
+
+// Saves s, or loads it, under the checkpoint section `section`. A load refuses an all-zero RNG
+// state and a step counter outside [0, max_steps] (DataError). Returns io.loading(): the caller
+// then restores s.
+bool sync_snapshot(StateIo& io, std::string_view section, Snapshot& s, int max_steps);
 
 }  // namespace dprl::envs::mj

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "privacy/dp_event_json.hpp"
@@ -47,15 +48,6 @@ class FileLock {
 };
 
 namespace {
-
-std::uint64_t fnv1a64(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // the checksum of a ledger object: FNV-1a 64 of its compact dump without the checksum key
 std::string checksum_of(const nlohmann::ordered_json& body) {

@@ -8,6 +8,7 @@
 
 #include "algos/algorithm.hpp"
 #include "algos/ddpg.hpp"
+#include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "engine/rng.hpp"
@@ -58,13 +59,8 @@ class RecordingEnv final : public Env {
   std::vector<std::uint8_t> term_, trunc_;
 };
 
-std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
+std::uint64_t fnv1a(const void* data, std::size_t n) {
+  return fnv1a64({static_cast<const char*>(data), n}, kFnvBasisShort);
 }
 
 template <class T>

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 
@@ -44,19 +45,6 @@ inline void refused(const Error& e) {
 
 inline std::string as_string(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
-}
-
-// FNV-1a 64, the checksum of ledger and tabular policy files: targets that mutate what a checksum
-// covers recompute it, or almost every input would stop at the mismatch. Network and checkpoint
-// files start from 1469598103934665603 instead of the FNV offset basis 14695981039346656037 (a
-// digit short; kept, or every saved file would stop loading): pass it as basis.
-inline std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t basis = 0xcbf29ce484222325ULL) {
-  std::uint64_t h = basis;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
 }
 
 }  // namespace dprl::fuzz

@@ -19,7 +19,7 @@ std::optional<std::string> with_checksum(const std::string& text) {
     auto j = nlohmann::ordered_json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return std::nullopt;
     j.erase("checksum");
-    j["checksum"] = fmt::format("fnv1a64:{:016x}", dprl::fuzz::fnv1a64(j.dump()));
+    j["checksum"] = fmt::format("fnv1a64:{:016x}", dprl::fnv1a64(j.dump()));
     return j.dump();
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

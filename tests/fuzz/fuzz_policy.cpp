@@ -26,7 +26,7 @@ std::optional<std::string> with_checksum(const std::string& text) {
     const auto q = j["q"].get<std::vector<double>>();
     j["checksum"] = fmt::format(
         "{:016x}",
-        dprl::fuzz::fnv1a64({reinterpret_cast<const char*>(q.data()), q.size() * sizeof(double)}));
+        dprl::fnv1a64({reinterpret_cast<const char*>(q.data()), q.size() * sizeof(double)}));
     return j.dump();
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

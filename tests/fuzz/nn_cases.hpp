@@ -25,7 +25,7 @@ inline constexpr int kNnReaders = 4;
 
 // "DPRLNN\0\0" | u32 version 1 | u64 payload bytes | payload | u64 FNV-1a 64 of the payload
 inline std::string wrap_nn_payload(std::string_view payload) {
-  const std::uint64_t sum = fnv1a64(payload, 1469598103934665603ull);
+  const std::uint64_t sum = fnv1a64(payload, kFnvBasisShort);
   const std::uint32_t version = 1;
   const std::uint64_t len = payload.size();
   std::string out("DPRLNN\0\0", 8);
