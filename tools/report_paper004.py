@@ -51,6 +51,7 @@ PAPER_T11 = (  # Table 11, HalfCheetah medium-expert (last 20 epochs)
 )
 LONGER = (  # (cell, the same cell with a longer policy stage, label)
     ("pendulum_no_priv", "pendulum_no_priv_long", "Pendulum, PriMORL no privacy"),
+    ("pendulum_low", "pendulum_low_long", "Pendulum, PriMORL low (z 0.35)"),
     ("pendulum_high", "pendulum_high_long", "Pendulum, PriMORL high (z 0.52)"),
     ("half_cheetah_mopo", "half_cheetah_mopo_long", "HalfCheetah, MOPO"),
     (None, "half_cheetah_z1e-4_long", "HalfCheetah, PriMORL z 1e-4, per-client Adam"),
@@ -301,17 +302,15 @@ def longer_policy_stage():
         b = [score(r)[0] for r in runs]
         per = "; ".join(f"{k[4:]}: {score(base[k])[0]:.0f} -> {score(r)[0]:.0f}" if k in base
                         else f"{k[4:]}: {score(r)[0]:.0f}" for k, r in zip(seeds, runs))
-        short_epochs = epochs(base[seeds[0]]) if seeds[0] in base else "-"
-        rows.append(f"| {label} | {len(runs)} | {short_epochs} | "
-                    f"{statistics.mean(a):.1f} | {epochs(runs[0])} | {statistics.mean(b):.1f} | {per} |"
-                    if a else f"| {label} | {len(runs)} | - | - | {epochs(runs[0])} | "
-                    f"{statistics.mean(b):.1f} | {per} |")
+        short_epochs = epochs(base[seeds[0]]) if a and seeds[0] in base else "-"
+        rows.append(f"| {label} | {len(runs)} | {short_epochs} | {fmt(*mean_ci(a)) if a else '-'} | "
+                    f"{epochs(runs[0])} | {fmt(*mean_ci(b))} | {per} |")
     if not rows:
         return []
     return ["", "### A longer policy stage", "",
             "The same configuration, data and seeds with more SAC epochs (`<cell>_long.yaml`); "
             "returns are the mean over the same final window of epochs (Pendulum the last 5, "
-            "HalfCheetah the last 20). The HalfCheetah PriMORL row trains its members with "
+            "HalfCheetah the last 20), ± a 95% Student-t interval over seeds. The HalfCheetah PriMORL row trains its members with "
             "per-client Adam instead of Table 11's SGD, so it has no short counterpart.", "",
             "| cell | seeds | epochs | return | epochs (long) | return (long) | per seed |",
             "|---|---|---|---|---|---|---|"] + rows
