@@ -260,9 +260,18 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
     auto probe = algo_registry().make(p.algo_id, p.algo_params);
     check_audit(*probe, audit_in, *p.audit);
   }
+  const bool writes = opts.write && !opts.check_only;
   algo->check(RunPlan{*probe_env, p.train, p.seed,
-                      opts.write ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
+                      writes ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
                       data.get(), !ckpt.resume_payload.empty()});
+  if (opts.check_only) {
+    RunSummary s;
+    s.name = p.name;
+    s.env = p.env_id;
+    s.algo = p.algo_id;
+    s.seed = p.seed;
+    return s;
+  }
 
   std::optional<RunDir> dir;
   if (opts.write) {

@@ -57,6 +57,10 @@ struct RunOptions {
   // hold the same resolved config and no summary.json; with no checkpoint yet the run starts at
   // step 0 (with a note on stderr). Learners without checkpoints are refused.
   bool resume = false;
+  // Check only: everything a run checks before training (the config, env, learner, data set,
+  // budget against a fresh ledger, resume) and return the summary's name, env, algo and seed,
+  // without training and without touching the run directory.
+  bool check_only = false;
 };
 
 struct Experiment;

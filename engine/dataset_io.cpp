@@ -248,6 +248,8 @@ Dataset load_minari(const fs::path& path, bool use_index) {
   const fs::path root = minari_root(path);
   const fs::path meta_file = root / "data" / "metadata.json";
   std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw DataError(fmt::format("{}: no such dataset (file or folder)", path.string()));
   if (!fs::is_regular_file(meta_file, ec))
     throw DataError(
         fmt::format("{}: data/metadata.json: missing (Minari 0.4 layouts without it "

@@ -26,6 +26,7 @@ struct RunOpts {
   bool quiet = false;
   int jobs = 0;
   bool resume = false;
+  bool check = false;
 };
 
 void print_run(const RunSummary& s);
@@ -36,9 +37,20 @@ void cmd_run(const RunOpts& o) {
   if (o.out) opts.out = *o.out;
   opts.overrides = o.sets;
   opts.resume = o.resume;
+  opts.check_only = o.check;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
   // pipelines (algos/expert_level/pipeline.hpp) are files with a top-level `pipeline` key
   const bool pipeline = algos::is_pipeline(load_yaml_file(o.config));
+  if (pipeline && o.check)
+    throw ConfigError(fmt::format(
+        "{}: --check covers experiment files; a pipeline file's stages are checked when it runs",
+        o.config));
+  if (o.check) {
+    const RunSummary s = algos::run_experiment_file(o.config, opts);
+    fmt::print("{}: ok: {}, {} on {}, seed {} (checked, nothing run)\n", o.config, s.name, s.algo,
+               s.env, s.seed);
+    return;
+  }
   if (pipeline && o.resume)
     throw ConfigError(fmt::format(
         "{}: --resume: pipeline files need no --resume; run them again (finished populations "
@@ -93,6 +105,7 @@ struct SweepOpts {
   int jobs = 1;
   bool force = false;
   bool quiet = false;
+  bool check = false;
 };
 
 // rank 0 (or the only process): the tables, then failures as one exit status
@@ -143,7 +156,31 @@ void cmd_sweep_mpi(const SweepOpts& o, const algos::SweepOptions& opts) {
 }
 #endif
 
+// --check: every run of the sweep checked as `dprl run --check` would; every failure on its own
+// line, then exit status 2
+void check_sweep(const SweepOpts& o) {
+  const auto plan = algos::plan_sweep(o.file);
+  algos::RunOptions opts;
+  opts.check_only = true;
+  opts.progress = Progress::Mode::kOff;
+  std::size_t failed = 0;
+  for (const auto& run : plan.runs) {
+    opts.out = run.out;
+    try {
+      algos::run_experiment(run.config, run.name, opts);
+    } catch (const Error& e) {
+      ++failed;
+      std::fflush(stdout);
+      fmt::print(stderr, "dprl: {}: run {} ({}, seed {}): {}\n", o.file, run.index, run.label,
+                 run.seed, e.what());
+    }
+  }
+  if (failed > 0) throw ExitStatus{2};
+  fmt::print("{}: ok: {} runs checked, nothing run\n", o.file, plan.runs.size());
+}
+
 void cmd_sweep(const SweepOpts& o) {
+  if (o.check) return check_sweep(o);
   algos::SweepOptions opts;
   opts.jobs = o.jobs;
   opts.force = o.force;
@@ -171,6 +208,9 @@ void add_run_commands(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   run->add_flag("--resume", ro->resume,
                 "continue a killed run in the run directory from its last checkpoint");
+  run->add_flag("--check", ro->check,
+                "check the experiment as a run would (config, env, algorithm, data, budget) and "
+                "exit without training or writing");
   run->callback([ro] { cmd_run(*ro); });
 
   auto rdir = std::make_shared<std::string>();
@@ -189,6 +229,8 @@ void add_run_commands(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   sweep->add_flag("--force", so->force, "rerun runs whose directory already holds them complete");
   sweep->add_flag("--quiet", so->quiet, "no progress line and no per-run lines");
+  sweep->add_flag("--check", so->check,
+                  "check every run as dprl run --check would and exit without running any");
   sweep->callback([so] { cmd_sweep(*so); });
 }
 

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -210,6 +211,46 @@ TEST_SUITE("e2e") {
     CHECK(j["steps"] == 20000);
     CHECK(j["ns_per_step"].get<double>() > 0);
     CHECK(j["steps_per_s"].get<double>() > 0);
+  }
+
+  TEST_CASE("run --check and sweep --check check everything a run would and write nothing") {
+    const auto d = scratch("check");
+    const std::string smoke = kSrc + "/configs/paper004/smoke.yaml";
+    auto r = dprl_cmd("run " + smoke + " --check --out " + (d / "a").string());
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("ok: paper004_smoke, primorl on pendulum, seed 1") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "a"));
+    // a bad parameter, and a data set that is not there (found only when the data are loaded)
+    r = dprl_cmd("run " + smoke + " --check --set algo.params.penalty_lambda=-1");
+    CHECK(r.code == 2);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("penalty_lambda") != std::string::npos);
+    const std::string bc = kSrc + "/configs/offline/bc_lunar.yaml";
+    r = dprl_cmd("run " + bc + " --check --set data.path=" + (d / "none").string());
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("no such dataset") != std::string::npos);
+    CHECK(dprl_cmd("run " + kSrc + "/configs/paper003/cartpole.yaml --check --set "
+                   "algo.params.teacher=" + (d / "none.bin").string())
+              .code != 0);
+
+    const auto sweep = d / "sweep.yaml";
+    dprl::write_file_atomic(sweep, "base: " + smoke + "\nout: " + (d / "sw").string() +
+                                       "\nseeds: [1, 2]\n");
+    r = dprl_cmd("sweep " + sweep.string() + " --check");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("2 runs checked") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "sw" / "base"));
+    // every failing run on its own line, then exit 2
+    dprl::write_file_atomic(sweep, "base: " + bc + "\nout: " + (d / "sw2").string() +
+                                       "\nseeds: [1]\ngrid:\n  data.path: [" +
+                                       (d / "n1").string() + ", " + (d / "n2").string() + "]\n");
+    r = dprl_cmd("sweep " + sweep.string() + " --check");
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 2);
+    CHECK(r.err.find("n1: no such dataset") != std::string::npos);
+    CHECK(r.err.find("n2: no such dataset") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "sw2" / "base"));
   }
 
   TEST_CASE("sweep results are identical for 1 and 2 jobs") {
