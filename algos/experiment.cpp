@@ -264,14 +264,12 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       writes ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
                       data.get(), !ckpt.resume_payload.empty()});
-  if (opts.check_only) {
-    RunSummary s;
-    s.name = p.name;
-    s.env = p.env_id;
-    s.algo = p.algo_id;
-    s.seed = p.seed;
-    return s;
-  }
+  RunSummary s;
+  s.name = p.name;
+  s.env = p.env_id;
+  s.algo = p.algo_id;
+  s.seed = p.seed;
+  if (opts.check_only) return s;
 
   std::optional<RunDir> dir;
   if (opts.write) {
@@ -287,11 +285,6 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const std::int64_t steps = algo->train(ctx);
   progress.finish();
 
-  RunSummary s;
-  s.name = p.name;
-  s.env = p.env_id;
-  s.algo = p.algo_id;
-  s.seed = p.seed;
   s.env_steps = algo->needs_dataset() ? 0 : steps;  // offline learners: gradient steps in extra
   s.episodes = algo->train_episodes();
   if (ctx.last_eval_step() != steps) {

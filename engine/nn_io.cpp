@@ -15,8 +15,6 @@ namespace {
 
 constexpr char kMagic[8] = {'D', 'P', 'R', 'L', 'N', 'N', 0, 0};
 
-std::uint64_t fnv1a(std::string_view bytes) { return fnv1a64(bytes, kFnvBasisShort); }
-
 template <class T>
 void put(std::string& out, T v) {
   char b[sizeof(T)];
@@ -112,7 +110,7 @@ std::string encode_nn_file(const NnFile& f) {
   put<std::uint32_t>(out, kNnFileVersion);
   put<std::uint64_t>(out, p.size());
   out += p;
-  put<std::uint64_t>(out, fnv1a(p));
+  put<std::uint64_t>(out, fnv1a64(p, kFnvBasisShort));
   return out;
 }
 
@@ -129,7 +127,7 @@ NnFile decode_nn_file(std::string_view bytes, std::string_view what) {
     throw DataError(fmt::format("{}: truncated or padded network file", what));
   const std::string_view payload = bytes.substr(head.pos, len);
   Reader tail{bytes, what, head.pos + len};
-  if (tail.get<std::uint64_t>() != fnv1a(payload))
+  if (tail.get<std::uint64_t>() != fnv1a64(payload, kFnvBasisShort))
     throw DataError(fmt::format("{}: network file checksum mismatch (corrupt)", what));
   Reader r{payload, what};
   NnFile f;

@@ -12,8 +12,6 @@ namespace {
 
 constexpr char kMagic[8] = {'D', 'P', 'R', 'L', 'C', 'K', 'P', 'T'};
 
-std::uint64_t fnv1a(std::string_view bytes) { return fnv1a64(bytes, kFnvBasisShort); }
-
 template <class T>
 T get_at(std::string_view b, std::size_t at) {
   T v;
@@ -111,7 +109,7 @@ void StateIo::operator()(Rng& rng) {
 std::string encode_checkpoint(std::string_view payload) {
   std::string out(kMagic, sizeof kMagic);
   const std::uint32_t version = kCheckpointVersion;
-  const std::uint64_t n = payload.size(), sum = fnv1a(payload);
+  const std::uint64_t n = payload.size(), sum = fnv1a64(payload, kFnvBasisShort);
   out.append(reinterpret_cast<const char*>(&version), sizeof version);
   out.append(reinterpret_cast<const char*>(&n), sizeof n);
   out.append(payload);
@@ -132,7 +130,7 @@ std::string decode_checkpoint(std::string_view b, std::string_view what) {
     throw DataError(fmt::format("{}: truncated checkpoint ({} bytes, the header says {})", what,
                                 b.size(), n + head + 8));
   const std::string_view payload = b.substr(head, n);
-  if (get_at<std::uint64_t>(b, head + n) != fnv1a(payload))
+  if (get_at<std::uint64_t>(b, head + n) != fnv1a64(payload, kFnvBasisShort))
     throw DataError(fmt::format("{}: corrupted checkpoint (checksum mismatch)", what));
   return std::string(payload);
 }

@@ -297,14 +297,14 @@ def longer_policy_stage():
             continue
         seeds = [os.path.basename(r) for r in runs]
         base = {os.path.basename(r): r for r in seeds_of(short)} if short else {}
-        epochs = lambda r: len(curve(r))
-        a = [score(base[k])[0] for k in seeds if k in base]
-        b = [score(r)[0] for r in runs]
-        per = "; ".join(f"{k[4:]}: {score(base[k])[0]:.0f} -> {score(r)[0]:.0f}" if k in base
-                        else f"{k[4:]}: {score(r)[0]:.0f}" for k, r in zip(seeds, runs))
-        short_epochs = epochs(base[seeds[0]]) if a and seeds[0] in base else "-"
+        before = {k: score(base[k])[0] for k in seeds if k in base}
+        after = [score(r)[0] for r in runs]
+        a = list(before.values())
+        per = "; ".join(f"{k[4:]}: {before[k]:.0f} -> {v:.0f}" if k in before else f"{k[4:]}: {v:.0f}"
+                        for k, v in zip(seeds, after))
+        short_epochs = len(curve(base[seeds[0]])) if seeds[0] in before else "-"
         rows.append(f"| {label} | {len(runs)} | {short_epochs} | {fmt(*mean_ci(a)) if a else '-'} | "
-                    f"{epochs(runs[0])} | {fmt(*mean_ci(b))} | {per} |")
+                    f"{len(curve(runs[0]))} | {fmt(*mean_ci(after))} | {per} |")
     if not rows:
         return []
     return ["", "### A longer policy stage", "",

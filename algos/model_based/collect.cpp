@@ -59,10 +59,6 @@ class RecordingEnv final : public Env {
   std::vector<std::uint8_t> term_, trunc_;
 };
 
-std::uint64_t fnv1a(const void* data, std::size_t n) {
-  return fnv1a64({static_cast<const char*>(data), n}, kFnvBasisShort);
-}
-
 template <class T>
 void put(std::string& out, const std::vector<T>& v) {
   const std::uint64_t n = v.size();
@@ -166,7 +162,7 @@ std::string collect_key(const Env& env, const CollectConfig& cfg, std::uint64_t 
   s +=
       fmt::format("|runs={}|steps={}|hidden={}|ls={}|noise={}|seed={}", cfg.runs, cfg.steps_per_run,
                   cfg.hidden_sizes, cfg.learning_starts, format_param(cfg.exploration_noise), seed);
-  return fmt::format("{:016x}", fnv1a(s.data(), s.size()));
+  return fmt::format("{:016x}", fnv1a64(s, kFnvBasisShort));
 }
 
 void save_dataset_cache(const Dataset& d, const std::filesystem::path& file,
@@ -187,7 +183,7 @@ void save_dataset_cache(const Dataset& d, const std::filesystem::path& file,
   put(body, lens);
   put(body, vec(d.user_ids()));
   put(body, seeds);
-  const std::uint64_t sum = fnv1a(body.data(), body.size());
+  const std::uint64_t sum = fnv1a64(body, kFnvBasisShort);
   std::string out = std::string(kMagic) + "\n" + key + "\n" +
                     fmt::format("{} {} {}\n", d.info().env_id, d.obs_dim(), d.act_dim());
   out.append(reinterpret_cast<const char*>(&sum), sizeof sum);
@@ -219,7 +215,8 @@ Dataset load_dataset_cache(const std::filesystem::path& file, const std::string&
   if (pos + sizeof sum > in.size()) throw DataError(where + ": truncated file");
   std::memcpy(&sum, in.data() + pos, sizeof sum);
   pos += sizeof sum;
-  if (fnv1a(in.data() + pos, in.size() - pos) != sum) throw DataError(where + ": bad checksum");
+  if (fnv1a64(std::string_view(in).substr(pos), kFnvBasisShort) != sum)
+    throw DataError(where + ": bad checksum");
   const auto obs = get<float>(in, pos, where), act = get<float>(in, pos, where),
              rew = get<float>(in, pos, where);
   const auto term = get<std::uint8_t>(in, pos, where), trunc = get<std::uint8_t>(in, pos, where);
