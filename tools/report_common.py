@@ -148,3 +148,85 @@ def plot_series(series, x, svg, dprl, figs, title, y="score"):
     if r.returncode == 0:
         return f"![{stem}]({os.path.basename(figs)}/{os.path.basename(svg)})\n"
     return f"_figure {svg} not drawn: {r.stderr.strip()}_\n"
+
+
+def compact(v, digits):
+    """v rounded to `digits` decimals, as an int when it is integral (smaller archives)."""
+    if not isinstance(v, float) or not math.isfinite(v):
+        return v
+    r = round(v, digits)
+    return int(r) if r == int(r) and abs(r) < 2 ** 53 else r
+
+
+class RunArchive:
+    """Per-run results of a paper's sweeps, kept in one committed JSON file so that the report is
+    computed from the archive alone and regenerates byte for byte where runs/ is gone.
+
+    A run is <sweep>/<label>/seed<K>/ under the runs root (the layout of `dprl sweep`); its entry
+    holds a trimmed summary.json and the metrics.csv columns the report reads (rounded to
+    `digits` decimals). Runs found on disk replace their archived copies; archived runs missing on
+    disk are kept, so runs made on different machines add up. `materialise` writes the archive
+    back out as run directories (summary.json and metrics.csv only) for the report to read."""
+
+    def __init__(self, path):
+        self.path = path
+        self.data = {}
+        if path and os.path.exists(path):
+            with open(path) as fh:
+                self.data = json.load(fh)
+
+    def sync(self, root, columns_for, trim=None, digits=5):
+        """Records every finished run under root. columns_for(sweep) is the list of metrics.csv
+        columns to keep for that sweep ([]: none; None: skip the sweep); trim(summary, rows) is
+        what is kept of summary.json (default: trim_summary). Returns the keys recorded."""
+        trim = trim or (lambda s, rows: trim_summary(s))
+        recorded = []
+        for sweep in (sorted(os.listdir(root)) if os.path.isdir(root) else []):
+            cols = columns_for(sweep)
+            if cols is None or not os.path.isdir(os.path.join(root, sweep)):
+                continue
+            for label, items in read_runs(os.path.join(root, sweep)).items():
+                for summary, rows, rdir in items:
+                    key = f"{sweep}/{label}/{os.path.basename(rdir)}"
+                    self.data[key] = {
+                        "summary": trim(summary, rows), "columns": cols,
+                        "rows": [[compact(num(r.get(c)), digits) for c in cols] for r in rows]}
+                    recorded.append(key)
+        return recorded
+
+    def sweeps(self):
+        return sorted({k.split("/")[0] for k in self.data})
+
+    def materialise(self, dest):
+        for key, run in self.data.items():
+            d = os.path.join(dest, *key.split("/"))
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "summary.json"), "w") as fh:
+                json.dump(run["summary"], fh)
+            with open(os.path.join(d, "metrics.csv"), "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(run["columns"])
+                w.writerows(["" if v is None else v for v in row] for row in run["rows"])
+
+    def save(self):
+        if not self.path:
+            return
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as fh:  # one run per line: small diffs when runs are added
+            fh.write("{\n" + ",\n".join(
+                f"{json.dumps(k)}: {json.dumps(self.data[k], sort_keys=True, separators=(',', ':'))}"
+                for k in sorted(self.data)) + "\n}\n")
+        os.replace(tmp, self.path)
+
+
+def replace_block(doc, body, begin="<!-- BEGIN GENERATED -->", end="<!-- END GENERATED -->"):
+    """Rewrites the part of doc between the begin and end markers with body (atomically)."""
+    with open(doc) as fh:
+        text = fh.read()
+    if begin not in text or end not in text:
+        raise SystemExit(f"{doc}: no '{begin}' ... '{end}' markers for the generated part")
+    i, j = text.index(begin) + len(begin), text.index(end)
+    with open(doc + ".tmp", "w") as fh:
+        fh.write(text[:i] + "\n" + body.rstrip("\n") + "\n" + text[j:])
+    os.replace(doc + ".tmp", doc)

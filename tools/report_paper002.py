@@ -4,6 +4,12 @@ regret curves (SVG, drawn by `dprl plot` on log-log axes).
 
 Usage (after the sweeps in configs/paper002/ have run from the repository root):
     python3 tools/report_paper002.py [--runs runs/paper002] [--dprl build/dprl] [--out docs/paper002]
+        [--archive docs/paper002/results.json] [--doc docs/paper002.md]
+
+Every finished run under --runs is first recorded in the archive (--archive: its summary and the
+episode, regret and updates columns of metrics.csv), and the report is then computed from the
+archive alone, so it regenerates byte for byte where the run directories are gone. The markdown
+replaces the part of --doc between the BEGIN/END GENERATED markers.
 
 Two instances, each with up to four sweeps (a missing sweep is skipped with a note):
     qiao_wang_{nonprivate,plus,private,private_plus}   (configs/paper002/qiao_wang*.yaml)
@@ -13,7 +19,7 @@ regret R(k) after episode k, regret_k, updates = policy updates so far; rows on 
 grid up to K) and summary.json ("extra": regret, updates, planned_updates, v_star, v_final_policy,
 ...; "privacy": the accounted epsilon and delta, or null).
 
-Printed to stdout, per instance and sweep:
+Written to --doc, per instance and sweep:
   - a table: configuration, seeds, R(K) mean ± sd across seeds, R(K)/K, policy updates (planned),
     the final policy gap v* - v(pi_K), the accounted epsilon, and the log-log slope of R(k): the
     least-squares slope of log R on log k over k in [K/10, K] (the tail) and over [100, K], mean ±
@@ -31,9 +37,10 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import mean_sd, num  # noqa: E402
+from report_common import RunArchive, mean_sd, num, replace_block, trim_summary  # noqa: E402
 from report_common import read_runs as read_runs_in  # noqa: E402
 
 INSTANCES = (("qiao_wang", "Qiao-Wang linear MDP"), ("tabular", "tabular MDP"))
@@ -307,33 +314,58 @@ def sweep_dir(root, instance, kind):
     return os.path.join(root, candidates[0])
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", default="runs/paper002")
-    ap.add_argument("--dprl", default="build/dprl")
-    ap.add_argument("--out", default="docs/paper002")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    log = has_log_axes(args.dprl)
-    ctx = {"dprl": args.dprl, "out": args.out, "log": bool(log)}
+def trim(summary, rows):
+    out = trim_summary(summary)
+    out.pop("git_commit", None)
+    if isinstance(summary.get("privacy"), dict):
+        out["privacy"] = {k: summary["privacy"].get(k) for k in ("epsilon", "delta", "accountant")
+                          if k in summary["privacy"]}
+    return out
+
+
+def columns_for(sweep):
+    return ["episode", "regret", "updates"] if sweep.startswith(("qiao_wang", "tabular")) else None
+
+
+def report(root, ctx, log):
     md = []
     if log is None:
-        md.append(f"_{args.dprl} not found: no figures drawn._\n")
+        md.append(f"_{ctx['dprl']} not found: no figures drawn._\n")
     for instance, name in INSTANCES:
-        md.append(f"### {name} (`{instance}`)\n")
+        md.append(f"#### {name} (`{instance}`)\n")
         sweeps = {}
         for kind, title in SWEEPS:
-            d = sweep_dir(args.runs, instance, kind)
+            d = sweep_dir(root, instance, kind)
             runs = read_runs(d)
             if not runs:
-                md.append(f"_{d}: no finished runs, skipped._\n")
+                md.append(f"_{os.path.basename(d)}: no finished runs, skipped._\n")
                 continue
             text, stats = sweep_section(kind, f"{name}, {title} (`{os.path.basename(d)}`)", runs)
             md.append(text)
             sweeps[kind] = (runs, stats)
         if sweeps and log is not None:
             md += figures(ctx, instance, name, sweeps)
-    sys.stdout.write("\n".join(md))
+    return "\n".join(md)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", default="runs/paper002")
+    ap.add_argument("--dprl", default="build/dprl")
+    ap.add_argument("--out", default="docs/paper002")
+    ap.add_argument("--archive", default="docs/paper002/results.json")
+    ap.add_argument("--doc", default="docs/paper002.md")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    log = has_log_axes(args.dprl)
+    ctx = {"dprl": args.dprl, "out": args.out, "log": bool(log)}
+    archive = RunArchive(args.archive)
+    archive.sync(args.runs, columns_for, trim)
+    archive.save()
+    with tempfile.TemporaryDirectory() as tmp:
+        archive.materialise(tmp)
+        body = report(tmp, ctx, log)
+    replace_block(args.doc, body)
 
 
 if __name__ == "__main__":

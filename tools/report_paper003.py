@@ -4,9 +4,22 @@ Learning with Privacy-Aware Learners" (Gohari, Chen, Wu, Hale, Topcu) on native 
 
 Usage, from the repository root with dprl built in build/:
     python3 tools/report_paper003.py --env cartpole --run [--jobs 1]   # sweeps, teacher, report
-    python3 tools/report_paper003.py --env cartpole                    # report from existing runs
+    python3 tools/report_paper003.py --env cartpole                    # report from the archive
+    python3 tools/report_paper003.py --env lunar_lander_2m --run --jobs 1 [--commit]
     options: --dprl build/dprl --runs runs/paper003 --doc docs/paper003.md --svg docs/paper003
+             --archive docs/paper003/results
              --start teacher|fig2b|fig2c|fig2d (with --run: resume from that stage)
+
+Archive: every finished run's summary figures and its per-epoch curve (step, training return,
+episodes) are kept in docs/paper003/results/<env>/<sweep>/<label>.json, one file per curve, merged
+with the runs under --runs (a run on disk replaces its archived copy). The report reads only the
+archive, so it regenerates byte for byte where the run directories are gone.
+
+lunar_lander_2m (2M steps, 30 seeds per curve) runs in blocks of seeds (1-5, 6-10, 11-20, 21-30)
+across all four panels, so that an interrupted run leaves every curve with the same seeds; after the
+first two blocks it runs the supplementary lambda and c sweeps (500k steps, 10 seeds). After every
+sweep the curves it finished are written to the archive (and committed with --commit). `dprl sweep`
+skips finished runs, so the same command resumes.
 
 --run executes, in order: configs/paper003/<env>_fig2a.yaml (PPO (64, 64) and (32, 32)); the
 teacher choice (the (64, 64) run with the best final greedy evaluation, ties broken by the mean
@@ -32,20 +45,32 @@ per-epoch training-episode return, Spinning Up's EpRet, with a 15th-85th percent
 Only the standard library is used.
 """
 import argparse
+import csv
 import json
 import math
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import num, read_runs  # noqa: E402
+from report_common import num  # noqa: E402
 
 ENVS = {
     "cartpole": {"title": "CartPole-v1", "threshold": 475.0},
     "lunar_lander": {"title": "LunarLander-v3", "threshold": 0.0},  # 200 is out of reach at 500k
+    # the same panels at 2M steps and 30 seeds, with lunar_lander's teacher; threshold 0 as at 500k
+    # so that the two scales compare
+    "lunar_lander_2m": {"title": "LunarLander-v3, 2M steps", "threshold": 0.0,
+                        "teacher_env": "lunar_lander", "config": "lunar_lander_2m",
+                        "blocks": [(1, 5), (6, 10), (11, 20), (21, 30)],
+                        "supp_after_block": 2},
 }
+# the supplementary sweeps (configs/paper003/lunar_lander_supp_<name>.yaml), reported with
+# lunar_lander_2m: (sweep, grid key, legend)
+SUPP = {"lambda": ("algo.params.lambda", "privacy-aware, c = 0.3, lambda = {}"),
+        "c": ("algo.params.decay", "privacy-aware, lambda = 0.5, c = {}")}
 TEACHER = ("fig2a", "hidden_size=64", "PPO (64, 64) [teacher size]")
 BASELINE = ("fig2a", "hidden_size=32", "PPO (32, 32) [student baseline]")
 PANELS = {
@@ -124,16 +149,119 @@ def mann_whitney(a, b):
     return p, u1 / (n1 * n2)
 
 
+# ----- the archive: one JSON file per curve -----
+PRIVACY_KEYS = ("per_query", "paper_matched", "totals", "private_queries", "switched_at_query",
+                "teacher")
+
+
+def rounded(x, digits=2):
+    v = num(x)
+    return None if v is None else round(v, digits)
+
+
+def trim_run(summary, rows):
+    """What the report reads of one run: seed, final evaluation, last-10-epoch return, the
+    privacy figures (the first per-query entry only) and the per-epoch curve (step, training
+    return rounded to 0.01, episodes)."""
+    priv = summary.get("privacy")
+    if isinstance(priv, dict):
+        det = {k: v for k, v in (priv.get("details") or {}).items() if k in PRIVACY_KEYS}
+        if isinstance(det.get("per_query"), list):
+            det["per_query"] = det["per_query"][:1]
+        priv = {"details": det}
+    else:
+        priv = None
+    return {"seed": summary.get("seed"),
+            "final_eval": {"return_mean": rounded((summary.get("final_eval") or {})
+                                                  .get("return_mean"))},
+            "extra": {"train_return_last10": rounded((summary.get("extra") or {})
+                                                     .get("train_return_last10"))},
+            "privacy": priv,
+            "curve": [[num(r.get("step")), rounded(r.get("train_return")), num(r.get("episodes"))]
+                      for r in rows]}
+
+
+def seed_key(s):
+    return int(s[4:]) if s[4:].isdigit() else 0
+
+
+def archive_file(args, env, sweep, label):
+    return os.path.join(args.archive, env, sweep, f"{label}.json")
+
+
+def read_archive(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def write_archive(path, runs):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    text = "{\n" + ",\n".join(
+        f"{json.dumps(k)}: {json.dumps(runs[k], sort_keys=True, separators=(',', ':'))}"
+        for k in sorted(runs, key=seed_key)) + "\n}\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def sync_curve(args, env, sweep, label):
+    """The archived runs of a curve merged with the finished runs on disk (which replace their
+    archived copies); the archive file is rewritten when that changed it. Returns
+    {seedK: trimmed run}."""
+    path = archive_file(args, env, sweep, label)
+    runs = read_archive(path)
+    d = os.path.join(args.runs, env, sweep, label)
+    changed = False
+    for seed in (os.listdir(d) if os.path.isdir(d) else []):
+        if not seed.startswith("seed"):
+            continue
+        try:
+            with open(os.path.join(d, seed, "summary.json")) as f:
+                summary = json.load(f)
+            with open(os.path.join(d, seed, "metrics.csv")) as f:
+                rows = list(csv.DictReader(f))
+        except (OSError, ValueError):
+            continue  # still running
+        run = trim_run(summary, rows)
+        if runs.get(seed) != run:
+            runs[seed], changed = run, True
+    if changed:
+        write_archive(path, runs)
+    return runs
+
+
+def sync_env(args, env):
+    """sync_curve over every curve of env on disk or archived; returns the archive files written
+    or already there, for --commit."""
+    files = []
+    for root in (os.path.join(args.runs, env), os.path.join(args.archive, env)):
+        for sweep in (sorted(os.listdir(root)) if os.path.isdir(root) else []):
+            sdir = os.path.join(root, sweep)
+            if not os.path.isdir(sdir):
+                continue
+            for label in sorted(os.listdir(sdir)):
+                label = label[:-5] if label.endswith(".json") else label
+                if root.startswith(args.archive) or os.path.isdir(os.path.join(sdir, label)):
+                    if sync_curve(args, env, sweep, label):
+                        files.append(archive_file(args, env, sweep, label))
+    return sorted(set(files))
+
+
+def curve_items(args, env, sweep, label):
+    """[(summary, curve)] of a curve's archived runs in seed order."""
+    runs = read_archive(archive_file(args, env, sweep, label))
+    return [(runs[k], runs[k]["curve"]) for k in sorted(runs, key=seed_key)]
+
+
 # ----- per-curve figures -----
-def series(rows, key):
-    return [(num(r.get("step")), num(r.get(key)), num(r.get("episodes"))) for r in rows]
-
-
 def curve_stats(items, threshold):
     st = {"n": len(items), "steps": [], "episodes": [], "auc": [], "last10": [], "eval": [],
           "rows": [], "privacy": []}
-    for summary, rows, _ in items:
-        pts = series(rows, "train_return")
+    for summary, pts in items:
         hit = next(((s, e) for s, y, e in pts if y is not None and y >= threshold), None)
         st["steps"].append(hit[0] if hit else math.inf)
         st["episodes"].append(hit[1] if hit else math.inf)
@@ -180,11 +308,59 @@ def privacy_row(label, privs):
 
 
 # ----- running the sweeps -----
+def run_sweep_file(args, path, seeds=None):
+    """dprl sweep of path; with seeds, of a copy that runs only those seeds (same runs, same
+    directories, so the full sweep later finds them finished)."""
+    if seeds is None:
+        subprocess.run([args.dprl, "sweep", path, "--jobs", str(args.jobs)], check=True)
+        return
+    with open(path) as f:
+        lines = f.read().splitlines()
+    out = []
+    for line in lines:
+        if line.startswith("seeds:"):
+            line = f"seeds: [{', '.join(str(x) for x in seeds)}]"
+        elif line.startswith("base:"):
+            base = line.split(":", 1)[1].strip()
+            line = f"base: {os.path.abspath(os.path.join(os.path.dirname(path), base))}"
+        out.append(line)
+    with tempfile.TemporaryDirectory() as tmp:
+        block = os.path.join(tmp, os.path.basename(path))
+        with open(block, "w") as f:
+            f.write("\n".join(out) + "\n")
+        subprocess.run([args.dprl, "sweep", block, "--jobs", str(args.jobs)], check=True)
+
+
+def after_sweep(args, env, what):
+    """Archive the curves of env; with --commit, commit the archive files that changed."""
+    files = sync_env(args, env)
+    if not args.commit or not files:
+        return
+    subprocess.run(["git", "add", "--", *files], check=False)
+    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
+        return
+    subprocess.run(["git", "commit", "-q", "-m", f"paper 003: archive {env} after {what}", "--",
+                    *files], check=False)
+
+
 def run_sweeps(args, env):
     cfg = os.path.join("configs", "paper003")
-    sweep = lambda name: subprocess.run(  # noqa: E731
-        [args.dprl, "sweep", os.path.join(cfg, f"{env}_{name}.yaml"), "--jobs", str(args.jobs)],
-        check=True)
+    spec = ENVS[env]
+    if "blocks" in spec:  # every panel seed block by seed block, then the supplementary sweeps
+        tenv = spec["teacher_env"]
+        if not os.path.exists(os.path.join(args.runs, tenv, "teacher.bin")):
+            choose_teacher(args, tenv)
+        for i, (lo, hi) in enumerate(spec["blocks"]):
+            for stage in ("fig2a", "fig2b", "fig2c", "fig2d"):
+                run_sweep_file(args, os.path.join(cfg, f"{spec['config']}_{stage}.yaml"),
+                               list(range(lo, hi + 1)))
+                after_sweep(args, env, f"{stage} seeds {lo}-{hi}")
+            if i + 1 == spec["supp_after_block"]:
+                for name in SUPP:
+                    run_sweep_file(args, os.path.join(cfg, f"lunar_lander_supp_{name}.yaml"))
+                    after_sweep(args, "lunar_lander_supp", f"the {name} sweep")
+        return
+    sweep = lambda name: run_sweep_file(args, os.path.join(cfg, f"{env}_{name}.yaml"))  # noqa: E731
     stages = ["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch"]
     for stage in stages[stages.index(args.start):]:
         if stage == "teacher":
@@ -194,6 +370,7 @@ def run_sweeps(args, env):
             continue
         else:
             sweep(stage)
+            after_sweep(args, env, stage)
 
 
 def choose_teacher(args, env):
@@ -205,44 +382,59 @@ def choose_teacher(args, env):
         subprocess.run([args.dprl, "run", tcfg, "--out", out, "--quiet"], check=True)
         best, why = out, f"the final policy of {tcfg}"
     else:
-        runs = read_runs(os.path.join(root, "fig2a")).get("hidden_size=64", [])
+        d = os.path.join(root, "fig2a", "hidden_size=64")
+        runs = []
+        for seed in (os.listdir(d) if os.path.isdir(d) else []):
+            try:
+                with open(os.path.join(d, seed, "summary.json")) as f:
+                    runs.append((json.load(f), os.path.join(d, seed)))
+            except (OSError, ValueError):
+                continue
         if not runs:
             sys.exit("no fig2a hidden_size=64 runs to choose a teacher from")
         key = lambda it: (-(num(it[0]["final_eval"]["return_mean"]) or -math.inf),  # noqa: E731
                           -(num(it[0]["extra"].get("train_return_last10")) or -math.inf),
                           it[0]["seed"])
-        summary, _, best = sorted(runs, key=key)[0]
+        summary, best = sorted(runs, key=key)[0]
         why = (f"fig2a (64, 64) seed {summary['seed']}: best final greedy evaluation "
                f"{summary['final_eval']['return_mean']:.1f}, then best last-10-epoch training "
                f"return, then lowest seed")
     shutil.copyfile(os.path.join(best, "policy.bin"), os.path.join(root, "teacher.bin"))
     with open(os.path.join(root, "teacher.json"), "w") as f:
         json.dump({"source": best, "why": why}, f, indent=2)
+    os.makedirs(os.path.join(args.archive, env), exist_ok=True)
+    with open(os.path.join(args.archive, env, "teacher.json"), "w") as f:
+        json.dump({"why": why}, f, indent=2)
+        f.write("\n")
     print(f"teacher: {why}")
 
 
 # ----- the report -----
 def plot(args, env, panel, curves):
-    dirs, labels = [], []
-    for sweep, label, legend in curves:
-        d = os.path.join(args.runs, env, sweep, label)
-        seeds = sorted((s for s in os.listdir(d) if s.startswith("seed")),
-                       key=lambda s: int(s[4:])) if os.path.isdir(d) else []
-        seeds = [s for s in seeds if os.path.exists(os.path.join(d, s, "summary.json"))]
-        if not seeds:
-            continue
-        dirs += [os.path.join(d, s) for s in seeds]
-        labels.append(legend)
-    if not dirs:
-        return None
-    svg = os.path.join(args.svg, f"{env}_{panel}.svg")
-    cmd = [args.dprl, "plot", *dirs, "--x", "step", "--y", "train_return", "--stat", "median",
-           "-o", svg, "--title", f"{ENVS[env]['title']}: {PANEL_TITLES[panel]}",
-           "--x-label", "environment steps", "--y-label",
-           "training episode return (median, 15th-85th percentile)"]
-    for lab in labels:
-        cmd += ["--label", lab]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    """The panel's curves from the archive, drawn by dprl plot from per-seed CSV files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files, labels = [], []
+        for i, (sweep, label, legend) in enumerate(curves):
+            items = curve_items(args, env, sweep, label)
+            for summary, pts in items:
+                f = os.path.join(tmp, f"c{i}_seed{summary['seed']}.csv")
+                with open(f, "w", newline="") as fh:
+                    w = csv.writer(fh)
+                    w.writerow(["step", "train_return"])
+                    w.writerows([s, y] for s, y, _ in pts if s is not None and y is not None)
+                files.append(f)
+            if items:
+                labels.append(legend)
+        if not files:
+            return None
+        svg = os.path.join(args.svg, f"{env}_{panel}.svg")
+        cmd = [args.dprl, "plot", *files, "--x", "step", "--y", "train_return", "--stat",
+               "median", "-o", svg, "--title", f"{ENVS[env]['title']}: {PANEL_TITLES[panel]}",
+               "--x-label", "environment steps", "--y-label",
+               "training episode return (median, 15th-85th percentile)"]
+        for lab in labels:
+            cmd += ["--label", lab]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return svg
 
 
@@ -361,10 +553,39 @@ def claims(stats, env):
     return out
 
 
+def stats_line(legend, st):
+    return (f"| {legend} | {st['n']} | {med_band(st['steps'])} | "
+            f"{med_band(st['episodes'])} | {med_band(st['auc'], '{:.1f}')} | "
+            f"{med_band(st['last10'], '{:.1f}')} | {med_band(st['eval'], '{:.1f}')} | "
+            f"{'-' if st['width'] is None else format(st['width'], '.1f')} |")
+
+
+STATS_HEADER = ["| curve | seeds | steps to threshold | episodes to threshold | AUC (mean return) "
+                "| last-10-epoch return | final greedy eval | band width |",
+                "|---|---|---|---|---|---|---|---|"]
+
+
+def supplementary(args, thr):
+    """The supplementary lambda and c sweeps (archived under lunar_lander_supp)."""
+    lines = []
+    for name, (key, legend) in SUPP.items():
+        root = os.path.join(args.archive, "lunar_lander_supp", name)
+        labels = sorted((f[:-5] for f in (os.listdir(root) if os.path.isdir(root) else [])
+                         if f.endswith(".json")), key=lambda l: float(l.split("=")[1]))
+        rows = []
+        for label in labels:
+            items = curve_items(args, "lunar_lander_supp", name, label)
+            if items:
+                rows.append(stats_line(legend.format(label.split("=")[1]),
+                                       curve_stats(items, thr)))
+        if rows:
+            lines += [f"Supplementary {name} sweep (configs/paper003/lunar_lander_supp_{name}.yaml,"
+                      " 500k steps; threshold as above):", ""] + STATS_HEADER + rows + [""]
+    return lines
+
+
 def report(args, env):
     thr = ENVS[env]["threshold"]
-    runs = {s: read_runs(os.path.join(args.runs, env, s))
-            for s in ("fig2a", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch")}
     names = {TEACHER[1]: ("fig2a", TEACHER[1]), BASELINE[1]: ("fig2a", BASELINE[1]),
              "exact": ("fig2b", "base"), "aware 0.1": ("fig2c", "decay=0.1"),
              "aware 0.3": ("fig2c", "decay=0.3"), "unaware 0.3": ("fig2d", "decay=0.3"),
@@ -373,34 +594,32 @@ def report(args, env):
              "epoch unaware": ("ext_epoch", "lambda=0"), "epoch aware": ("ext_epoch", "lambda=0.5")}
     legends = {k: lab for curves in PANELS.values() for (s, l, lab) in curves
                for k, v in names.items() if v == (s, l)}
-    stats = {k: curve_stats(runs[s].get(l, []), thr) for k, (s, l) in names.items()
-             if runs[s].get(l)}
+    sync_env(args, env)
+    if "blocks" in ENVS[env]:
+        sync_env(args, "lunar_lander_supp")
+    items = {k: curve_items(args, env, s, l) for k, (s, l) in names.items()}
+    stats = {k: curve_stats(v, thr) for k, v in items.items() if v}
     if not stats:  # keep the block that is there rather than replace it by an empty one
-        sys.exit(f"no runs under {os.path.join(args.runs, env)}: run with --run first")
+        sys.exit(f"no runs of {env} under {args.runs} or {args.archive}: run with --run first")
     os.makedirs(args.svg, exist_ok=True)
     lines = [f"### {ENVS[env]['title']}", ""]
-    teacher_json = os.path.join(args.runs, env, "teacher.json")
-    if os.path.exists(teacher_json):
-        with open(teacher_json) as f:
-            lines += [f"Teacher: {json.load(f)['why']}.", ""]
+    teacher = read_archive(os.path.join(args.archive, ENVS[env].get("teacher_env", env),
+                                        "teacher.json"))
+    if teacher:
+        lines += [f"Teacher: {teacher['why']}.", ""]
     rel = os.path.relpath(args.svg, os.path.dirname(os.path.abspath(args.doc)))
     for panel, curves in PANELS.items():
-        if panel.startswith("ext") and not runs[panel]:
+        if panel.startswith("ext") and not any(curve_items(args, env, s, l)
+                                               for s, l, _ in curves if s == panel):
             continue  # an extension not run for this env: no panel of borrowed curves alone
         svg = plot(args, env, panel, curves)
         if svg:
             lines += [f"![{PANEL_TITLES[panel]}]({rel}/{os.path.basename(svg)})", ""]
     lines += [f"Sample efficiency (threshold: training return >= {thr:g}; medians over seeds "
               "with [15th, 85th] percentiles; band width: the 85th minus the 15th percentile "
-              "across seeds, averaged over epochs):", "",
-              "| curve | seeds | steps to threshold | episodes to threshold | AUC (mean return) "
-              "| last-10-epoch return | final greedy eval | band width |",
-              "|---|---|---|---|---|---|---|---|"]
+              "across seeds, averaged over epochs):", ""] + STATS_HEADER
     for k, st in stats.items():
-        lines.append(f"| {legends.get(k, k)} | {st['n']} | {med_band(st['steps'])} | "
-                     f"{med_band(st['episodes'])} | {med_band(st['auc'], '{:.1f}')} | "
-                     f"{med_band(st['last10'], '{:.1f}')} | {med_band(st['eval'], '{:.1f}')} | "
-                     f"{'-' if st['width'] is None else format(st['width'], '.1f')} |")
+        lines.append(stats_line(legends.get(k, k), st))
     lines += ["", "Privacy per curve (medians [15th, 85th] over seeds). Honest: the run's certified "
               "L, eta, tau and b; paper-matched: tau and b re-chosen so that k0 = 5 gives "
               "(4.46, 0.05). Per query only; totals by basic composition; the relation is "
@@ -423,6 +642,8 @@ def report(args, env):
         if row:
             lines.append(row)
     lines += ["", "Claims:", ""] + claims(stats, env) + [""]
+    if "blocks" in ENVS[env]:
+        lines += supplementary(args, thr)
     write_block(args.doc, env, "\n".join(lines))
 
 
@@ -452,6 +673,10 @@ def main():
     ap.add_argument("--runs", default="runs/paper003")
     ap.add_argument("--doc", default="docs/paper003.md")
     ap.add_argument("--svg", default="docs/paper003")
+    ap.add_argument("--archive", default="docs/paper003/results",
+                    help="the per-curve archive (read, and updated from the runs on disk)")
+    ap.add_argument("--commit", action="store_true",
+                    help="with --run: git-commit the archive files after every sweep")
     args = ap.parse_args()
     if args.run:
         run_sweeps(args, args.env)
