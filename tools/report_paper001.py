@@ -190,7 +190,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     archive = RunArchive(args.archive)
-    archive.sync(args.runs, columns_for, trim)
+    archive.sync(args.runs, columns_for, trim, digits=4)
     archive.save()
     with tempfile.TemporaryDirectory() as tmp:
         archive.materialise(tmp)

@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from report_common import Archive, trim_summary  # noqa: E402
+from report_common import Archive, RunArchive, read_runs, replace_block, trim_summary  # noqa: E402
 
 
 def write(path, obj):
@@ -84,6 +84,72 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(a.json("x.json"), {"v": 1})
         a.save()
         self.assertFalse(os.path.exists(self.path))
+
+
+class RunArchiveTest(unittest.TestCase):
+    """RunArchive keeps per-run results of a sweep layout and writes them back as run dirs."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = os.path.join(self.tmp.name, "runs")
+        self.path = os.path.join(self.tmp.name, "doc", "results.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_dir(self, label, seed, ret, extra_col="7"):
+        d = os.path.join(self.root, "fig2", label, f"seed{seed}")
+        write(os.path.join(d, "summary.json"),
+              {"name": "x", "seed": seed, "final_eval": {"return_mean": ret}, "extra": {},
+               "privacy": None, "versions": {"big": "y"}})
+        write(os.path.join(d, "metrics.csv"),
+              f"episode,return,other\n1,{ret},{extra_col}\n2,{ret + 0.123456789},{extra_col}\n")
+
+    def test_round_trip_keeps_the_chosen_columns_rounded_and_survives_the_runs(self):
+        self.run_dir("dp=actor", 1, -200.0)
+        self.run_dir("dp=actor", 2, -150.0)
+        self.run_dir("dp=none", 1, -110.0)
+        a = RunArchive(self.path)
+        keys = a.sync(self.root, lambda sweep: ["episode", "return"], digits=3)
+        self.assertEqual(sorted(keys), ["fig2/dp=actor/seed1", "fig2/dp=actor/seed2",
+                                        "fig2/dp=none/seed1"])
+        a.save()
+        import shutil
+        shutil.rmtree(self.root)
+        b = RunArchive(self.path)
+        out = os.path.join(self.tmp.name, "mat")
+        b.materialise(out)
+        runs = read_runs(os.path.join(out, "fig2"))
+        self.assertEqual(list(runs), ["dp=actor", "dp=none"])
+        summary, rows, _ = runs["dp=actor"][1]
+        self.assertEqual(summary["seed"], 2)
+        self.assertNotIn("versions", summary)
+        self.assertEqual(rows, [{"episode": "1", "return": "-150"},
+                                {"episode": "2", "return": "-149.877"}])
+
+    def test_disk_replaces_archived_runs_and_skipped_sweeps_are_not_recorded(self):
+        self.run_dir("dp=actor", 1, -200.0)
+        a = RunArchive(self.path)
+        a.sync(self.root, lambda sweep: ["return"])
+        a.save()
+        self.run_dir("dp=actor", 1, -100.0)
+        b = RunArchive(self.path)
+        b.sync(self.root, lambda sweep: ["return"])
+        self.assertEqual(b.data["fig2/dp=actor/seed1"]["rows"][0], [-100])
+        c = RunArchive(os.path.join(self.tmp.name, "other.json"))
+        self.assertEqual(c.sync(self.root, lambda sweep: None), [])
+        self.assertEqual(c.data, {})
+
+    def test_replace_block_rewrites_between_markers_and_refuses_a_page_without_them(self):
+        doc = os.path.join(self.tmp.name, "p.md")
+        write(doc, "head\n<!-- BEGIN GENERATED -->\nold\n<!-- END GENERATED -->\ntail\n")
+        replace_block(doc, "new\n")
+        with open(doc) as fh:
+            self.assertEqual(fh.read(), "head\n<!-- BEGIN GENERATED -->\nnew\n"
+                             "<!-- END GENERATED -->\ntail\n")
+        write(doc, "no markers\n")
+        with self.assertRaises(SystemExit):
+            replace_block(doc, "x")
 
 
 if __name__ == "__main__":
