@@ -16,7 +16,7 @@ import tempfile
 
 
 def main():
-    src, dprl, paper = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    src, dprl, paper = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
     invocations = [a.split() for a in sys.argv[4:]] or [[]]
     page = os.path.join("docs", f"paper{paper}.md")
     folder = os.path.join("docs", f"paper{paper}")
