@@ -628,9 +628,8 @@ def report(args, env):
                      else "") + ".", ""]
     rel = os.path.relpath(args.svg, os.path.dirname(os.path.abspath(args.doc)))
     for panel, curves in PANELS.items():
-        if panel.startswith("ext") and not any(curve_items(args, env, s, l)
-                                               for s, l, _ in curves if s == panel):
-            continue  # an extension not run for this env: no panel of borrowed curves alone
+        if not any(curve_items(args, env, s, l) for s, l, _ in curves if s == panel):
+            continue  # a panel not run (yet) for this env: no panel of borrowed curves alone
         svg = plot(args, env, panel, curves)
         if svg:
             lines += [f"![{PANEL_TITLES[panel]}]({rel}/{os.path.basename(svg)})", ""]
