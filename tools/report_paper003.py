@@ -383,7 +383,9 @@ def choose_teacher(args, env):
     tcfg = os.path.join("configs", "paper003", f"{env}_teacher.yaml")
     if os.path.exists(tcfg):
         out = os.path.join(root, "teacher_run")
-        subprocess.run([args.dprl, "run", tcfg, "--out", out, "--quiet"], check=True)
+        if not (os.path.exists(os.path.join(out, "summary.json"))
+                and os.path.exists(os.path.join(out, "policy.bin"))):  # else: trained already
+            subprocess.run([args.dprl, "run", tcfg, "--out", out, "--quiet"], check=True)
         best, why = out, f"the final policy of {tcfg}"
     else:
         d = os.path.join(root, "fig2a", "hidden_size=64")
@@ -695,9 +697,13 @@ def main():
                     help="the per-curve archive (read, and updated from the runs on disk)")
     ap.add_argument("--commit", action="store_true",
                     help="with --run: git-commit the archive files after every sweep")
+    ap.add_argument("--archive-only", action="store_true",
+                    help="with --run: stop after the sweeps and their archive (page untouched)")
     args = ap.parse_args()
     if args.run:
         run_sweeps(args, args.env)
+        if args.archive_only:
+            return
     report(args, args.env)
 
 
