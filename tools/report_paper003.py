@@ -331,11 +331,17 @@ def run_sweep_file(args, path, seeds=None):
         subprocess.run([args.dprl, "sweep", block, "--jobs", str(args.jobs)], check=True)
 
 
-def after_sweep(args, env, what):
-    """Archive the curves of env; with --commit, commit the archive files that changed."""
+def after_sweep(args, env, what, page_env=None):
+    """Archive the curves of env; with --commit, rewrite page_env's block of the page from the
+    archive (unless --archive-only) and commit the archive files, the page and its SVGs, so that
+    the committed page always matches the committed archive."""
     files = sync_env(args, env)
     if not args.commit or not files:
         return
+    if page_env and not args.archive_only:
+        report(args, page_env)
+        files += [args.doc] + sorted(os.path.join(args.svg, f) for f in os.listdir(args.svg)
+                                     if f.startswith(f"{page_env}_") and f.endswith(".svg"))
     subprocess.run(["git", "add", "--", *files], check=False)
     if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
         return
@@ -358,11 +364,11 @@ def run_sweeps(args, env):
                        for l in labels for k in seeds):
                     continue  # archived (e.g. run on another machine): nothing to redo
                 run_sweep_file(args, os.path.join(cfg, f"{spec['config']}_{stage}.yaml"), seeds)
-                after_sweep(args, env, f"{stage} seeds {lo}-{hi}")
+                after_sweep(args, env, f"{stage} seeds {lo}-{hi}", env)
             if i + 1 == spec["supp_after_block"]:
                 for name in SUPP:
                     run_sweep_file(args, os.path.join(cfg, f"lunar_lander_supp_{name}.yaml"))
-                    after_sweep(args, "lunar_lander_supp", f"the {name} sweep")
+                    after_sweep(args, "lunar_lander_supp", f"the {name} sweep", env)
         return
     sweep = lambda name: run_sweep_file(args, os.path.join(cfg, f"{env}_{name}.yaml"))  # noqa: E731
     stages = ["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch"]
@@ -374,7 +380,7 @@ def run_sweeps(args, env):
             continue
         else:
             sweep(stage)
-            after_sweep(args, env, stage)
+            after_sweep(args, env, stage, env)
 
 
 def choose_teacher(args, env):
