@@ -415,8 +415,12 @@ def choose_teacher(args, env):
     with open(os.path.join(root, "teacher.json"), "w") as f:
         json.dump({"source": best, "why": why}, f, indent=2)
     os.makedirs(os.path.join(args.archive, env), exist_ok=True)
+    record = {"why": why}
+    tsum = read_archive(os.path.join(best, "summary.json"))
+    if tcfg and os.path.exists(tcfg) and tsum:  # a separate teacher: keep its own evaluation
+        record["final_eval"] = rounded((tsum.get("final_eval") or {}).get("return_mean"))
     with open(os.path.join(args.archive, env, "teacher.json"), "w") as f:
-        json.dump({"why": why}, f, indent=2)
+        json.dump(record, f, indent=2)
         f.write("\n")
     print(f"teacher: {why}")
 
