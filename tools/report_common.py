@@ -214,9 +214,9 @@ class RunArchive:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         tmp = self.path + ".tmp"
         with open(tmp, "w") as fh:  # one run per line: small diffs when runs are added
-            fh.write("{\n" + ",\n".join(
-                f"{json.dumps(k)}: {json.dumps(self.data[k], sort_keys=True, separators=(',', ':'))}"
-                for k in sorted(self.data)) + "\n}\n")
+            line = lambda k: json.dumps(self.data[k], sort_keys=True, separators=(",", ":"))  # noqa
+            fh.write("{\n" + ",\n".join(f"{json.dumps(k)}: {line(k)}" for k in sorted(self.data))
+                     + "\n}\n")
         os.replace(tmp, self.path)
 
 
