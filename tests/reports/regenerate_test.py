@@ -21,6 +21,16 @@ def main():
     page = os.path.join("docs", f"paper{paper}.md")
     folder = os.path.join("docs", f"paper{paper}")
     script = os.path.join(src, "tools", f"report_paper{paper}.py")
+    archives = [f for _, _, fs in os.walk(os.path.join(src, folder)) for f in fs
+                if f.endswith(".json")]
+    if not archives:
+        print(f"{folder}: no archive (results JSON) to regenerate the page from")
+        return 1
+    with open(os.path.join(src, page)) as fh:
+        text = fh.read()
+    if not any(m in text for m in ("<!-- BEGIN GENERATED -->", f"<!-- paper{paper}:")):
+        print(f"{page}: no generated part (markers) to regenerate")
+        return 1
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "docs"))
         shutil.copyfile(os.path.join(src, page), os.path.join(tmp, page))
