@@ -13,10 +13,8 @@ namespace dprl::privacy {
 
 namespace {
 
-// scale making a norm of `norm` at most `bound`, with a margin for float rounding
+// scale making a (finite) norm of `norm` at most `bound`, with a margin for float rounding
 float clip_scale(double norm, double bound) {
-  if (!std::isfinite(norm))
-    throw DataError(fmt::format("dp_fedavg: non-finite client update norm {}", norm));
   if (norm <= bound) return 1.0f;
   return static_cast<float>(bound / norm * (1.0 - 1e-6));
 }
@@ -69,6 +67,20 @@ ClipResult ensemble_clip(std::span<float> delta, const EnsembleLayout& layout,
   const double bound = ensemble_clip_threshold(layout, cfg);
   double total = 0;
   bool clipped = false;
+  // a non-finite value anywhere in the update: the whole update becomes the zero vector (clip
+  // factor 0, inside every clip set), so one client's data can neither abort the round nor
+  // carry a NaN into the sum; without clipping there is no guarantee and it stays an error
+  for (int i = 0; i < layout.members; ++i) {
+    const float* m = delta.data() + static_cast<std::size_t>(i) * layout.stride;
+    for (const auto& b : layout.blocks) total += sq_norm(m + b.offset, b.size);
+  }
+  if (!std::isfinite(total)) {
+    if (!cfg.clip)
+      throw DataError(fmt::format("dp_fedavg: non-finite client update norm {}", total));
+    std::fill(delta.begin(), delta.end(), 0.0f);
+    return {0.0, true, true};
+  }
+  total = 0;
   for (int i = 0; i < layout.members; ++i) {
     float* m = delta.data() + static_cast<std::size_t>(i) * layout.stride;
     double member_sq = 0;
@@ -93,9 +105,7 @@ ClipResult ensemble_clip(std::span<float> delta, const EnsembleLayout& layout,
       }
     }
   }
-  if (!std::isfinite(total))
-    throw DataError(fmt::format("dp_fedavg: non-finite client update norm {}", total));
-  return {std::sqrt(total), clipped};
+  return {std::sqrt(total), clipped, false};
 }
 
 DpFedAvgRound::DpFedAvgRound(EnsembleLayout layout, DpFedAvgConfig cfg)

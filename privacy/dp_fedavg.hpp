@@ -30,8 +30,9 @@
 // unit and on public state (the previous release), and the noise is secret.
 // Validity (ParamError naming parameter and rule): clip_norm C > 0 finite; noise_multiplier
 // z >= 0 finite (z = 0: no noise, no finite epsilon); sampling_rate q in (0, 1]; units K >= 1;
-// q K >= 1; members N >= 1; blocks non-empty and inside the stride. A non-finite update norm is a
-// DataError (never clamped).
+// q K >= 1; members N >= 1; blocks non-empty and inside the stride. A client update whose norm is
+// NaN or infinite gets the clip factor 0 (the zero update, within C: sensitivity unchanged, the
+// round goes on); only the unclipped no_clip variant (no guarantee) treats it as a DataError.
 //
 // | field            | meaning                                                    |
 // |------------------|------------------------------------------------------------|
@@ -84,11 +85,13 @@ void check_dp_fedavg(const EnsembleLayout& layout, const DpFedAvgConfig& cfg);
 double ensemble_clip_threshold(const EnsembleLayout& layout, const DpFedAvgConfig& cfg);
 
 struct ClipResult {
-  double norm = 0;       // L2 norm of delta before projection (over the blocks)
-  bool clipped = false;  // some member (flat) or block (per layer) was scaled
+  double norm = 0;          // L2 norm of delta before projection (over the blocks; 0 if dropped)
+  bool clipped = false;     // some member (flat) or block (per layer) was scaled
+  bool non_finite = false;  // delta held a NaN or infinite value (or its norm overflowed)
 };
 // Projects delta (members x stride floats) onto the clip set in place (nothing when cfg.clip is
-// false: the norm is still measured).
+// false: the norm is still measured). An update with a non-finite norm is set to zero (clip
+// factor 0, non_finite = true) when clipping, and is a DataError without clipping.
 ClipResult ensemble_clip(std::span<float> delta, const EnsembleLayout& layout,
                          const DpFedAvgConfig& cfg);
 

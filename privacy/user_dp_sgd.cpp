@@ -56,23 +56,41 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
       nn::add_group_sq_norms(*g.shape, *g.cache, k, sq);
     }
   weights.resize(static_cast<std::size_t>(users) * k);
+  thread_local std::vector<int> dropped;
+  dropped.clear();
   double total = 0.0;
   for (int u = 0; u < users; ++u) {
     // sq holds |sum_j g_j|^2 over the user's k transitions; g_u is their mean
     const double norm = std::sqrt(sq[u]) / k;
-    if (!std::isfinite(norm))
-      throw DataError(
-          "user-level DP-SGD: a per-user gradient norm is not finite (NaN or inf loss)");
-    total += norm;
-    if (norm > C) ++st.clipped;
-    // the user's mean over its k transitions, clipped
-    const float w = static_cast<float>(std::min(1.0, C / (norm + 1e-6)) / k);
+    // the user's mean over its k transitions, clipped; a non-finite norm (NaN or inf loss, or a
+    // square that overflows float) gets the clip factor 0: the user contributes the zero vector,
+    // which is inside the clip ball, so the sensitivity stays C and nothing depends on it
+    const bool finite = std::isfinite(norm);
+    if (!finite) dropped.push_back(u);
+    if (finite) total += norm;
+    if (finite && norm > C) ++st.clipped;
+    const float w = finite ? static_cast<float>(std::min(1.0, C / (norm + 1e-6)) / k) : 0.0f;
     for (int j = 0; j < k; ++j) weights[static_cast<std::size_t>(u) * k + j] = w;
   }
-  st.mean_norm = users > 0 ? total / users : 0.0;
+  st.dropped = static_cast<int>(dropped.size());
+  st.mean_norm = users - st.dropped > 0 ? total / (users - st.dropped) : 0.0;
+  thread_local nn::MlpCache clean;
   for (const auto& g : nets) {
     std::fill(g.grad, g.grad + g.shape->num_params(), 0.0f);
-    if (users > 0) nn::accumulate_grad(*g.shape, *g.cache, weights, g.grad);
+    if (users == 0) continue;
+    if (dropped.empty()) {
+      nn::accumulate_grad(*g.shape, *g.cache, weights, g.grad);
+      continue;
+    }
+    // 0 * NaN and 0 * inf are NaN: a dropped user's columns are zeroed in a copy of the cache, so
+    // its weight 0 yields exactly zero and no NaN reaches the sum, the noise or the optimiser
+    clean = *g.cache;
+    for (int u : dropped)
+      for (int l = 0; l < g.shape->num_layers(); ++l) {
+        clean.a[l].middleCols(static_cast<Eigen::Index>(u) * k, k).setZero();
+        clean.delta[l].middleCols(static_cast<Eigen::Index>(u) * k, k).setZero();
+      }
+    nn::accumulate_grad(*g.shape, clean, weights, g.grad);
   }
   // the release: the clipped sum over the real parameters (padding stays zero), noised, over b
   x.resize(noised_values(nets));
@@ -113,6 +131,17 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.unit = in.unit;
   r.sensitivity = fmt::format("L2 C = {} per sampled user (joint norm over all trained networks)",
                               in.cfg.clip_norm);
+  if (in.layers > 0) {
+    // the float accumulation's worst case (user_dp_sgd.hpp), at N = 2b sampled users
+    const double N = std::ceil(2.0 * in.cfg.expected_batch);
+    const double u = std::ldexp(1.0, -24), g = (N + 2) * u / (1 - (N + 2) * u);
+    r.sensitivity += in.cfg.contribution == 1
+                         ? fmt::format(
+                               "; float accumulation adds at most C 2 sqrt(L) N gamma_(N+2) for N "
+                               "sampled users (L = {}; {:.2g} C at N = 2b = {})",
+                               in.layers, 2 * std::sqrt(double(in.layers)) * N * g, N)
+                         : "; float accumulation error not bounded by C alone (contribution > 1)";
+  }
   r.covers = in.covers;
   r.formal = !in.seeded;
   r.noise_source = in.noise_source;

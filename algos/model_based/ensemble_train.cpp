@@ -97,6 +97,12 @@ void local_train(const ProbEnsemble& model, const TransitionTable& t, std::size_
       for (std::size_t k = 0; k < n; ++k) cw.delta[k] = cw.theta[k] - start[k];
       const privacy::ClipResult r = privacy::ensemble_clip(cw.delta, layout, fc);
       cw.norm = r.norm;
+      // a non-finite update (this unit's data drove the loss to NaN or inf): clip factor 0, the
+      // client submits the zero update and stops; nothing of it reaches the sum
+      if (r.non_finite) {
+        cw.clipped = true;
+        return;
+      }
       if (r.clipped) {
         cw.clipped = true;
         for (std::size_t k = 0; k < n; ++k) cw.theta[k] = start[k] + cw.delta[k];
@@ -107,10 +113,12 @@ void local_train(const ProbEnsemble& model, const TransitionTable& t, std::size_
 
 }  // namespace
 
+std::uint64_t client_stream(std::uint64_t seed, std::int64_t round, std::int64_t unit_id) {
+  return derive_seed(seed, Domain::kMinibatch, static_cast<std::uint64_t>(round),
+                     static_cast<std::uint64_t>(unit_id));
+}
+
 void check_tdp(const TdpConfig& cfg, std::size_t table_units, const ProbEnsemble& model) {
-  if (cfg.units > 0 && static_cast<std::size_t>(cfg.units) < table_units)
-    throw ParamError(
-        fmt::format("tdp units = {} is below the table's {} units", cfg.units, table_units));
   const auto units = cfg.units > 0 ? static_cast<std::size_t>(cfg.units) : table_units;
   if (cfg.variant != "dp" && cfg.variant != "no_noise" && cfg.variant != "no_clip")
     throw ParamError(
@@ -178,14 +186,24 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
     }
     if (on_eval) on_eval(p);
   };
+  std::int64_t charged = 0;  // rounds paid for on the RDP ledger
   for (std::int64_t t = 0; t < cfg.rounds; ++t) {
-    if (dp && rdp_ledger) {
-      try {
-        rdp_ledger->charge(event, 1, "tdp round");
-      } catch (const BudgetExceeded&) {
+    if (dp && rdp_ledger && t == charged) {
+      // the rounds up to the next evaluation (the next release of test figures), charged before
+      // the first of them; with a budget, only the rounds it affords (as round-by-round charges
+      // would stop); a persistent ledger makes each block durable before it runs
+      const std::int64_t to_eval =
+          cfg.eval_every > 0 ? cfg.eval_every - t % cfg.eval_every : cfg.rounds - t;
+      std::int64_t block = std::min(to_eval, cfg.rounds - t);
+      if (!rdp_ledger->can_afford(event, block)) block = rdp_ledger->affordable_count(event, block);
+      if (block < 1) {
         res.stopped_by_budget = true;
         break;
       }
+      rdp_ledger->charge(event, block, fmt::format("tdp rounds {}-{}", t + 1, t + block));
+      charged = t + block;
+    }
+    if (dp && rdp_ledger) {
       if (pld_ledger && !res.pld_unbounded && t % cfg.pld_block == 0) {
         try {
           pld_ledger->charge(event, std::min(cfg.pld_block, cfg.rounds - t), "tdp rounds ahead");
@@ -200,9 +218,7 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
     start = theta;
     pool.parallel_for(sample.size(), [&](std::size_t j) {
       const auto u = static_cast<std::size_t>(sample[j]);
-      local_train(model, train, u, start, cfg, layout, fc,
-                  derive_seed(seed, Domain::kMinibatch, static_cast<std::uint64_t>(t),
-                              static_cast<std::uint64_t>(u)),
+      local_train(model, train, u, start, cfg, layout, fc, client_stream(seed, t, train.user[u]),
                   work[j]);
     });
     server.begin();

@@ -5,15 +5,19 @@
 // t = 0..T-1, Poisson-sample the training units (one trajectory each) at rate q from the
 // NoiseSource (secret sampling); for each sampled unit, start from the current ensemble theta(t),
 // run E local epochs over the unit's transitions (shuffled by a stream derived from (seed, t,
-// unit), batches of B, the last one smaller), each step theta <- theta - lr grad L(theta; b)
-// (plain SGD, Alg. 2 line 12; or Adam with fresh moments per client), then projected
-// theta <- theta_start + ENSEMBLECLIP(theta - theta_start; C) after EVERY step (Alg. 2 line 13);
-// the server adds sum_k Delta_k / (qK) + N(0, (zC/qK)^2) (privacy/dp_fedavg.hpp). Clients run in
-// parallel on a ThreadPool; each writes its own slot and the sum runs in sampled order, so the
-// result is identical at any thread count.
+// the unit's id), never from its position in the table, so adding or removing another unit
+// changes no client's stream; batches of B, the last one smaller), each step
+// theta <- theta - lr grad L(theta; b) (plain SGD, Alg. 2 line 12; or Adam with fresh moments per
+// client), then projected theta <- theta_start + ENSEMBLECLIP(theta - theta_start; C) after EVERY
+// step (Alg. 2 line 13); the server adds sum_k Delta_k / (qK) + N(0, (zC/qK)^2)
+// (privacy/dp_fedavg.hpp). Clients run in parallel on a ThreadPool; each writes its own slot and
+// the sum runs in sampled order, so the result is identical at any thread count.
 //
-// Accounting: before each round's release the round's event poisson_sampled(q, gaussian(z)) is
-// charged to the RDP ledger (BudgetExceeded there stops training before the round). The PLD
+// Accounting: the rounds up to the next evaluation (eval_every) are charged to the RDP ledger as
+// self-composed poisson_sampled(q, gaussian(z)) before the first of them runs, so every released
+// test figure and model is paid for before it exists; a persistent ledger (the run directory's)
+// makes the charge durable first. With a budget a block holds only the rounds it affords, and
+// training stops before the first round it cannot afford (as round-by-round charging). The PLD
 // ledger is charged ahead in blocks of pld_block rounds (a PLD charge costs up to ~0.3 s), so it
 // never lags a release and over-counts by less than a block if training stops early.
 // Variants: dp (clip and noise, z > 0), no_noise (clip only, z = 0: no finite epsilon),
@@ -58,9 +62,11 @@ struct TdpConfig {
   std::int64_t eval_every = 100;
   bool select_best = true;
   std::int64_t pld_block = 500;
-  // K, the public number of units the sample is drawn from and the denominator q K uses (0: the
-  // table's units). An audit sets it to the run's units plus its canaries, so that q K does not
-  // depend on which canaries are included.
+  // K, the public figure the fixed denominator q K uses (0: the table's units, then declared
+  // public). It need not equal the table's count: the sample is drawn from the table's units at
+  // rate q whatever K is, so K only sets the scale (no check compares it with the private count).
+  // An audit sets it to the run's units plus its canaries, so that q K does not depend on which
+  // canaries are included.
   std::int64_t units = 0;
 };
 
@@ -89,6 +95,9 @@ struct TrainResult {
   double released_noise_std = 0;  // sd drawn per parameter (inflated for a secure source)
   std::vector<TdpProgress> curve;
 };
+
+// The stream of a client's local shuffles in round t: derived from (seed, t, the unit's user id).
+std::uint64_t client_stream(std::uint64_t seed, std::int64_t round, std::int64_t unit_id);
 
 // Throws ParamError naming tdp.* keys (q K < 1, clip_norm <= 0, ...).
 void check_tdp(const TdpConfig& cfg, std::size_t units, const ProbEnsemble& model);

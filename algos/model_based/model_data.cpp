@@ -4,31 +4,39 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 
 namespace dprl::algos::model_based {
 
-UnitSplit split_by_unit(const Dataset& d, double test_fraction, std::uint64_t seed) {
-  const std::vector<std::int64_t> users = d.users();
-  if (users.size() < 2)
-    throw DataError(
-        fmt::format("dataset '{}': {} privacy unit(s), need at least 2 for a public "
-                    "test split",
-                    d.info().dataset_id, users.size()));
-  auto n_test = static_cast<std::size_t>(std::llround(test_fraction * users.size()));
-  n_test = std::clamp<std::size_t>(n_test, 1, users.size() - 1);
-  std::vector<std::size_t> perm(users.size());
-  std::iota(perm.begin(), perm.end(), 0);
-  Rng rng(seed);
-  for (std::size_t i = perm.size() - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(i + 1)]);
+bool in_test_split(std::int64_t unit_id, double test_fraction, std::uint64_t seed) {
+  // 53 bits of the keyed hash of the unit's id: a uniform in [0, 1) for each unit, independent
+  // of every other unit (derive_seed's mix is the project's keyed hash)
+  const std::uint64_t h =
+      derive_seed(seed, Domain::kDataset, 0x5e1ec7, static_cast<std::uint64_t>(unit_id));
+  return static_cast<double>(h >> 11) * 0x1.0p-53 < test_fraction;
+}
+
+UnitSplit split_units(std::span<const std::int64_t> users, double test_fraction,
+                      std::uint64_t seed) {
   UnitSplit s;
-  for (std::size_t i = 0; i < perm.size(); ++i)
-    (i < n_test ? s.test_users : s.train_users).push_back(users[perm[i]]);
+  for (const std::int64_t u : users)
+    (in_test_split(u, test_fraction, seed) ? s.test_users : s.train_users).push_back(u);
   std::sort(s.test_users.begin(), s.test_users.end());
   std::sort(s.train_users.begin(), s.train_users.end());
+  return s;
+}
+
+UnitSplit split_by_unit(const Dataset& d, double test_fraction, std::uint64_t seed) {
+  const std::vector<std::int64_t> users = d.users();
+  UnitSplit s = split_units(users, test_fraction, seed);
+  // only the test units decide this error, and they are not protected (the record says so)
+  if (s.test_users.empty())
+    throw DataError(fmt::format(
+        "dataset '{}': none of its {} privacy units falls in the test split at test_fraction "
+        "{} (each unit is drawn with that probability); raise primorl.test_fraction",
+        d.info().dataset_id, users.size(), test_fraction));
   return s;
 }
 

@@ -5,9 +5,11 @@
 // in PriMORL one trajectory) owns columns [start[u], start[u + 1]). DP-FedAvg samples units, so a
 // user with several episodes is one client.
 //
-// The public test split (PriMORL App. H.3: 1% of episodes, "considered public") is drawn by
-// unit with a seeded permutation, so no unit is on both sides; at least one unit is public and at
-// least one private.
+// The test split (PriMORL App. H.3: 1% of episodes, "considered public") is drawn unit by unit:
+// a unit is in it when a keyed hash of (seed, its user id) falls below test_fraction. Each unit's
+// side depends on its own id only, so adding or removing one unit changes the training table in
+// that unit alone (a permutation of all units would move others too). The test units are carved
+// from the input data and are NOT protected by the run's guarantee (the record names them).
 #pragma once
 
 #include <cstdint>
@@ -32,8 +34,13 @@ struct UnitSplit {
   std::vector<std::int64_t> train_users, test_users;  // ascending
 };
 
-// test_fraction of the users (rounded, at least 1, at most users - 1) go to the public split.
-// DataError when the dataset has fewer than two users.
+// Whether the unit with this id is in the test split: keyed hash of (seed, id) < test_fraction.
+bool in_test_split(std::int64_t unit_id, double test_fraction, std::uint64_t seed);
+// The split of these ids by in_test_split (each side ascending).
+UnitSplit split_units(std::span<const std::int64_t> users, double test_fraction,
+                      std::uint64_t seed);
+// split_units of the dataset's users; DataError when no unit falls in the test split (decided by
+// the unprotected test units alone). The training side may be empty.
 UnitSplit split_by_unit(const Dataset& d, double test_fraction, std::uint64_t seed);
 
 // The table of the given users' episodes (users ascending; each user's episodes in file order).

@@ -35,6 +35,8 @@ mb::CollectConfig collect_config(const PrimorlParams& p) {
   return c;
 }
 
+// the expected test split (each unit joins it with probability `fraction`), for the checks
+// before the run; the split itself is drawn per unit (model_data.hpp)
 std::size_t test_units(std::size_t units, double fraction) {
   auto n = static_cast<std::size_t>(std::llround(fraction * static_cast<double>(units)));
   return std::clamp<std::size_t>(n, 1, units > 1 ? units - 1 : 1);
@@ -117,7 +119,9 @@ void Primorl::check(const RunPlan& plan) {
                   : fmt::format("primorl.data_steps_per_run = {}: fewer than 2 complete "
                                 "episodes of {} steps",
                                 p_.data_steps_per_run, s.max_episode_steps));
-  const std::size_t K = episodes - test_units(episodes, p_.test_fraction);
+  const std::size_t K = p_.public_trajectories > 0
+                            ? static_cast<std::size_t>(p_.public_trajectories)
+                            : episodes - test_units(episodes, p_.test_fraction);
   if (p_.variant != "mopo" && p_.q * static_cast<double>(K) < 1.0)
     throw ParamError(fmt::format(
         "primorl.q = {} times K = {} training trajectories must be >= 1 (q K is the fixed "

@@ -62,6 +62,7 @@ struct PrimorlParams {
   // model training
   std::string variant = "tdp";
   double q = 0.01;
+  std::int64_t public_trajectories = 0;
   double z = 0.52;
   double clip_norm = 1.0;
   std::string clipping = "per_layer";
@@ -128,6 +129,9 @@ struct PrimorlParams {
     v("variant", variant, Choices{{"tdp", "no_noise", "no_clip", "mopo"}},
       "model training: TDP (clip + noise), clip only, neither, or pooled MOPO");
     v("q", q, Range::left_open(0, 1), "Poisson sampling rate of trajectories");
+    v("public_trajectories", public_trajectories, Range::closed(0, 1e15),
+      "K of the fixed denominator q K, a public figure (0: the training split's count, which is "
+      "then declared public and published)");
     v("z", z, Range::non_negative(), "noise multiplier");
     v("clip_norm", clip_norm, Range::positive(), "C, bound on a trajectory's ensemble update");
     v("clipping", clipping, Choices{{"flat", "per_layer"}}, "ensemble clipping");

@@ -22,31 +22,58 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
   const bool dp = p.variant == "tdp";
   const bool seeded = p.noise == "seeded";
   r.delta = p.delta;
+  const std::string unit = data_source.empty() ? "trajectory" : "user";
+  const bool k_configured = p.public_trajectories > 0;
+  const auto K = static_cast<double>(f.denominator_units);
   r.neighbouring = "add-remove";
-  r.unit = data_source.empty() ? "trajectory" : "user";
-  r.covers = {"the model ensemble (every DP-FedAvg round's release)",
-              "policy.bin (SAC trained only on model rollouts and rho_0 resets)", "metrics.csv",
-              "model_training.csv (public test split curve)", "summary.json"};
+  // the test split is carved from the input: its units are used without noise (normaliser,
+  // snapshot selection, the test curve) and are not protected
+  r.unit = unit + " of the training split (test-split units are not protected)";
+  r.covers = {"the model ensemble (every DP-FedAvg round's release), for the training-split units",
+              "policy.bin (SAC trained only on model rollouts and rho_0 resets)",
+              "metrics.csv",
+              "model_training.csv (test split curve: a function of the unprotected test units)",
+              "summary.json",
+              "privacy_ledger.json"};
   nlohmann::ordered_json d;
   d["variant"] = p.variant;
   d["mechanism"] =
       "DP-FedAvg over trajectories: Poisson sampling at rate q, per-trajectory local training "
-      "projected onto the ensemble clip set after every step, sum / (q K), Gaussian noise "
-      "z C / (q K) on every parameter";
-  d["K_train_trajectories"] = f.train_units;
-  if (data_source.empty()) {
-    d["K_public"] = "K follows from the public collection settings and is treated as public";
+      "projected onto the ensemble clip set after every step (an update with a non-finite value "
+      "counts as zero), sum / (q K), Gaussian noise z C / (q K) on every parameter";
+  d["relation"] = fmt::format(
+      "add or remove one {} of the training split with all its transitions; each unit's side of "
+      "the split is a keyed hash of its own id and its local training stream is keyed by its id, "
+      "so the neighbour's training table differs in that unit alone",
+      unit);
+  d["not_protected"] =
+      "the test split's units: they set the input normaliser where a space bound is infinite, "
+      "select the best snapshot, and give the test figures (model_training.csv, progress, "
+      "summary extras), all without noise";
+  d["K"] = f.denominator_units;
+  if (k_configured) {
+    d["K_source"] =
+        "public_trajectories: a public figure fixed in the configuration; the training split's "
+        "size is not published";
   } else {
+    d["K_train_trajectories"] = f.train_units;
+    d["train_transitions"] = f.train_transitions;
+    d["K_source"] =
+        data_source.empty()
+            ? "the training split's count, declared public (public_trajectories: 0); it follows "
+              "from the public collection settings, as in PriMORL and DP-FedAvg"
+            : "the training split's count, declared public (public_trajectories: 0, as in "
+              "DP-FedAvg); set public_trajectories to keep it out of the outputs";
+  }
+  if (!data_source.empty()) {
     d["data_source"] = data_source;
     d["unit_note"] =
         "each user id of the dataset is one unit (a D4RL file without user ids: one per episode); "
         "all of a user's trajectories are one client";
-    d["K_public"] = "K, the dataset's number of users, is treated as public (as in DP-FedAvg)";
   }
-  d["test_trajectories_public"] = f.test_units;
-  d["train_transitions"] = f.train_transitions;
+  d["test_trajectories_unprotected"] = f.test_units;
   d["q"] = p.q;
-  d["qK"] = p.q * static_cast<double>(f.train_units);
+  d["qK"] = p.q * K;
   d["clip_norm"] = p.clip_norm;
   d["clipping"] = p.clipping;
   d["members"] = p.members;
@@ -59,7 +86,7 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
     r.sensitivity = fmt::format(
         "L2 C = {} on the sum of clipped trajectory updates per round (C / (q K) = {:.6g} on "
         "the average)",
-        p.clip_norm, p.clip_norm / (p.q * static_cast<double>(f.train_units)));
+        p.clip_norm, p.clip_norm / (p.q * K));
     r.noise_source = f.noise_source;
     r.reproducible_noise = seeded;
     r.formal = !seeded && !p.report_data;
@@ -75,6 +102,11 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
     d["event"] =
         fmt::format("self_composed(poisson_sampled({}, gaussian({})), {})", p.q, p.z, f.rounds);
     d["epsilon_rdp_cks"] = num(f.epsilon_rdp);
+    d["ledger"] =
+        "privacy_ledger.json in the run directory, charged before each block of rounds up to an "
+        "evaluation; epsilon is what it holds, so a model stage restarted after a kill composes "
+        "with the earlier one's charges";
+    d["ledger_spent_before_run"] = f.epsilon_spent_before;
     d["epsilon_rdp_classical"] = num(f.epsilon_rdp_classical);
     d["epsilon_pld"] = num(f.epsilon_pld);
     if (std::isinf(f.epsilon_pld))
@@ -105,13 +137,16 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
 }
 
 std::string model_curve_csv(const TrainResult& r, bool with_private_stats) {
-  std::string out = "round,test_mse,test_std,epsilon,mean_clients";
-  out += with_private_stats ? ",mean_update_norm,clipped_fraction\n" : "\n";
+  // the realised sample sizes (mean_clients) are counts of the private units without noise:
+  // written only with the other private statistics
+  std::string out = "round,test_mse,test_std,epsilon";
+  out += with_private_stats ? ",mean_clients,mean_update_norm,clipped_fraction\n" : "\n";
   for (const auto& p : r.curve) {
     const std::string eps = std::isinf(p.epsilon) ? "inf" : fmt::format("{:.9g}", p.epsilon);
-    out += fmt::format("{},{:.9g},{:.6g},{},{:.6g}", p.round, p.test_mse, p.test_std, eps,
-                       p.mean_clients);
-    out += with_private_stats ? fmt::format(",{:.6g},{:.4f}\n", p.mean_norm, p.clipped) : "\n";
+    out += fmt::format("{},{:.9g},{:.6g},{}", p.round, p.test_mse, p.test_std, eps);
+    out += with_private_stats
+               ? fmt::format(",{:.6g},{:.6g},{:.4f}\n", p.mean_clients, p.mean_norm, p.clipped)
+               : "\n";
   }
   return out;
 }

@@ -13,11 +13,13 @@ namespace dprl::algos::model_based {
 
 // What the pipeline measured, for the record.
 struct PipelineFacts {
-  std::size_t train_units = 0;  // K
+  std::size_t train_units = 0;        // the training split's units
+  std::size_t denominator_units = 0;  // K of q K: public_trajectories, or train_units
   std::size_t test_units = 0;
   std::size_t train_transitions = 0;
   std::int64_t rounds = 0;  // T actually run
-  double epsilon_rdp = 0;
+  double epsilon_rdp = 0;   // the run directory's ledger: all its model trainings
+  double epsilon_spent_before = 0;  // on that ledger before this model's training
   double epsilon_pld = 0;  // charged ahead in blocks: at the planned rounds of each block
   double epsilon_rdp_classical = 0;
   double noise_std = 0;           // z C / (q K)
@@ -31,9 +33,10 @@ struct PipelineFacts {
 PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f,
                                      const std::string& data_source = "");
 
-// round,test_mse,epsilon,mean_clients rows (the public-split curve of model training); with
-// private stats (only for runs without a guarantee) also the mean unclipped client update norm
-// and the fraction of clipped clients, which are computed from private data without noise.
+// round,test_mse,test_std,epsilon rows (the test-split curve of model training); with private
+// stats (only for runs without a guarantee) also the mean sampled clients per round, the mean
+// unclipped client update norm and the fraction of clipped clients, which are computed from
+// private data without noise.
 std::string model_curve_csv(const TrainResult& r, bool with_private_stats);
 
 // Wall-clock and process CPU seconds per stage.

@@ -60,6 +60,7 @@ mb::TdpConfig tdp_config(const PrimorlParams& p) {
   mb::TdpConfig c;
   c.variant = p.variant == "tdp" ? "dp" : p.variant;
   c.q = p.q;
+  c.units = p.public_trajectories;
   c.z = p.z;
   c.clip_norm = p.clip_norm;
   c.clipping = p.clipping;
@@ -147,7 +148,7 @@ mb::ProbEnsemble build_model(const PrimorlParams& p, const EnvSpec& spec,
 // TDP (with its ledgers) or pooled training; writes model_training.csv and the ledger
 mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
                               const mb::TransitionTable& train, const mb::TransitionTable& test,
-                              TrainContext& ctx, mb::TrainResult& mres) {
+                              const std::string& unit, TrainContext& ctx, mb::TrainResult& mres) {
   const bool dp = p.variant == "tdp";
   // the private variant draws its sampling and noise from the learners' shared source
   // (private_noise.hpp: os-entropy by default, seeded reproducible and warned); the non-private
@@ -155,8 +156,16 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
   auto source = dp ? make_private_noise(p.noise, ctx.seed(), kNoiseStream,
                                         {p.z, p.q, p.clip_norm, p.delta}, "primorl")
                    : privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 0);
-  privacy::Ledger rdp(p.budget_epsilon > 0 ? p.budget_epsilon : 1e12, p.delta, "rdp");
+  // the RDP ledger is the run directory's persistent one (as the offline learners'): each block
+  // of rounds is durable before it runs, and a model stage restarted after a kill (before the
+  // first checkpoint) composes with what the killed one already released
+  const double budget = p.budget_epsilon > 0 ? p.budget_epsilon : 1e12;
+  const auto dir = ctx.run_dir();
+  privacy::Ledger rdp = dp && dir ? privacy::Ledger::open(*dir, budget, p.delta, "rdp")
+                                  : privacy::Ledger(budget, p.delta, "rdp");
+  const double spent_before = rdp.spent_epsilon();
   privacy::Ledger pld(1e12, p.delta, "pld");
+  if (dp) rdp.set_relation("add-remove", unit);
   rdp.set_noise_source(source->name());
   ThreadPool pool(p.threads);
   auto on_model = [&](const mb::TdpProgress& pr) {
@@ -175,6 +184,8 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
   ctx.write_file("model_training.csv", mb::model_curve_csv(mres, !dp));
   mb::PipelineFacts facts;
   facts.train_units = train.units();
+  facts.denominator_units =
+      p.public_trajectories > 0 ? static_cast<std::size_t>(p.public_trajectories) : train.units();
   facts.test_units = test.units();
   facts.train_transitions = train.transitions();
   facts.rounds = mres.rounds;
@@ -182,15 +193,16 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
   facts.noise_source = source->name();
   if (dp) {
     facts.epsilon_rdp = rdp.spent_epsilon();
+    facts.epsilon_spent_before = spent_before;
     facts.epsilon_pld =
         mres.pld_unbounded ? std::numeric_limits<double>::infinity() : pld.spent_epsilon();
     privacy::RdpAccountant acc;
     acc.compose(privacy::dpsgd_event(p.z, p.q, std::max<std::int64_t>(mres.rounds, 1)));
     facts.epsilon_rdp_classical =
         privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p.delta);
-    facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(train.units()));
+    facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(facts.denominator_units));
     facts.released_noise_std = mres.released_noise_std;
-    ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
+    if (!rdp.file()) ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
     ctx.set_epsilon(facts.epsilon_rdp);
   }
   return facts;
@@ -217,7 +229,9 @@ void record_extras(const PrimorlParams& p, const std::vector<double>& evals,
   for (std::size_t i = evals.size() - w; i < evals.size(); ++i) last += evals[i];
   extra.push_back({"return_last_window", w ? last / static_cast<double>(w) : NAN});
   extra.push_back({"final_window", static_cast<double>(w)});
-  extra.push_back({"train_trajectories", static_cast<double>(facts.train_units)});
+  // the training split's size is published only where it is declared public
+  if (p.variant != "tdp" || p.public_trajectories == 0)
+    extra.push_back({"train_trajectories", static_cast<double>(facts.train_units)});
   extra.push_back({"test_trajectories", static_cast<double>(facts.test_units)});
   extra.push_back({"model_rounds", static_cast<double>(mres.rounds)});
   extra.push_back({"model_best_round", static_cast<double>(mres.best_round)});
@@ -289,13 +303,15 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
   }
   constexpr std::uint64_t kMaxU = std::uint64_t{1} << 40;
   constexpr std::int64_t kMax = std::int64_t{1} << 40;
-  for (std::size_t* v : {&f.train_units, &f.test_units, &f.train_transitions}) {
+  for (std::size_t* v :
+       {&f.train_units, &f.denominator_units, &f.test_units, &f.train_transitions}) {
     std::uint64_t x = *v;
     io.bounded(x, std::uint64_t{0}, kMaxU, "model data counts");
     *v = static_cast<std::size_t>(x);
   }
   io.bounded(f.rounds, std::int64_t{0}, kMax, "model rounds");
   io(f.epsilon_rdp);
+  io(f.epsilon_spent_before);
   io(f.epsilon_pld);
   io(f.epsilon_rdp_classical);
   io(f.noise_std);
@@ -361,7 +377,8 @@ std::int64_t Primorl::train(TrainContext& ctx) {
     // (2) model
     t0 = Clock::now();
     c0 = cpu_now();
-    facts = train_model(p_, model, stage.train, stage.test, ctx, mres);
+    facts = train_model(p_, model, stage.train, stage.test, external_ ? "user" : "trajectory", ctx,
+                        mres);
     // PriMORL variants (and MOPO without real data) release the private table here: nothing
     // below may read it
     if (!needs_real) {

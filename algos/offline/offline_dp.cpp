@@ -36,7 +36,10 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
   run->cfg.noise_multiplier = dp_.noise_multiplier;
   run->cfg.clip_norm = dp_.clip_norm;
   run->cfg.expected_batch = common_.batch_size;
-  run->cfg.num_users = static_cast<std::int64_t>(plan.dataset->users().size());
+  // m of q = b / m: the configured public figure, or the dataset's count declared public
+  run->cfg.num_users = dp_.public_users > 0
+                           ? dp_.public_users
+                           : static_cast<std::int64_t>(plan.dataset->users().size());
   run->cfg.contribution = dp_.contribution;
   run->cfg.validate();
   run->unit = dataset_unit(*plan.dataset);
@@ -145,6 +148,7 @@ void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
   in.noise_source = run.noise_name;
   in.seeded = dp_.noise == "seeded";
   in.noise_sd = run.noise_sd;
+  for (const auto& t : trained()) in.layers += t.net->shape().num_layers();
   in.covers = {policy_file() + " (the released model)",
                "metrics.csv (evaluation returns of the released model in public env episodes; "
                "epsilon spent)",
@@ -159,9 +163,26 @@ void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
   d["release"] = run.secure ? "secure: the clipped sum snapped to the sampler's grid, exact "
                               "discrete Gaussian noise; noise_sd covers C + sqrt(n) grid"
                             : "NoiseSource::add_gaussian, noise_sd = z C";
-  d["public"] =
-      "the number of users m (it sets q = b / m, as in paper 000 and DP-SGD practice), the env, "
-      "the hyper-parameters";
+  if (dp_.public_users > 0) {
+    d["public"] =
+        "m = public_users, a figure fixed in the configuration (it sets q = b / m); the env; the "
+        "hyper-parameters. The dataset's own user count is not published";
+    d["num_users_source"] = "public_users (configuration)";
+  } else {
+    d["public"] =
+        "the number of users m, taken from the dataset and declared public by the configuration "
+        "(public_users: 0; it sets q = b / m, as in paper 000 and DP-SGD practice, and is "
+        "published as dataset_users); the env; the hyper-parameters";
+    d["num_users_source"] = "the dataset's count, declared public (public_users: 0)";
+  }
+  d["relation"] = fmt::format(
+      "add or remove one {} together with all the data it contributed; m is a public parameter "
+      "of the mechanism, the same for both neighbours, so q = b / m and the denominator b do not "
+      "depend on which of the two datasets is used",
+      run.unit);
+  d["non_finite"] =
+      "a user whose gradient norm is NaN or infinite gets the clip factor 0 (a zero "
+      "contribution); the run never stops because of it and the count is not published";
   d["post_processing"] =
       "target networks, Adam state, the greedy policy and its evaluation returns";
   in.extra_json = d.dump();

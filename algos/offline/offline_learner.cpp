@@ -159,9 +159,11 @@ void OfflineLearner::check_in_train(const TrainContext& ctx, const Env& env) {
 
 void OfflineLearner::finish_run(const TrainContext& ctx, std::int64_t total, const Dataset& ds,
                                 std::size_t users) {
-  // private runs publish only the user count (public, as in DP-SGD practice: q = b / m)
-  extra_ = {{"gradient_steps", static_cast<double>(total)},
-            {"dataset_users", static_cast<double>(users)}};
+  // private runs publish the user count only when it is declared public (public_users: 0, as in
+  // DP-SGD practice: q = b / m); with a configured public m the data's count stays private
+  extra_ = {{"gradient_steps", static_cast<double>(total)}};
+  if (!run_ || dp_.public_users == 0)
+    extra_.push_back({"dataset_users", static_cast<double>(users)});
   if (run_) {
     finish_dp(ctx, total);
     run_.reset();  // closes (and unlocks) the ledger

@@ -12,8 +12,9 @@
 //
 // Non-private steps: `batch_size` transitions uniformly with replacement, mean loss.
 // Private steps (`dp: true`): user-level DP-SGD (privacy/user_dp_sgd.hpp) with the dataset's
-// user_id as the unit: Poisson-sampled users at q = batch_size / m, `contribution` transitions per
-// sampled user, the joint per-user norm over every trained network, clip to clip_norm, Gaussian
+// user_id as the unit: Poisson-sampled users at q = batch_size / m (m = `public_users`, a public
+// figure; 0: the dataset's user count, declared public and published), `contribution` transitions
+// per sampled user, the joint per-user norm over every trained network, clip to clip_norm, Gaussian
 // noise noise_multiplier * clip_norm, divided by batch_size. Before each block of steps up to the
 // next evaluation, the block is charged to a Ledger (budget `epsilon`, `delta`, `accountant`);
 // `train.until_budget: true` trains for the largest N with epsilon(N) <= budget
@@ -37,6 +38,7 @@
 // | accountant       | pld        | pld, rdp or best                                        |
 // | noise            | os-entropy | os-entropy (formal) or seeded (reproducible, not formal)|
 // | contribution     | 1          | transitions per sampled user                            |
+// | public_users     | 0          | m of q = b / m (0: the dataset's count, declared public)|
 #pragma once
 
 #include <cmath>
@@ -100,6 +102,7 @@ struct UserDpParams {
   std::string accountant = "pld";
   std::string noise = "os-entropy";
   int contribution = 1;
+  std::int64_t public_users = 0;
 
   template <class V>
   void visit(V& v) {
@@ -112,6 +115,9 @@ struct UserDpParams {
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
       "noise and user-sampling randomness (seeded: reproducible, not formal)");
     v("contribution", contribution, Range::closed(1, 1e6), "transitions per sampled user");
+    v("public_users", public_users, Range::closed(0, 1e15),
+      "m of q = batch_size / m, a public figure (0: the dataset's user count, which is then "
+      "declared public and published)");
   }
   // Throws ParamError naming <owner>.epsilon when dp is on without a budget.
   void check(const char* owner) const;

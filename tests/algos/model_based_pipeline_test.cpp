@@ -68,7 +68,7 @@ TEST_SUITE("e2e") {
       CHECK(pr["delta"].get<double>() == 1e-5);
       CHECK(pr["accountant"] == "rdp");
       CHECK(pr["neighbouring"] == "add-remove");
-      CHECK(pr["unit"] == "trajectory");
+      CHECK(pr["unit"] == "trajectory of the training split (test-split units are not protected)");
       CHECK(pr["formal"] == false);  // seeded noise
       CHECK(pr["reproducible_noise"] == true);
       CHECK(pr["covers"].size() >= 3);
@@ -156,13 +156,15 @@ TEST_SUITE("unit") {
     CHECK(pr["formal"] == true);
     CHECK(pr["reproducible_noise"] == false);
     CHECK(pr["neighbouring"] == "add-remove");
-    CHECK(pr["unit"] == "trajectory");
+    CHECK(pr["unit"] == "trajectory of the training split (test-split units are not protected)");
     CHECK(pr["noise_source"].get<std::string>().find("os_entropy(secure") == 0);
     const auto& d = pr["details"];
     const double sd = d["noise_std"].get<double>();
-    // z C / (q K) with K = 18 training trajectories (20, 2 public), then inflated by the snapping
-    // grid: at most sd (1 + sqrt(n) 2^-12) for n noised values (n < 10^4 here)
-    CHECK(sd == doctest::Approx(0.52 * 1.0 / (0.2 * 18)).epsilon(1e-12));
+    // z C / (q K) with K the training trajectories (20 less the test split's), then inflated by
+    // the snapping grid: at most sd (1 + sqrt(n) 2^-12) for n noised values (n < 10^4 here)
+    const double K = d["K"].get<double>();
+    CHECK(K == 20 - d["test_trajectories_unprotected"].get<double>());
+    CHECK(sd == doctest::Approx(0.52 * 1.0 / (0.2 * K)).epsilon(1e-12));
     CHECK(d["released_noise_std"].get<double>() > sd);
     CHECK(d["released_noise_std"].get<double>() < sd * (1 + 100.0 / 4096));
     CHECK(d.contains("release"));
@@ -181,6 +183,50 @@ TEST_SUITE("unit") {
     CHECK(pr["details"]["epsilon_pld"] == "inf");
     CHECK(pr["details"].contains("pld_note"));
     CHECK(pr["details"]["rounds_run"] == 20);
+  }
+
+  TEST_CASE("a model stage restarted after a kill composes with the first model's charges") {
+    // a run killed during model training (no checkpoint yet) has released progress lines and
+    // test figures of its first model; simulated by a finished run whose checkpoints and summary
+    // are removed, then resumed: it trains a second model, and the run directory's ledger holds
+    // both trainings' rounds (20 + 20), charged in blocks of model_eval_every = 10
+    const auto out = temp_dir("restart");
+    auto opts = quiet(out);
+    const std::string config = tiny_config("");
+    dprl::algos::run_experiment(dprl::parse_yaml(config, "t"), "t", opts);
+    auto charges = [&] {
+      return nlohmann::json::parse(dprl::read_file(out / "privacy_ledger.json"))["charges"].size();
+    };
+    CHECK(charges() == 2);
+    for (const char* f : {"checkpoint.bin", "checkpoint.prev.bin", "summary.json"})
+      fs::remove(out / f);
+    opts.resume = true;
+    dprl::algos::run_experiment(dprl::parse_yaml(config, "t"), "t", opts);
+    CHECK(charges() == 4);
+    const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
+    CHECK(s["privacy"]["epsilon"].get<double>() ==
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(0.52, 0.2, 40, 1e-5)).epsilon(1e-9));
+    CHECK(s["privacy"]["details"]["ledger_spent_before_run"].get<double>() ==
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(0.52, 0.2, 20, 1e-5)).epsilon(1e-9));
+  }
+
+  TEST_CASE("public_trajectories fixes K and keeps the training split's size out of the outputs") {
+    const auto out = temp_dir("public_k");
+    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("    public_trajectories: 25\n"), "t"),
+                                "t", quiet(out));
+    const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
+    const auto& d = s["privacy"]["details"];
+    CHECK(d["K"] == 25);
+    CHECK(d["qK"].get<double>() == doctest::Approx(0.2 * 25));
+    CHECK(d["noise_std"].get<double>() == doctest::Approx(0.52 * 1.0 / (0.2 * 25)).epsilon(1e-12));
+    CHECK_FALSE(d.contains("K_train_trajectories"));
+    CHECK_FALSE(d.contains("train_transitions"));
+    CHECK_FALSE(s.contains("train_trajectories"));
+    CHECK(dprl::read_file(out / "summary.json").find("train_trajectories") == std::string::npos);
+    CHECK(dprl::read_file(out / "model_training.csv").find("mean_clients") == std::string::npos);
+    // the test split is named as unprotected
+    CHECK(s["privacy"]["unit"].get<std::string>().find("not protected") != std::string::npos);
+    CHECK(d.contains("not_protected"));
   }
 
   TEST_CASE("a budget below one round fails before the run directory exists") {
@@ -256,12 +302,17 @@ TEST_SUITE("e2e") {
     CHECK(dprl::read_file(out1 / "policy.bin") == dprl::read_file(out2 / "policy.bin"));
     const auto s1 = nlohmann::json::parse(dprl::read_file(out1 / "summary.json"));
     const auto s2 = nlohmann::json::parse(dprl::read_file(out2 / "summary.json"));
-    CHECK(s1["privacy"]["unit"] == "trajectory");
-    CHECK(s2["privacy"]["unit"] == "user");
+    CHECK(s1["privacy"]["unit"] ==
+          "trajectory of the training split (test-split units are not protected)");
+    CHECK(s2["privacy"]["unit"] ==
+          "user of the training split (test-split units are not protected)");
     CHECK(s2["privacy"]["epsilon"] == s1["privacy"]["epsilon"]);
     const auto& det = s2["privacy"]["details"];
     CHECK(det["data_source"].get<std::string>().find(dir.string()) != std::string::npos);
-    CHECK(det["K_train_trajectories"] == 18);
+    CHECK(det["K_train_trajectories"] == s1["privacy"]["details"]["K_train_trajectories"]);
+    CHECK(det["K_train_trajectories"].get<int>() +
+              det["test_trajectories_unprotected"].get<int>() ==
+          20);
     CHECK(!s1["privacy"]["details"].contains("data_source"));
 
     // the same data as a D4RL file (no spaces: it takes the env's; one user per episode, the

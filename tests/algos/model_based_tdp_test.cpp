@@ -222,10 +222,50 @@ TEST_SUITE("unit") {
     c.clip_norm = 1.0;
     c.noise_multiplier = -1;
     CHECK_THROWS_AS(pv::check_dp_fedavg(l, c), dprl::ParamError);
-    c.noise_multiplier = 1;
-    std::vector<float> d(l.stride * 2, 0.0f);
-    d[0] = std::numeric_limits<float>::quiet_NaN();
-    CHECK_THROWS_AS(pv::ensemble_clip(d, l, c), dprl::DataError);
+  }
+
+  TEST_CASE("a client update with a NaN or infinite value gets the clip factor 0, not an abort") {
+    const auto l = toy_layout(3);
+    dprl::Rng rng(17);
+    for (const char* mode : {"flat", "per_layer"})
+      for (const float bad : {std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(), 3e38f}) {
+        pv::DpFedAvgConfig c;
+        c.clipping = pv::parse_ensemble_clipping(mode, "clipping");
+        c.clip_norm = 0.5;
+        auto d = random_delta(l, rng, 1.0);
+        // one value of the last member's last block: 3e38 is finite, its square is not a float
+        // but is a double; inf and NaN are not finite anywhere
+        d[2 * l.stride + 40] = bad;
+        const pv::ClipResult r = pv::ensemble_clip(d, l, c);
+        const bool finite = std::isfinite(bad);
+        CHECK(r.non_finite == !finite);
+        if (!finite) {
+          for (float v : d) CHECK(v == 0.0f);  // every member, every block: exactly zero
+          CHECK(r.norm == 0.0);
+        } else {
+          double sq = 0;
+          for (float v : d) sq += double{v} * v;
+          CHECK(std::sqrt(sq) <= c.clip_norm);
+        }
+        // the round goes on: the zero update adds nothing and the average stays finite
+        pv::DpFedAvgRound round(l, [&] {
+          pv::DpFedAvgConfig rc = c;
+          rc.sampling_rate = 0.5;
+          rc.units = 4;
+          return rc;
+        }());
+        round.begin();
+        round.add(d);
+        std::vector<float> theta(d.size(), 1.0f);
+        round.release(theta, nullptr);
+        for (float v : theta) CHECK(std::isfinite(v));
+        // without clipping (the no_clip variant: no guarantee) it stays an error
+        c.clip = false;
+        auto e = random_delta(l, rng, 1.0);
+        e[5] = std::numeric_limits<float>::quiet_NaN();
+        CHECK_THROWS_AS(pv::ensemble_clip(e, l, c), dprl::DataError);
+      }
   }
 }
 
@@ -319,7 +359,7 @@ TEST_SUITE("unit") {
     }
   }
 
-  TEST_CASE("tdp is identical at 1 and 2 threads and charges the ledger every round") {
+  TEST_CASE("tdp is identical at 1 and 2 threads and charges the ledger before every block") {
     const auto data = toy_dataset(60, 25, 2);
     std::vector<std::int64_t> users;
     for (int k = 0; k < 60; ++k) users.push_back(k);
@@ -339,7 +379,8 @@ TEST_SUITE("unit") {
       cfg.pld_block = 16;
       const auto r = mb::train_ensemble_tdp(model, table, table, cfg, 5, *src, &rdp, &pld, pool);
       CHECK(r.rounds == 40);
-      CHECK(rdp.entries().size() == 40);
+      CHECK(rdp.entries().size() == 4);  // rounds 1-10, 11-20, ... before each evaluation
+      for (const auto& e : rdp.entries()) CHECK(e.count == 10);
       CHECK(pld.entries().size() == 3);  // 16 + 16 + 8 rounds, each charged ahead
       CHECK(rdp.spent_epsilon() ==
             doctest::Approx(pv::rdp_dpsgd_epsilon(0.8, 0.1, 40, 1e-5)).epsilon(1e-9));

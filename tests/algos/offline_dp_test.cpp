@@ -157,6 +157,39 @@ TEST_SUITE("unit") {
   }
 }
 
+TEST_SUITE("unit") {
+  TEST_CASE("public_users sets q from the configuration and keeps the data's user count private") {
+    auto ds = users_data(20, 20);
+    for (const std::int64_t m : {std::int64_t{0}, std::int64_t{50}}) {
+      CAPTURE(m);
+      auto p = private_cql();
+      p.common.hidden_sizes = "4";
+      p.common.batch_size = 2;
+      p.dp.epsilon = 10;
+      p.dp.public_users = m;
+      dprl::algos::DiscreteCql cql(p);
+      auto ctx = ctx_for(ds, 5);
+      cql.train(ctx);
+      const auto d = nlohmann::json::parse(cql.privacy()->details_json);
+      bool published = false;
+      for (const auto& [k, v] : cql.summary_extra()) published = published || k == "dataset_users";
+      if (m == 0) {
+        // the data's count, declared public: used, published and said so
+        CHECK(d["num_users"] == 20);
+        CHECK(d["sampling_rate"].get<double>() == doctest::Approx(2.0 / 20));
+        CHECK(published);
+        CHECK(d["public"].get<std::string>().find("declared public") != std::string::npos);
+      } else {
+        CHECK(d["num_users"] == 50);
+        CHECK(d["sampling_rate"].get<double>() == doctest::Approx(2.0 / 50));
+        CHECK_FALSE(published);
+        CHECK(d["public"].get<std::string>().find("not published") != std::string::npos);
+        CHECK(d.dump().find("\"dataset_users\"") == std::string::npos);
+      }
+    }
+  }
+}
+
 TEST_SUITE("e2e") {
   TEST_CASE("a private experiment from a Minari folder: guarantee record, ledger, no loss column") {
     const auto dir = fs::temp_directory_path() / "dprl_offline_dp_experiment";
@@ -190,6 +223,75 @@ TEST_SUITE("e2e") {
     CHECK(metrics.find("loss") == std::string::npos);
     const auto ledger = nlohmann::json::parse(dprl::read_file(dir / "run" / "privacy_ledger.json"));
     CHECK(ledger["charges"].size() == 2);  // steps 1-50 and 51-100, each charged before it ran
+    fs::remove_all(dir);
+  }
+}
+
+namespace {
+
+// A copy of ds with observation `t` of episode 0 (user 0) holding `value` in component `j`.
+dprl::Dataset poisoned(const dprl::Dataset& ds, std::size_t t, std::size_t j, float value) {
+  dprl::Dataset out(ds.info());
+  const std::size_t D = ds.obs_dim(), A = ds.act_dim();
+  for (std::size_t e = 0; e < ds.num_episodes(); ++e) {
+    const std::size_t s = ds.episode_start(e), len = ds.episode_length(e);
+    std::vector<float> obs(
+        ds.observations().begin() + static_cast<std::ptrdiff_t>((s + e) * D),
+        ds.observations().begin() + static_cast<std::ptrdiff_t>((s + e + len + 1) * D));
+    if (e == 0) obs[t * D + j] = value;
+    out.add_episode(obs, ds.actions().subspan(s * A, len * A), ds.rewards().subspan(s, len),
+                    ds.terminations().subspan(s, len), ds.truncations().subspan(s, len),
+                    ds.user_id(e), ds.episode_seed(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE(
+      "one user with a cart velocity of 3e38 trains to the end with the clean data's record") {
+    // the review's poisoned CartPole set: 64 one-episode users, user 0's observation 2 has a cart
+    // velocity of 3e38 (inside the Box, whose bound is inf, so validation accepts it); q = 8/64,
+    // 300 steps: user 0 is sampled with probability 1 - 0.875^300 > 1 - 1e-17
+    const auto dir = fs::temp_directory_path() / "dprl_offline_dp_poison";
+    fs::remove_all(dir);
+    auto ds = users_data(64, 64);
+    const dprl::Dataset bad = poisoned(*ds, 2, 1, 3e38f);
+    CHECK_NOTHROW(bad.validate("poisoned"));
+    dprl::save_minari(*ds, dir / "clean");
+    dprl::save_minari(bad, dir / "poison");
+    auto run = [&](const std::string& data) {
+      dprl::algos::RunOptions o;
+      o.out = dir / ("run_" + data);
+      o.progress = dprl::Progress::Mode::kOff;
+      const std::string yaml =
+          "seed: 2\nenv: {id: cartpole}\n"
+          "algo: {id: bc, params: {batch_size: 8, hidden_sizes: '32', dp: true, "
+          "noise_multiplier: 1.0, epsilon: 100, delta: 1e-5}}\n"
+          "data: {path: " +
+          (dir / data).string() +
+          ", format: minari}\n"
+          "train: {steps: 300, eval_every: 100, eval_episodes: 2}\n";
+      dprl::algos::run_experiment(dprl::parse_yaml(yaml, "inline"), "t", o);
+      CHECK(fs::exists(dir / ("run_" + data) / "policy.bin"));
+      return nlohmann::json::parse(dprl::read_file(dir / ("run_" + data) / "summary.json"));
+    };
+    const auto clean = run("clean");
+    const auto poison = run("poison");
+    auto record = [](nlohmann::json s) {
+      auto p = s["privacy"];
+      p["details"].erase("ledger");  // the run directory's path
+      return p;
+    };
+    CHECK(record(clean) == record(poison));
+    CHECK(poison["privacy"]["formal"] == true);
+    CHECK(poison["privacy"]["epsilon"].get<double>() > 0);
+    CHECK(poison["privacy"]["epsilon"] == clean["privacy"]["epsilon"]);
+    // the released model is finite: its evaluation returns are numbers
+    CHECK(poison["final_eval"]["return_mean"].is_number());
+    const std::string metrics = dprl::read_file(dir / "run_poison" / "metrics.csv");
+    CHECK(metrics.find("nan") == std::string::npos);
     fs::remove_all(dir);
   }
 }

@@ -190,13 +190,45 @@ TEST_SUITE("unit") {
     }
   }
 
-  TEST_CASE("a NaN per-user norm is a data error, not a clamp") {
-    TwoNets t(2, 1.0, 3);
-    t.ca.delta[0](0, 1) = NAN;
-    UserDpSgdConfig cfg;
-    cfg.num_users = 4;
-    auto zero = dprl::privacy::make_zero_noise();
-    CHECK_THROWS_AS(dprl::privacy::user_dp_gradient(cfg, t.nets(), 2, *zero), dprl::DataError);
+  TEST_CASE("a user whose norm is NaN or infinite gets the clip factor 0: the step goes on") {
+    // the step with a poisoned last user equals the step without that user, and nothing else of
+    // it (NaN in the sum, an abort) depends on the poison
+    for (int k : {1, 3})
+      for (const float poison : {NAN, INFINITY, -INFINITY}) {
+        const int users = 3;
+        UserDpSgdConfig cfg;
+        cfg.clip_norm = 0.3;
+        cfg.expected_batch = 2.0;
+        cfg.num_users = 10;
+        cfg.contribution = k;
+        auto zero = dprl::privacy::make_zero_noise();
+        TwoNets t(users * k, 2.0, 41);
+        const int c = (users - 1) * k + (k - 1);  // a column of the last user
+        t.ca.delta[0](1, c) = poison;             // net a: an error of its first layer
+        t.cb.a[1](2, c) = poison;                 // net b: an activation of its hidden layer
+        const auto st = dprl::privacy::user_dp_gradient(cfg, t.nets(), users, *zero);
+        CHECK(st.users == users);
+        CHECK(st.dropped == 1);
+        // the reference: the first users - 1 users only
+        TwoNets fewer(users * k, 2.0, 41);
+        Mat x = fewer.ca.a[0].leftCols((users - 1) * k);
+        Mat da = fewer.ca.delta.back().leftCols((users - 1) * k);
+        Mat db = fewer.cb.delta.back().leftCols((users - 1) * k);
+        fewer.a.forward(x, fewer.ca);
+        fewer.b.forward(x, fewer.cb);
+        dprl::nn::backward_errors(fewer.a.shape(), fewer.a.data(), da, fewer.ca);
+        dprl::nn::backward_errors(fewer.b.shape(), fewer.b.data(), db, fewer.cb);
+        dprl::privacy::user_dp_gradient(cfg, fewer.nets(), users - 1, *zero);
+        // the same float products; only the summation blocking of the GEMM may differ
+        for (std::size_t i = 0; i < t.ga.size(); ++i) {
+          REQUIRE(std::isfinite(t.ga[i]));
+          CHECK(t.ga[i] == doctest::Approx(fewer.ga[i]).epsilon(1e-5).scale(1e-6));
+        }
+        for (std::size_t i = 0; i < t.gb.size(); ++i) {
+          REQUIRE(std::isfinite(t.gb[i]));
+          CHECK(t.gb[i] == doctest::Approx(fewer.gb[i]).epsilon(1e-5).scale(1e-6));
+        }
+      }
   }
 
   TEST_CASE("user-level DP-SGD parameters are validated with the rule") {
