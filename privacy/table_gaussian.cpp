@@ -196,9 +196,9 @@ TableGaussian::TableGaussian(std::uint64_t s) {
 }
 
 void TableGaussian::release(std::span<double> values, double grid, NoiseSource& noise) const {
-  // blocks of kBlock values: their 32-bit draws fetched at once (value i, level j takes half
-  // i * levels + j, low half of each word first, as sample() would), then each level's lookups
-  // over the whole block, independent of each other; a tie reads two more words at once
+  // blocks of kBlock values: their 32-bit draws fetched at once (level j of value i takes half
+  // j m + i of the block's words, low half first), then each level's lookups over the whole
+  // block, independent of each other; then that level's ties, each reading two more words
   constexpr std::size_t kBlock = 256;
   const std::size_t levels = tables_.size();
   alignas(32) std::uint64_t words[kBlock * 3 / 2 + 1];
@@ -217,18 +217,30 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
       const std::uint32_t mask = (std::uint32_t{1} << t.bits) - 1;
       const std::uint32_t* hot = t.hot.data();
       const std::int64_t coef = coef_[j], bound = t.bound;
+      // branch-free over the block (a tie is only flagged), then the rare ties in order
+      const std::uint32_t* h = halves + j * m;
+      std::uint32_t ties = 0;
       for (std::size_t i = 0; i < m; ++i) {
-        const std::uint32_t c = halves[i * levels + j];
+        const std::uint32_t c = h[i];
         const std::uint32_t slot = c & mask;
         const std::uint32_t e = hot[slot];
         const std::uint32_t u16 = c >> 16, t16 = e >> 16;
-        std::int64_t pick = u16 < t16 ? std::int64_t{slot} : std::int64_t{e & 0xffffu};
-        if (u16 == t16) [[unlikely]] {
+        const std::uint32_t pick = u16 < t16 ? slot : (e & 0xffffu);
+        ties |= static_cast<std::uint32_t>(u16 == t16);
+        x[i] += coef * (static_cast<std::int64_t>(pick) - bound);
+      }
+      if (ties != 0) [[unlikely]] {
+        for (std::size_t i = 0; i < m; ++i) {
+          const std::uint32_t c = h[i];
+          const std::uint32_t slot = c & mask;
+          const std::uint32_t e = hot[slot];
+          const std::uint32_t u16 = c >> 16, t16 = e >> 16;
+          if (u16 != t16) continue;
           std::uint64_t more[2];
           noise.fill_u64(more);
-          pick = detail::resolve_tie(t, slot, u16, more[0], more[1]);
+          const std::int64_t wrong = u16 < t16 ? slot : (e & 0xffffu);
+          x[i] += coef * (detail::resolve_tie(t, slot, u16, more[0], more[1]) - wrong);
         }
-        x[i] += coef * (pick - bound);
       }
     }
     // snap_to_grid with v * (1 / g) for v / g (exact: g is a normal power of two, and |v| <

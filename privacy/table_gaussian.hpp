@@ -69,7 +69,8 @@ class TableGaussian {
   template <class Words>
   std::int64_t sample(Words& w) const;
   // values[i] = snap(values[i], grid) + grid * X_i for every i, words from noise.fill_u64() in
-  // blocks of 256 values (each block's draws first, then the words of its rare ties).
+  // blocks of 256 values (each block's draws first, then the words of its rare ties; the same
+  // distribution as sample(), another order of the words).
   void release(std::span<double> values, double grid, NoiseSource& noise) const;
 
  private:
