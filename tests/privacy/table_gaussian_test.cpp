@@ -211,6 +211,22 @@ TEST_SUITE("unit") {
   }
 }
 
+TEST_SUITE("unit") {
+  TEST_CASE("fill_u64 draws the words next_u64 would, in order") {
+    auto a = make_seeded_noise(5, 1, 2, true), b = make_seeded_noise(5, 1, 2, true);
+    std::vector<std::uint64_t> w(1000);
+    a->fill_u64(w);
+    for (std::uint64_t v : w) CHECK(v == b->next_u64());
+    // the OS-entropy source across its 124-word refills: no word repeated
+    auto os = make_os_entropy_noise(true);
+    std::vector<std::uint64_t> x(1000);
+    os->fill_u64({x.data(), 3});
+    os->fill_u64({x.data() + 3, 997});
+    std::sort(x.begin(), x.end());
+    CHECK(std::adjacent_find(x.begin(), x.end()) == x.end());
+  }
+}
+
 TEST_SUITE("statistical") {
   TEST_CASE("table sampler matches the discrete Gaussian pmf at 10^7 draws (chi-square - KS)") {
     for (std::uint64_t s : {100ull, 5000ull, 1ull << 21, 3000000ull}) {
