@@ -536,10 +536,17 @@ void LsviUcb::summarise(const envs::LinearMdpModel& m, double v_star, double v_f
   extra_.push_back({"epsilon_spent", epsilon_spent_});
   bool fixed_start = false;  // a point-mass initial state: the regret uses no user data
   for (double x : m.initial) fixed_start = fixed_start || x == 1.0;
-  report_ =
-      lsvi::privacy_report(s.channels, releases,
-                           {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring,
-                            s.noise->name(), p_.noise == "seeded", s.noise->secure(), fixed_start});
+  // every noised vector's sampler distance: H Gram nodes of d(d + 1)/2 values per leaf, H
+  // targets of d values per channel and update (0 below the table sampler's length)
+  const bool secure = s.noise->secure();
+  double tv = static_cast<double>(s.tree->leaves()) * s.H *
+              privacy::gaussian_release_tv(sz(s.d) * (sz(s.d) + 1) / 2, secure);
+  for (std::size_t c = 1; c < s.channels.size(); ++c)
+    tv += static_cast<double>(updates_) * s.H * privacy::gaussian_release_tv(sz(s.d), secure);
+  report_ = lsvi::privacy_report(
+      s.channels, releases,
+      {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring, s.noise->name(),
+       p_.noise == "seeded", s.noise->secure(), fixed_start, tv});
 }
 
 std::vector<double> LsviUcb::gram_inverse(int h) const {

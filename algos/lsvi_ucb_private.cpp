@@ -145,7 +145,8 @@ PrivacyReport privacy_report(const std::vector<Channel>& channels,
                              const std::vector<std::int64_t>& releases, const RunFacts& f) {
   PrivacyReport r;
   r.epsilon = f.epsilon;
-  r.delta = f.delta;
+  r.sampler_delta = privacy::sampler_delta(f.epsilon, f.sampler_tv);
+  r.delta = f.delta + r.sampler_delta;
   r.accountant = f.accountant;
   r.neighbouring = f.neighbouring;
   r.unit = "episode (one user)";

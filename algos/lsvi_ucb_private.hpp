@@ -109,6 +109,9 @@ struct RunFacts {
   std::string accountant, neighbouring, noise_name;
   bool seeded_noise, secure_noise;
   bool fixed_start;  // the initial state is a point mass, so regret uses no user data
+  // the summed sampler_tv of every noised vector (privacy/secure_release.hpp: the record's delta
+  // grows by sampler_delta(epsilon, sampler_tv))
+  double sampler_tv = 0;
 };
 // The guarantee record (summary.json "privacy"): formal only with secure, non-reproducible noise
 // and a fixed initial state (otherwise the regret curve uses every user's initial state).

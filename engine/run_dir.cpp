@@ -94,6 +94,7 @@ static nlohmann::ordered_json privacy_report_json(const PrivacyReport& r) {
   nlohmann::ordered_json p;
   p["epsilon"] = epsilon_json(r.epsilon);
   p["delta"] = r.delta;
+  if (r.sampler_delta > 0) p["sampler_delta"] = r.sampler_delta;
   p["accountant"] = r.accountant;
   p["neighbouring"] = r.neighbouring;
   p["unit"] = r.unit;

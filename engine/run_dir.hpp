@@ -44,6 +44,9 @@ struct EvalStats {
 struct PrivacyReport {
   double epsilon = 0;  // +inf is written as the string "inf"
   double delta = 0;
+  // the part of delta owed to the table-based Gaussian sampler's distance from the exact discrete
+  // Gaussian (privacy/secure_release.hpp, sampler_delta; included in delta, written only when > 0)
+  double sampler_delta = 0;
   std::string accountant;    // "rdp", "pld", "best", "basic", ...
   std::string neighbouring;  // "add-remove" or "replace"
   std::string unit;  // one individual: sample, transition, trajectory, episode, expert, query

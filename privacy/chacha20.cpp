@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -187,6 +188,17 @@ void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t bas
 #else
   chacha20_lanes<8>(key, base, out);
 #endif
+}
+
+void Chacha20Rng::fill(std::uint64_t* out, std::size_t n) {
+  while (n > 0) {
+    if (pos_ == kWords) refill();
+    const std::size_t take = std::min<std::size_t>(n, static_cast<std::size_t>(kWords - pos_));
+    std::memcpy(out, buf_ + pos_, take * sizeof(std::uint64_t));
+    pos_ += static_cast<int>(take);
+    out += take;
+    n -= take;
+  }
 }
 
 void Chacha20Rng::refill() {

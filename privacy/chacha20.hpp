@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace dprl::privacy {
@@ -31,6 +32,8 @@ class Chacha20Rng {
     if (pos_ == kWords) refill();
     return buf_[pos_++];
   }
+  // out[0..n) = n successive next_u64() values.
+  void fill(std::uint64_t* out, std::size_t n);
 
  private:
   static constexpr int kBlocks = 16;

@@ -17,7 +17,9 @@
 // exact discrete Gaussian noise of scale >= sigma (1 + sqrt(d) g / Delta): the snapped vectors' L2
 // sensitivity is Delta + sqrt(d) g, and the grid is chosen per release so that sqrt(d) g / Delta
 // <= 2^-12 while the sampler's range allows (secure_release.hpp, secure_sampling.hpp, which also
-// say what is proven for the discrete Gaussian); secure_plan(d) reports the grid and scale.
+// say what is proven for the discrete Gaussian); secure_plan(d) reports the grid and scale. From
+// d = 4096 values on, the noise is the table-based discrete Gaussian (table_gaussian.hpp): the
+// release is then (epsilon, delta + sampler_delta(epsilon, secure_plan(d).sampler_tv))-DP.
 #pragma once
 
 #include <cstddef>

@@ -18,6 +18,10 @@
 
 namespace dprl::privacy {
 
+void NoiseSource::fill_u64(std::span<std::uint64_t> out) {
+  for (std::uint64_t& w : out) w = next_u64();
+}
+
 double NoiseSource::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 double NoiseSource::uniform_open() {
@@ -294,6 +298,9 @@ class SeededNoise final : public NoiseSource {
     return fmt::format("seeded(root={}, a={}, b={}{})", root_, a_, b_, secure_ ? ", secure" : "");
   }
   std::uint64_t next_u64() override { return rng_.next_u64(); }
+  void fill_u64(std::span<std::uint64_t> out) override {
+    for (std::uint64_t& w : out) w = rng_.next_u64();
+  }
   void sync_state(StateIo& io) override {
     NoiseSource::sync_state(io);
     io(rng_);
@@ -318,6 +325,7 @@ class OsEntropyNoise final : public NoiseSource {
     return secure_ ? "os_entropy(secure, chacha20)" : "os_entropy(chacha20)";
   }
   std::uint64_t next_u64() override { return rng_.next_u64(); }
+  void fill_u64(std::span<std::uint64_t> out) override { rng_.fill(out.data(), out.size()); }
 
  private:
   Chacha20Rng rng_;

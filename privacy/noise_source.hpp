@@ -41,6 +41,8 @@ class NoiseSource {
   virtual std::string name() const = 0;
   // 64 uniform random bits.
   virtual std::uint64_t next_u64() = 0;
+  // out[i] = next_u64() in order (the bulk path of the table sampler; no virtual call per word).
+  virtual void fill_u64(std::span<std::uint64_t> out);
   // Noise samples; sigma, scale > 0.
   virtual double gaussian(double sigma);
   // Adds independent N(0, sigma^2) noise to every element: the bulk path for per-element noise

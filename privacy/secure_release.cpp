@@ -3,16 +3,33 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "privacy/table_gaussian.hpp"
 
 namespace dprl::privacy {
 
 SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity,
                                std::size_t dim) {
-  return kind == SecureNoise::kLaplace
-             ? plan_secure_release(scale, sensitivity, dim, SensitivityNorm::kL1,
-                                   kMaxSecureLaplaceRatio)
-             : plan_secure_release(scale, sensitivity, dim, SensitivityNorm::kL2,
-                                   kMaxSecureGaussianRatio);
+  if (kind == SecureNoise::kLaplace)
+    return plan_secure_release(scale, sensitivity, dim, SensitivityNorm::kL1,
+                               kMaxSecureLaplaceRatio);
+  SecurePlan plan = plan_secure_release(scale, sensitivity, dim, SensitivityNorm::kL2,
+                                        kMaxSecureGaussianRatio);
+  if (dim < kTableMinValues) return plan;  // the exact sampler: no distance
+  // the table sampler for this width, built now (and cached) rather than at the first release
+  table_gaussian(secure_gaussian_steps(plan.scale, plan.grid));
+  plan.sampler_tv = gaussian_release_tv(dim, true);
+  return plan;
+}
+
+double gaussian_release_tv(std::size_t dim, bool secure) {
+  if (!secure || dim < kTableMinValues) return 0.0;
+  return static_cast<double>(dim) * kTableTvPerValue;
+}
+
+double sampler_delta(double epsilon, double sampler_tv_sum) {
+  if (!(sampler_tv_sum >= 0.0)) throw ParamError("sampler_delta: the distance must be >= 0");
+  if (sampler_tv_sum == 0.0) return 0.0;
+  return (1.0 + std::exp(epsilon)) * sampler_tv_sum;
 }
 
 void secure_release(std::span<double> values, SecureNoise kind, double scale, double sensitivity,
@@ -25,13 +42,23 @@ void secure_release(std::span<double> values, SecureNoise kind, double scale, do
 void secure_release_on_grid(std::span<double> values, SecureNoise kind, double scale, double grid,
                             NoiseSource& noise) {
   DPRL_CHECK(noise.secure());
+  if (kind == SecureNoise::kGaussian && values.size() >= kTableMinValues) {
+    table_gaussian(secure_gaussian_steps(scale, grid))->release(values, grid, noise);
+    return;
+  }
+  if (kind == SecureNoise::kGaussian)
+    return secure_gaussian_release_exact(values, scale, grid, noise);
   const BitSource words = [&noise] { return noise.next_u64(); };
   BitReader bits(words);  // one reader for the whole vector: no bits wasted between values
-  for (double& v : values) {
-    const double snapped = snap_to_grid(v, grid);
-    v = snapped + (kind == SecureNoise::kLaplace ? secure_laplace(scale, grid, bits)
-                                                 : secure_gaussian(scale, grid, bits));
-  }
+  for (double& v : values) v = snap_to_grid(v, grid) + secure_laplace(scale, grid, bits);
+}
+
+void secure_gaussian_release_exact(std::span<double> values, double scale, double grid,
+                                   NoiseSource& noise) {
+  DPRL_CHECK(noise.secure());
+  const BitSource words = [&noise] { return noise.next_u64(); };
+  BitReader bits(words);
+  for (double& v : values) v = snap_to_grid(v, grid) + secure_gaussian(scale, grid, bits);
 }
 
 SecurePlan gaussian_release_plan(double sd, double sensitivity, std::size_t dim, bool secure) {

@@ -1,12 +1,23 @@
 // The secure release of a d-dimensional query answer: snap every coordinate to a power-of-two grid
-// and add exact discrete noise on that grid, with the scale inflated to cover the snapping (see
-// secure_sampling.hpp, plan_secure_release). The one implementation of the snapped release: the
-// Laplace and Gaussian mechanisms, DP-FedAvg and the private learners (actor_critic, lsvi_ucb,
-// the offline learners' and selective DP-SGD, the offline audit) all release through it.
+// and add discrete noise on that grid, with the scale inflated to cover the snapping (see
+// secure_sampling.hpp, plan_secure_release). Laplace noise is the exact discrete Laplace. Gaussian
+// noise on vectors of kTableMinValues values or more comes from the table sampler
+// (table_gaussian.hpp), within a stated statistical distance of the exact discrete Gaussian: the
+// plan returns it for one release as sampler_tv, and a record's delta grows by
+// sampler_delta(epsilon, sum of sampler_tv over the run's releases). Shorter vectors (scalar
+// mechanisms, DP-Actor's per-step vectors, whose width may change every release) keep the exact
+// sampler, whose distance is 0: a table costs about 40 ms to build, the price of 10^5 exact values.
+// A release picks its sampler by the vector's length; a plan's sampler_tv is for one vector of dim
+// values (a learner releasing vectors of another length counts gaussian_release_tv per vector).
+// The one implementation of the snapped release: the Laplace and Gaussian mechanisms, DP-FedAvg
+// and the private learners (actor_critic, lsvi_ucb, the offline learners' and selective DP-SGD,
+// the offline audit) all release through it.
 //
 // Guarantee: Laplace noise (L1 sensitivity Delta, base scale b = Delta / epsilon) stays
 // epsilon-DP for the snapped vector; Gaussian noise (L2 sensitivity Delta, base sigma) keeps the
-// zCDP of noise multiplier sigma / Delta (secure_sampling.hpp states what is and is not proven).
+// zCDP of noise multiplier sigma / Delta (secure_sampling.hpp states what is and is not proven)
+// for the exact discrete Gaussian; with the table sampler an (epsilon, delta) statement becomes
+// (epsilon, delta + sampler_delta) (docs/privacy.md, "The table-based discrete Gaussian").
 // The neighbouring relation is the caller's, the one that defines Delta, and so is `dim`: the
 // number of coordinates that can differ between neighbours (each adds up to one grid step to the
 // snapped sensitivity: Delta + dim g in L1, Delta + sqrt(dim) g in L2).
@@ -31,6 +42,9 @@ namespace dprl::privacy {
 
 enum class SecureNoise { kLaplace, kGaussian };
 
+// Gaussian releases of at least this many values use the table sampler.
+inline constexpr std::size_t kTableMinValues = 4096;
+
 // Laplace: L1 norm and the discrete Laplace's range; Gaussian: L2 norm and the discrete
 // Gaussian's range.
 SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity, std::size_t dim);
@@ -42,6 +56,21 @@ void secure_release(std::span<double> values, SecureNoise kind, double scale, do
 // The same on a grid planned beforehand (grid and scale of a SecurePlan).
 void secure_release_on_grid(std::span<double> values, SecureNoise kind, double scale, double grid,
                             NoiseSource& noise);
+// The Gaussian release with the exact sampler (Canonne, Kamath, Steinke; secure_sampling.hpp):
+// the reference the table sampler is tested against, about 30x slower.
+void secure_gaussian_release_exact(std::span<double> values, double scale, double grid,
+                                   NoiseSource& noise);
+
+// The statistical distance bound of one Gaussian release of dim values: dim kTableTvPerValue
+// when the table sampler serves it (secure and dim >= kTableMinValues), else 0. The plans'
+// sampler_tv; learners whose width changes between releases count it per release.
+double gaussian_release_tv(std::size_t dim, bool secure);
+
+// The delta a record adds for the table sampler: if each release is within statistical distance
+// tv_r of the exact one, the run is within T = sum_r tv_r of the exact run, and an (epsilon,
+// delta)-DP exact run makes the real run (epsilon, delta + (1 + e^epsilon) T)-DP
+// (docs/privacy.md, "The table-based discrete Gaussian"). 0 when T is 0.
+double sampler_delta(double epsilon, double sampler_tv_sum);
 
 // Gaussian noise of base standard deviation sd for L2 sensitivity `sensitivity` over dim
 // differing coordinates: secure_release_plan's grid and inflated scale when secure, else

@@ -174,10 +174,13 @@ double secure_laplace(double scale, double g, BitReader& bits) {
   return g * static_cast<double>(discrete_laplace(t, bits));
 }
 
-double secure_gaussian(double sigma, double g, BitReader& bits) {
+std::uint64_t secure_gaussian_steps(double sigma, double g) {
   check_grid(sigma, g, kMaxSecureGaussianRatio, "secure gaussian");
-  const auto s = static_cast<std::uint64_t>(std::ceil(sigma / g));
-  return g * static_cast<double>(discrete_gaussian(s, bits));
+  return static_cast<std::uint64_t>(std::ceil(sigma / g));
+}
+
+double secure_gaussian(double sigma, double g, BitReader& bits) {
+  return g * static_cast<double>(discrete_gaussian(secure_gaussian_steps(sigma, g), bits));
 }
 
 double secure_laplace(double scale, double g, const BitSource& bits) {

@@ -100,6 +100,8 @@ double snap_to_grid(double value, double g);
 // otherwise), and on the default grid.
 double secure_laplace(double scale, double g, const BitSource& bits);
 double secure_gaussian(double sigma, double g, const BitSource& bits);
+// s = ceil(sigma / g), the discrete Gaussian's width in grid steps (validated as above).
+std::uint64_t secure_gaussian_steps(double sigma, double g);
 double secure_laplace(double scale, double g, BitReader& bits);
 double secure_gaussian(double sigma, double g, BitReader& bits);
 double secure_laplace(double scale, const BitSource& bits);
@@ -111,6 +113,10 @@ struct SecurePlan {
   double grid;       // g, a power of two
   double scale;      // the inflated scale scale' (the sampler rounds it up to a multiple of g)
   double inflation;  // scale' / scale = 1 + c g / Delta
+  // statistical distance of one release's noise from the exact discrete Gaussian (the table
+  // sampler, table_gaussian.hpp; 0 for Laplace and unsnapped releases): a record adds
+  // (1 + e^epsilon) times its sum over the releases to delta (secure_release.hpp, sampler_delta)
+  double sampler_tv = 0;
 };
 // The grid and inflated scale for releasing `dim` snapped coordinates with base noise `scale`
 // calibrated to `sensitivity` in `norm` (see above). max_ratio: kMaxSecureLaplaceRatio or

@@ -7,6 +7,7 @@
 
 #include "engine/error.hpp"
 #include "engine/nn_dp.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
 
@@ -125,7 +126,8 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
 PrivacyReport user_dp_report(const UserDpReportInput& in) {
   PrivacyReport r;
   r.epsilon = in.epsilon;
-  r.delta = in.delta;
+  r.sampler_delta = sampler_delta(in.epsilon, static_cast<double>(in.steps) * in.sampler_tv);
+  r.delta = in.delta + r.sampler_delta;
   r.accountant = in.accountant;
   r.neighbouring = "add-remove";
   r.unit = in.unit;

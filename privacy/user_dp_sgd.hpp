@@ -129,6 +129,7 @@ struct UserDpReportInput {
   std::string noise_source;  // NoiseSource::name()
   bool seeded = false;       // seeded noise: reproducible, not formal
   double noise_sd = 0;       // the std of the noise on the sum (z C, or more for a snapped release)
+  double sampler_tv = 0;     // per step: SecurePlan::sampler_tv of the release (0 when seeded)
   std::vector<std::string> covers;
   std::string extra_json;  // more fields for details ({} text or "")
 };

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "dprl 0.1.0");
   add_env_commands(app);
   add_bench_offline_command(app);
+  add_bench_noise_command(app);
   add_run_commands(app);
   add_plot_command(app);
   add_privacy_commands(app);

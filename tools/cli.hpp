@@ -24,6 +24,7 @@ void add_plot_command(CLI::App& app);      // plot
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
 void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
 void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_commands)
+void add_bench_noise_command(CLI::App& app);    // bench noise (after add_env_commands)
 void add_dataset_commands(CLI::App& app);  // collect, dataset info|validate, bench dataset
 void add_population_commands(CLI::App& app);  // population, bench data-release
 // `dprl run` on a pipeline file (tools/cli_population.cpp); jobs 0: every CPU.

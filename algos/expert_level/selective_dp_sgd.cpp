@@ -45,6 +45,10 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   in.noise_source = noise_source;
   in.seeded = seeded;
   in.noise_sd = noise_sd;
+  // the plan the release used (cached), for its sampler's distance
+  in.sampler_tv = privacy::gaussian_release_plan(cfg.noise_multiplier * cfg.clip_norm,
+                                                 cfg.clip_norm, noised_values, secure)
+                      .sampler_tv;
   in.covers = {"policy.bin (the released model)",
                "metrics.csv (evaluation returns of the model in public env episodes; epsilon)",
                "summary.json", privacy::Ledger::kFileName};
@@ -67,8 +71,9 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["stable_steps"] = r.stable_steps;
   d["budget_epsilon"] = p.epsilon2;
   d["noised_values"] = noised_values;
-  d["release"] = secure ? "secure: the clipped sum snapped to the sampler's grid, exact "
-                          "discrete Gaussian noise; noise_sd covers C + sqrt(n) grid"
+  d["release"] = secure ? "secure: the clipped sum snapped to the sampler's grid, table-based "
+                          "discrete Gaussian noise (sampler_delta); noise_sd covers C + sqrt(n) "
+                          "grid"
                         : "NoiseSource::add_gaussian, noise_sd = z C";
   d["public"] = "the number of experts m (it sets q0 = b/m), the coin draws (data-independent)";
   d["post_processing"] =

@@ -14,6 +14,7 @@
 #include "privacy/dp_fedavg.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos::model_based {
 
@@ -163,6 +164,8 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
   nn::Buffer start, best = theta;
   TrainResult res;
   res.released_noise_std = dp ? server.released_noise_std(source.secure()) : 0.0;
+  res.sampler_tv_per_round =
+      dp ? privacy::gaussian_release_tv(server.noised_values(), source.secure()) : 0.0;
   res.best_test_mse = test_mse(model, theta.data(), test);
   double norm_sum = 0, norm_window = 0, clients_window = 0;
   std::int64_t clipped = 0, clipped_window = 0, rounds_window = 0;

@@ -93,6 +93,7 @@ struct TrainResult {
   // charging stopped and the PLD epsilon is infinite
   bool pld_unbounded = false;
   double released_noise_std = 0;  // sd drawn per parameter (inflated for a secure source)
+  double sampler_tv_per_round = 0;  // the release's SecurePlan::sampler_tv (secure_release.hpp)
   std::vector<TdpProgress> curve;
 };
 

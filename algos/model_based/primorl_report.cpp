@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "privacy/secure_release.hpp"
+
 namespace dprl::algos::model_based {
 
 namespace {
@@ -82,6 +84,8 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
   d["stopped_by_budget"] = f.stopped_by_budget;
   if (dp) {
     r.epsilon = f.epsilon_rdp;
+    r.sampler_delta = privacy::sampler_delta(r.epsilon, f.sampler_tv);
+    r.delta = p.delta + r.sampler_delta;
     r.accountant = "rdp";
     r.sensitivity = fmt::format(
         "L2 C = {} on the sum of clipped trajectory updates per round (C / (q K) = {:.6g} on "

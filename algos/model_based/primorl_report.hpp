@@ -24,6 +24,7 @@ struct PipelineFacts {
   double epsilon_rdp_classical = 0;
   double noise_std = 0;           // z C / (q K)
   double released_noise_std = 0;  // drawn (inflated to cover snapping with a secure source)
+  double sampler_tv = 0;  // summed over the rounds' releases (privacy/secure_release.hpp)
   std::string noise_source;
   bool stopped_by_budget = false;
 };

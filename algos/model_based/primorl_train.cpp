@@ -202,6 +202,7 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
         privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p.delta);
     facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(facts.denominator_units));
     facts.released_noise_std = mres.released_noise_std;
+    facts.sampler_tv = mres.sampler_tv_per_round * static_cast<double>(mres.rounds);
     if (!rdp.file()) ctx.write_file(privacy::Ledger::kFileName, rdp.to_json());
     ctx.set_epsilon(facts.epsilon_rdp);
   }
@@ -316,6 +317,7 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
   io(f.epsilon_rdp_classical);
   io(f.noise_std);
   io(f.released_noise_std);
+  io(f.sampler_tv);
   io(f.noise_source);
   io(f.stopped_by_budget);
   io.bounded(r.rounds, std::int64_t{0}, kMax, "model rounds");
@@ -327,6 +329,7 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
   io(r.clipped_fraction);
   io(r.stopped_by_budget);
   io(r.released_noise_std);
+  io(r.sampler_tv_per_round);
   std::uint64_t n = extra.size();
   io.bounded(n, std::uint64_t{0}, std::uint64_t{64}, "summary extras");
   if (io.loading()) extra.assign(n, {});

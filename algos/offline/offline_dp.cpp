@@ -54,6 +54,7 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
       dp_.noise_multiplier * dp_.clip_norm, dp_.clip_norm, run->noised_values, run->secure);
   run->noise_sd = release.scale;
   run->noise_grid = release.grid;
+  run->sampler_tv = release.sampler_tv;
   // the step count, decided before any ledger file is created unless one already exists (a run
   // directory reused, or resumed: what it spent counts)
   const privacy::DpEvent event = run->cfg.step_event();
@@ -149,6 +150,7 @@ void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
   in.seeded = dp_.noise == "seeded";
   in.noise_sd = run.noise_sd;
   for (const auto& t : trained()) in.layers += t.net->shape().num_layers();
+  in.sampler_tv = run.sampler_tv;
   in.covers = {policy_file() + " (the released model)",
                "metrics.csv (evaluation returns of the released model in public env episodes; "
                "epsilon spent)",
@@ -160,8 +162,9 @@ void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
   d["ledger"] = run.ledger->file() ? run.ledger->file()->string() : std::string("in memory");
   d["ledger_spent_before_run"] = run.spent_before;
   d["noised_values"] = run.noised_values;
-  d["release"] = run.secure ? "secure: the clipped sum snapped to the sampler's grid, exact "
-                              "discrete Gaussian noise; noise_sd covers C + sqrt(n) grid"
+  d["release"] = run.secure ? "secure: the clipped sum snapped to the sampler's grid, table-based "
+                              "discrete Gaussian noise (sampler_delta); noise_sd covers C + "
+                              "sqrt(n) grid"
                             : "NoiseSource::add_gaussian, noise_sd = z C";
   if (dp_.public_users > 0) {
     d["public"] =

@@ -19,6 +19,7 @@ struct OfflineLearner::DpRun {
   std::size_t noised_values = 0;            // real parameters of the trained networks
   double noise_sd = 0;                      // std of the noise on the clipped sum (>= z C)
   double noise_grid = 0;                    // the secure release's grid (0: not secure)
+  double sampler_tv = 0;                    // the release's SecurePlan::sampler_tv
   std::unique_ptr<privacy::Ledger> ledger;  // persistent in the run directory when there is one
   std::int64_t charged = 0;                 // steps charged so far in this run
   double spent_before = 0;                  // epsilon the ledger held when the run started
