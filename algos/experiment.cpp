@@ -6,6 +6,7 @@
 
 #include "algos/algorithm.hpp"
 #include "algos/audit/audit_dispatch.hpp"
+#include "algos/audit/audited_record.hpp"
 #include "algos/offline/offline_learner.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"

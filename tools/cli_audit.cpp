@@ -14,6 +14,7 @@
 #include <string>
 
 #include "algos/experiment.hpp"
+#include "algos/audit/audited_record.hpp"
 #include "algos/expert_level/selective_audit.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algos/audit/audited_record.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/one_run_audit.hpp"

@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "engine/params.hpp"
-#include "engine/run_dir.hpp"
 
 namespace dprl::algos {
 
@@ -111,17 +110,5 @@ void tally_canaries(const CanarySet& c, std::int64_t guesses, AuditReport& r);
 std::string audit_report_json(const AuditReport& r);
 // A few lines for a terminal.
 std::string audit_report_text(const AuditReport& r);
-
-// Audits on the protected data. A training audit (every mode but "mechanism") trains the run's
-// configuration again, with canaries, on the run's own private data, possibly at a fraction of
-// the noise (mis_specify), and nothing charges that training to the run's budget. Its outputs
-// (audit.json, summary.json "audit") are therefore not covered, and the run's record cannot stay
-// formal: mark_audited sets formal = false, states the reason in details.audit and adds
-// "audit.json and summary.json \"audit\"" to details.not_covered_by_audit. A mechanism audit
-// (ppo_kickstart) draws only synthetic neighbour pairs and changes nothing.
-bool audit_retrains_on_run_data(const AuditReport& r);
-void mark_audited(PrivacyReport& record);
-// The same on a summary.json "privacy" object's JSON text (returns the new text).
-std::string mark_audited_json(const std::string& privacy_json);
 
 }  // namespace dprl::algos

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/algorithm.hpp"
+#include "algos/audit/audited_record.hpp"
 #include "algos/expert_level/expert_rollouts.hpp"
 #include "algos/expert_level/pipeline_ledger.hpp"
 #include "algos/expert_level/selective_audit.hpp"
@@ -429,9 +430,9 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   // checkpoints, the policy and summary at the end)
   auto has_rows = [&] {
     if (!fs::exists(s.out / "metrics.csv", ec)) return false;
-    const std::string m = read_file(s.out / "metrics.csv");
-    const auto nl = m.find('\n');
-    return nl != std::string::npos && nl + 1 < m.size();
+    const std::string rows = read_file(s.out / "metrics.csv");
+    const auto nl = rows.find('\n');
+    return nl != std::string::npos && nl + 1 < rows.size();
   };
   const bool published =
       fs::exists(s.out / "summary.json", ec) || fs::exists(s.out / "policy.bin", ec) || has_rows();
