@@ -27,6 +27,16 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
+// One quick population for every case of this file (built by the first, reused by the others).
+fs::path shared_population() {
+  static const fs::path p = scratch("population") / "population";
+  return p;
+}
+
+const std::string kQuickPopulation =
+    " --set population.ppo.train.steps=2000 --set population.action_floor=0.45"
+    " --set population.demos.max_steps=20";
+
 // The smoke pipeline on a quick population (32 experts after 2000 PPO steps each, episodes of at
 // most 20 steps, action floor 0.45) at a release budget large enough for stable prefixes: with
 // calibration exact, eps' ~ 2.8, so E[theta_hat] ~ 1.1 / 0.45 + (4 / eps') ln(1 / delta') ~ 13
@@ -34,9 +44,8 @@ fs::path scratch(const std::string& name) {
 // 17.6]. No DP-SGD part (p = 0: stable steps only); seeded noise: the same release every time.
 std::string quick_args(const fs::path& pop, const fs::path& out) {
   return "run " + kSmoke + " --quiet --jobs 2 --out " + out.string() +
-         " --set population.out=" + pop.string() +
-         " --set population.ppo.train.steps=2000 --set population.action_floor=0.45"
-         " --set population.demos.max_steps=20 --set privacy.epsilon=10000"
+         " --set population.out=" + pop.string() + kQuickPopulation +
+         " --set privacy.epsilon=10000"
          " --set privacy.delta=0.5 --set privacy.epsilon1_fraction=1"
          " --set release.calibration=exact --set selective.p=0 --set train.stable_steps=50";
 }
@@ -102,7 +111,7 @@ void check_release_files(const fs::path& run) {
 TEST_SUITE("e2e") {
   TEST_CASE("no file of a pipeline run names an expert, a recorded episode or a seed") {
     const auto d = scratch("scan");
-    const auto pop = d / "population";
+    const auto pop = shared_population();
     // the default source (fresh rollouts of the policies)
     const auto r = cli_test::run(quick_args(pop, d / "train"));
     INFO(r.err);
@@ -154,7 +163,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("a redrawn release composes with the earlier draws in the directory's ledger") {
     const auto d = scratch("ledger");
-    const auto pop = d / "population";
+    const auto pop = shared_population();
     // budget (12000, 0.5), each release (5000, 0.2): two draws fit, a third is refused
     const std::string args = quick_args(pop, d / "train") +
                              " --set privacy.epsilon=12000 --set privacy.epsilon1=5000"
@@ -186,12 +195,11 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("default delta is 1/(10 m); an audit on the protected data ends the formal record") {
     const auto d = scratch("audit");
-    const auto pop = d / "population";
+    const auto pop = shared_population();
     // the smoke pipeline's DP-SGD part (eps2 = 2.5) with OS-entropy noise on the quick population
-    const std::string args =
-        "run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train").string() +
-        " --set population.out=" + pop.string() +
-        " --set population.ppo.train.steps=2000 --set privacy.noise=os-entropy";
+    const std::string args = "run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train").string() +
+                             " --set population.out=" + pop.string() + kQuickPopulation +
+                             " --set privacy.noise=os-entropy";
     const auto r = cli_test::run(args);
     INFO(r.err);
     REQUIRE(r.code == 0);
