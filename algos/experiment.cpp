@@ -6,6 +6,7 @@
 
 #include "algos/algorithm.hpp"
 #include "algos/audit/audit_dispatch.hpp"
+#include "algos/audit/audited_record.hpp"
 #include "algos/offline/offline_learner.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/error.hpp"
@@ -303,6 +304,8 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
         run_audit(*fresh, audit_in, *p.audit, s.privacy ? s.privacy->epsilon : NAN);
     s.audit_json = audit_report_json(r);
     s.audit_refuted = r.refuted;
+    // the audit trained again on the protected data, uncharged: the record is not formal
+    if (s.privacy && audit_retrains_on_run_data(r)) mark_audited(*s.privacy);
     if (dir) dir->write_file("audit.json", s.audit_json + "\n");
   }
   if (dir) {

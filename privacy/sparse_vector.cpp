@@ -2,12 +2,32 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/error.hpp"
 #include "privacy/composition.hpp"
+#include "privacy/secure_sampling.hpp"
 
 namespace dprl::privacy {
+namespace {
+
+// Laplace noise of the given scale for queries of the given sensitivity. A secure source serves
+// its noise on a power-of-two grid g; the sparse-vector coupling shifts the threshold noise by
+// the sensitivity and the query noise by twice it, which the discrete noise matches exactly only
+// when those shifts are multiples of g. The default grid 2^(floor(log2 scale) - 12) exceeds the
+// sensitivity once scale >= 2^13 sensitivity (eps' <= 2^-11 at count sensitivity 1), and rounding
+// the shifts up to the grid would double the per-query epsilon; so the grid is capped at the
+// largest power of two not above the sensitivity (a finer grid changes nothing else: the noise
+// has scale ceil(scale / g) g >= scale).
+double svt_laplace(double scale, double sensitivity, NoiseSource& noise) {
+  if (!noise.secure()) return noise.laplace(scale);
+  const double cap = std::ldexp(1.0, std::ilogb(sensitivity));
+  const double g = std::min(secure_grid(scale), cap);
+  return secure_laplace(scale, g, [&noise] { return noise.next_u64(); });
+}
+
+}  // namespace
 
 SvtPieces svt_params(const SvtParams& p) {
   if (!(p.epsilon1 > 0.0) || !std::isfinite(p.epsilon1)) {
@@ -42,12 +62,12 @@ SvtPieces svt_params(const SvtParams& p) {
 }
 
 double noisy_threshold(const SvtPieces& s, NoiseSource& noise) {
-  return s.theta + s.threshold_shift + noise.laplace(s.threshold_noise_scale);
+  return s.theta + s.threshold_shift + svt_laplace(s.threshold_noise_scale, 1.0, noise);
 }
 
 bool prefix_query(double count, double theta_hat, const SvtPieces& s, NoiseSource& noise) {
   if (!std::isfinite(count)) throw ParamError("prefix query: count is not finite");
-  return count + noise.laplace(s.query_noise_scale) > theta_hat;
+  return count + svt_laplace(s.query_noise_scale, 1.0, noise) > theta_hat;
 }
 
 AboveThreshold::AboveThreshold(AboveThresholdParams p, NoiseSource& noise) : p_(p), noise_(noise) {
@@ -60,13 +80,15 @@ AboveThreshold::AboveThreshold(AboveThresholdParams p, NoiseSource& noise) : p_(
         fmt::format("above_threshold sensitivity = {} must be finite and > 0", p_.sensitivity));
   }
   if (!std::isfinite(p_.threshold)) throw ParamError("above_threshold threshold must be finite");
-  noisy_threshold_ = p_.threshold + noise_.laplace(2.0 * p_.sensitivity / p_.epsilon);
+  noisy_threshold_ =
+      p_.threshold + svt_laplace(2.0 * p_.sensitivity / p_.epsilon, p_.sensitivity, noise_);
 }
 
 bool AboveThreshold::query(double value) {
   if (halted_) throw BudgetExceeded("above_threshold: already answered above; instance is spent");
   if (!std::isfinite(value)) throw ParamError("above_threshold: query value is not finite");
-  if (value + noise_.laplace(4.0 * p_.sensitivity / p_.epsilon) >= noisy_threshold_) {
+  if (value + svt_laplace(4.0 * p_.sensitivity / p_.epsilon, p_.sensitivity, noise_) >=
+      noisy_threshold_) {
     halted_ = true;
     return true;
   }

@@ -17,6 +17,11 @@
 //   (Dwork and Roth Cor. 3.21, slack delta1 / 2) to (eps1, delta1)-DP (Thm. 5.5). svt_params()
 //   returns these pieces and the composed epsilon computed exactly from Thm. 3.20 (<= eps1
 //   whenever eps1 <= 4 log(2/delta1), as the paper needs; reported so callers can check).
+// Secure noise sources (NoiseSource::secure()): the Laplace draws lie on a power-of-two grid no
+// coarser than the query sensitivity (1 for the count), so the coupling shifts of the proof
+// (threshold + sensitivity, query + 2 sensitivity) are exact multiples of the grid and the claimed
+// epsilon holds for the discrete noise at every eps' (the default grid of secure_sampling.hpp
+// would be coarser than the count's sensitivity for eps' <= 2^-11).
 // Validation (ParamError naming parameter and rule): eps1 > 0, delta1 in (0, 1), T >= 1, L >= 1,
 // p_min in (0, 1]; AboveThreshold: epsilon > 0, sensitivity > 0, finite threshold.
 #pragma once

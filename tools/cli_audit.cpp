@@ -14,10 +14,12 @@
 #include <string>
 
 #include "algos/experiment.hpp"
+#include "algos/audit/audited_record.hpp"
 #include "algos/expert_level/selective_audit.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
+#include "engine/sha256.hpp"
 #include "privacy/mechanism_audit.hpp"
 #include "privacy/one_run_audit.hpp"
 #include "tools/cli.hpp"
@@ -261,7 +263,21 @@ void cmd_audit_run(RunAuditArgs& a) {
   const std::string text = algos::audit_report_json(r);
   write_file_atomic(dir / "audit.json", text + "\n");
   sum["audit"] = nlohmann::ordered_json::parse(text);
-  write_file_atomic(summary, sum.dump(2) + "\n");
+  // the audit trained on the run's protected data again, charged to nothing: the run's record
+  // can no longer say formal (algos/audit/audit_report.hpp)
+  if (algos::audit_retrains_on_run_data(r))
+    sum["privacy"] = nlohmann::ordered_json::parse(algos::mark_audited_json(sum["privacy"].dump()));
+  const std::string summary_text = sum.dump(2) + "\n";
+  write_file_atomic(summary, summary_text);
+  // a pipeline's completion record names its summary's digest: keep it, so that running the
+  // pipeline again reuses the finished (audited) run instead of training on the data again
+  if (algos::is_pipeline(cfg) && fs::exists(dir / "run.json")) {
+    auto rec = nlohmann::ordered_json::parse(read_text(dir / "run.json"), nullptr, false);
+    if (rec.is_object() && rec.contains("summary_sha256")) {
+      rec["summary_sha256"] = sha256_hex(summary_text);
+      write_file_atomic(dir / "run.json", rec.dump(2) + "\n");
+    }
+  }
   print_report(r, a.json);
   if (!a.json) fmt::print("wrote {} and summary.json \"audit\"\n", (dir / "audit.json").string());
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);

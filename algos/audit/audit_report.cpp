@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algos/audit/audited_record.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/one_run_audit.hpp"
@@ -100,6 +101,58 @@ std::string audit_report_text(const AuditReport& r) {
     s += fmt::format("epsilon_lower   = {:.6g} (confidence {})\n", r.epsilon_lower, r.confidence);
   s += fmt::format("refuted         = {}\n", r.refuted ? "yes" : "no");
   return s;
+}
+
+namespace {
+
+constexpr const char* kAuditNote =
+    "not formal: an audit trained this configuration again on the run's protected data (with "
+    "canaries, possibly at reduced noise) and published its result; that training is charged to "
+    "no ledger";
+
+// covers without the audit's outputs: summary.json minus its "audit" object, no audit.json
+std::vector<std::string> covers_without_audit(const std::vector<std::string>& covers) {
+  std::vector<std::string> out;
+  for (const auto& c : covers) {
+    if (c.find("audit.json") != std::string::npos) continue;
+    if (c.rfind("summary.json", 0) == 0 && c.find("\"audit\"") == std::string::npos)
+      out.push_back(c + " (except its \"audit\" object)");
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
+nlohmann::ordered_json marked(nlohmann::ordered_json p) {
+  p["formal"] = false;
+  if (p.contains("covers") && p["covers"].is_array())
+    p["covers"] = covers_without_audit(p["covers"].get<std::vector<std::string>>());
+  nlohmann::ordered_json d = p.contains("details") && p["details"].is_object()
+                                 ? p["details"]
+                                 : nlohmann::ordered_json::object();
+  d["audit"] = kAuditNote;
+  d["not_covered_by_audit"] = "audit.json and summary.json \"audit\"";
+  p["details"] = std::move(d);
+  return p;
+}
+
+}  // namespace
+
+bool audit_retrains_on_run_data(const AuditReport& r) { return r.mode != "mechanism"; }
+
+void mark_audited(PrivacyReport& record) {
+  record.formal = false;
+  record.covers = covers_without_audit(record.covers);
+  nlohmann::ordered_json d = record.details_json.empty()
+                                 ? nlohmann::ordered_json::object()
+                                 : nlohmann::ordered_json::parse(record.details_json);
+  nlohmann::ordered_json p;
+  p["details"] = std::move(d);
+  record.details_json = marked(std::move(p))["details"].dump();
+}
+
+std::string mark_audited_json(const std::string& privacy_json) {
+  return marked(nlohmann::ordered_json::parse(privacy_json)).dump();
 }
 
 }  // namespace dprl::algos

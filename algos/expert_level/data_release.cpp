@@ -10,12 +10,11 @@
 #include "privacy/composition.hpp"
 
 namespace dprl::algos {
-namespace {
 
 // Uniform integer in [0, n) from 64-bit draws (Lemire's multiply-and-reject: unbiased). A draw is
 // rejected with probability below n / 2^64; 64 rejections in a row only happen with a degenerate
 // source (the zero-noise test double), which is an error rather than an endless loop.
-std::uint64_t below(privacy::NoiseSource& noise, std::uint64_t n) {
+std::uint64_t uniform_below(privacy::NoiseSource& noise, std::uint64_t n) {
   const std::uint64_t t = (0 - n) % n;
   for (int tries = 0; tries < 64; ++tries) {
     const unsigned __int128 x = static_cast<unsigned __int128>(noise.next_u64()) * n;
@@ -25,7 +24,11 @@ std::uint64_t below(privacy::NoiseSource& noise, std::uint64_t n) {
                               noise.name()));
 }
 
-void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataReleaseParams& p) {
+namespace {
+
+// recorded: the fixed demonstrations are examined (T of them, equal counts per expert)
+void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataReleaseParams& p,
+                  bool recorded) {
   const Space& as = data.info().action_space;
   if (!as.is_discrete())
     throw ParamError(
@@ -41,7 +44,10 @@ void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataRel
     throw ParamError(
         fmt::format("release.p_min = {} must be in (0, 1/|A|] = (0, {:.6g}]", p.p_min, 1.0 / A));
   const auto episodes = static_cast<std::int64_t>(data.num_episodes());
-  if (p.trajectories > episodes)
+  if (!recorded && p.trajectories != episodes)
+    throw DataError(fmt::format("data release: {} rollouts for release.trajectories = {}", episodes,
+                                p.trajectories));
+  if (recorded && p.trajectories > episodes)
     throw ParamError(fmt::format("release.trajectories = {} must be at most the {} episodes",
                                  p.trajectories, episodes));
   const int m = experts.num_experts();
@@ -60,7 +66,7 @@ void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataRel
                       "release.max_length = {} (the public cap L)",
                       e, data.episode_length(e), p.max_length));
   }
-  for (int i = 0; i < m; ++i)
+  for (int i = 0; i < m && recorded; ++i)
     if (per_expert[i] != per_expert[0])
       throw DataError(fmt::format(
           "data release: expert {} holds {} trajectories and expert 0 holds {}; the uniform "
@@ -156,13 +162,13 @@ DataReleaseResult data_release(const Dataset& data, ExpertPanel& experts,
                                const DataReleaseParams& p, privacy::NoiseSource& noise) {
   DataReleaseResult r;
   r.constants = release_constants(p);
-  check_inputs(data, experts, p);
+  check_inputs(data, experts, p, true);
   const std::size_t n = data.num_episodes();
   // Alg. 2 line 5: reshuffle (a partial Fisher-Yates: the first T of a uniform permutation)
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   const auto T = static_cast<std::size_t>(p.trajectories);
-  for (std::size_t i = 0; i < T; ++i) std::swap(order[i], order[i + below(noise, n - i)]);
+  for (std::size_t i = 0; i < T; ++i) std::swap(order[i], order[i + uniform_below(noise, n - i)]);
   r.stable_length.assign(n, 0);
   r.examined.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(T));
   examine_all(data, r.examined, experts, p, r.constants.svt, noise, r);
@@ -174,22 +180,38 @@ DataReleaseResult data_release(const Dataset& data, ExpertPanel& experts,
   return r;
 }
 
+DataReleaseResult data_release_rollouts(const Dataset& rollouts, ExpertPanel& experts,
+                                        const DataReleaseParams& p, privacy::NoiseSource& noise) {
+  DataReleaseResult r;
+  r.constants = release_constants(p);
+  check_inputs(rollouts, experts, p, false);
+  const std::size_t n = rollouts.num_episodes();
+  r.stable_length.assign(n, 0);
+  for (std::size_t e = 0; e < n; ++e) r.examined.push_back(e);
+  examine_all(rollouts, r.examined, experts, p, r.constants.svt, noise, r);
+  for (std::size_t e : r.examined)
+    if (r.stable_length[e] > 0) {
+      ++r.stable_prefixes;
+      r.stable_transitions += r.stable_length[e];
+    }
+  return r;
+}
+
 namespace {
 
-std::string with_release_meta(const std::string& meta, const char* part) {
+// The release's own metadata only: the source's (population, collection seed, ...) is not
+// carried over, since D_stable is published.
+std::string with_release_meta(const char* part) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  if (!meta.empty()) {
-    auto parsed = nlohmann::ordered_json::parse(meta, nullptr, false);
-    if (parsed.is_object()) j = std::move(parsed);
-  }
   j["privacy_unit"] = "expert";
   j["release_part"] = part;
   return j.dump();
 }
 
-// Appends episode e's transitions [a, b) to out (flags of the last one cleared when cut).
+// Appends episode e's transitions [a, b) to out (flags of the last one cleared when cut), with
+// the given user id and seed.
 void append_part(const Dataset& data, std::size_t e, std::size_t a, std::size_t b, bool cut,
-                 Dataset& out) {
+                 Dataset& out, std::int64_t user, std::int64_t seed) {
   const std::size_t t0 = data.episode_start(e), od = data.obs_dim(), ad = data.act_dim();
   const std::size_t n = b - a;
   std::span<const float> obs(data.obs(t0 + a, e).data(), (n + 1) * od);
@@ -199,7 +221,7 @@ void append_part(const Dataset& data, std::size_t e, std::size_t a, std::size_t 
   term.assign(data.terminations().begin() + t0 + a, data.terminations().begin() + t0 + b);
   trunc.assign(data.truncations().begin() + t0 + a, data.truncations().begin() + t0 + b);
   if (cut) term.back() = trunc.back() = 0;
-  out.add_episode(obs, act, rew, term, trunc, data.user_id(e), data.episode_seed(e));
+  out.add_episode(obs, act, rew, term, trunc, user, seed);
 }
 
 }  // namespace
@@ -209,8 +231,8 @@ ReleasedData split_release(const Dataset& data, const std::vector<std::int64_t>&
   DatasetInfo si = data.info(), ui = data.info();
   si.dataset_id += "/stable";
   ui.dataset_id += "/unstable";
-  si.metadata_json = with_release_meta(si.metadata_json, "stable");
-  ui.metadata_json = with_release_meta(ui.metadata_json, "unstable");
+  si.metadata_json = with_release_meta("stable");
+  ui.metadata_json = with_release_meta("unstable");
   ReleasedData out{Dataset(std::move(si)), Dataset(std::move(ui))};
   std::size_t se = 0, st = 0;
   for (std::size_t e = 0; e < data.num_episodes(); ++e)
@@ -221,8 +243,30 @@ ReleasedData split_release(const Dataset& data, const std::vector<std::int64_t>&
     const auto len = data.episode_length(e);
     const auto k = static_cast<std::size_t>(stable_length[e]);
     DPRL_CHECK(k <= len);
-    if (k > 0) append_part(data, e, 0, k, k < len, out.stable);
-    if (k < len) append_part(data, e, k, len, false, out.unstable);
+    if (k > 0)
+      append_part(data, e, 0, k, k < len, out.stable, data.user_id(e), data.episode_seed(e));
+    if (k < len)
+      append_part(data, e, k, len, false, out.unstable, data.user_id(e), data.episode_seed(e));
+  }
+  return out;
+}
+
+Dataset stable_release(const Dataset& data, const std::vector<std::size_t>& examined,
+                       const std::vector<std::int64_t>& stable_length) {
+  DPRL_CHECK(stable_length.size() == data.num_episodes());
+  DatasetInfo si = data.info();
+  si.dataset_id += "/stable";
+  si.metadata_json = with_release_meta("stable");
+  Dataset out(std::move(si));
+  std::size_t se = 0, st = 0;
+  for (std::size_t e : examined)
+    if (stable_length[e] > 0) ++se, st += static_cast<std::size_t>(stable_length[e]);
+  out.reserve(se, st);
+  std::int64_t ordinal = 0;
+  for (std::size_t e : examined) {
+    const auto k = static_cast<std::size_t>(stable_length[e]);
+    DPRL_CHECK(k <= data.episode_length(e));
+    if (k > 0) append_part(data, e, 0, k, k < data.episode_length(e), out, ordinal++, -1);
   }
   return out;
 }
@@ -237,14 +281,22 @@ PrivacyReport release_report(const DataReleaseParams& p, const DataReleaseResult
   rep.neighbouring = "add-remove";
   rep.unit = "expert";
   rep.sensitivity = "count function: 1 per expert (paper 000 Eq. 12)";
+  const bool recorded = p.source == "recorded";
   rep.covers = {"stable/ (the released prefixes D_stable)",
-                "release.json (the size of D_stable and its prefix length per episode)"};
-  rep.formal = !seeded;
+                "release.json (the size of D_stable and its prefix lengths)"};
+  rep.formal = !seeded && !recorded;
   rep.noise_source = noise_source;
   rep.reproducible_noise = seeded;
   nlohmann::ordered_json d;
   d["mechanism"] = "DataRelease (paper 000 Alg. 2): sparse vector over trajectory prefixes";
-  d["relation"] = "add or remove one expert together with all of its trajectories";
+  d["relation"] =
+      recorded ? "add or remove one expert together with all of its recorded trajectories (not "
+                 "the relation the bound is proven for; see note)"
+               : "add or remove one expert's policy; the examined trajectories are rollouts of "
+                 "the experts' policies drawn inside the mechanism with secret randomness";
+  d["source"] = p.source;
+  d["public"] =
+      "the default env (its dynamics), the action floor p_min, T, L and the number of experts m";
   d["epsilon1_budget"] = p.epsilon1;
   d["epsilon_closed_form"] = c.epsilon_closed_form;
   d["epsilon_exact"] = c.epsilon_exact;
@@ -259,11 +311,18 @@ PrivacyReport release_report(const DataReleaseParams& p, const DataReleaseResult
   d["per_trajectory"] = {{"epsilon", c.svt.per_trajectory_epsilon},
                          {"delta", c.svt.per_trajectory_delta}};
   d["not_covered"] = "D_unst, the raw data minus the release (private input of the DP-SGD steps)";
-  if (seeded)
+  if (recorded)
+    d["note"] =
+        "recorded source: the examined trajectories are the fixed demonstrations, so a released "
+        "prefix holds one recorded episode's exact states, which no other expert's data hold; "
+        "the bound (Thm. 5.3, 5.5) is proven for rollouts of the experts' policies drawn with "
+        "secret randomness (release.source: policies), not for a fixed recorded set, so the "
+        "figures are not a formal guarantee under the data relation";
+  else if (seeded)
     d["note"] =
         "seeded noise: reproducible, and anyone holding the seed can regenerate the "
-        "thresholds, the query noise and the shuffle, so the figures are not a formal "
-        "guarantee";
+        "thresholds, the query noise, the expert draws and the rollouts, so the figures are not "
+        "a formal guarantee";
   rep.details_json = d.dump();
   return rep;
 }

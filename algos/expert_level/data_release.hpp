@@ -15,28 +15,46 @@
 //   them one after another; no state past a trajectory's first "below" is evaluated).
 //   L is the public episode cap (a data-independent bound on |tau|; spec item 6), and a longer
 //   trajectory is a DataError.
-// Outputs: D_stable = the stable prefixes (k >= 1), D_unst = every trajectory minus its stable
-// prefix (the tail tau_{k+1:|tau|}, or the whole trajectory when k = 0 or it was not examined).
-// Both keep each episode's user_id (its expert) and seed. A cut prefix ends with a transition
+// Source of the examined trajectories (`source`):
+//   policies (default)  T rollouts drawn inside the mechanism: each picks an expert uniformly
+//                       (independently, with replacement) and runs its floored policy once in the
+//                       default env, the reset seed, the floor's coins and the expert choice all
+//                       from the secret noise source (draw_expert_rollouts,
+//                       expert_rollouts.hpp). This is the model of the proof (Thm. 5.3: A1
+//                       samples an expert and a trajectory of its policy; Lemma 5.1 bounds the
+//                       prefix probability through the policies), so the record is formal.
+//   recorded            the paper's Alg. 2 as written: T of the fixed recorded demonstrations
+//                       (a secret uniform shuffle). A released prefix then holds that recorded
+//                       episode's exact states, which no other expert's data hold, so the bound
+//                       does not hold under the data relation "one expert with its recorded
+//                       trajectories": the record says formal: false and why.
+// Outputs: D_stable = the stable prefixes (k >= 1) in examination order; stable_release() gives
+// every prefix the user_id of its position in D_stable and no seed, and the dataset metadata
+// only the release's own keys: nothing published names the expert, the recorded episode, its
+// reset seed or the collection seed. D_unst (recorded source) = every trajectory minus its
+// stable prefix (the tail tau_{k+1:|tau|}, or the whole trajectory when k = 0 or it was not
+// examined), with its expert's user_id (private input of the DP-SGD steps, never stored); with
+// the policies source D_unst is all of the recorded data. A cut prefix ends with a transition
 // that is neither terminated nor truncated (Q-learning bootstraps from s_{k+1}); a tail keeps the
 // original flags.
 //
-// Guarantee: D_stable (and anything computed from it alone) is (eps1, delta1)-DP at the EXPERT
-// level: neighbouring expert sets differ in one expert together with all of its trajectories
-// (add/remove, |Pi Delta Pi'| = 1; Def. 3.3). The count has sensitivity 1 under that relation
-// (Eq. 12). One trajectory is (2 eps', delta1/(2T))-DP (Thm. 5.3); T of them compose by advanced
-// composition with slack delta1/2 (Thm. 5.5). Two figures are reported: the paper's closed form
-// (Dwork and Roth Cor. 3.21: eps1 by construction, stated only for eps < 1) and the exact
+// Guarantee (policies source, OS-entropy noise): D_stable (and anything computed from it alone)
+// is (eps1, delta1)-DP at the EXPERT level: neighbouring expert sets differ in one expert's
+// policy (add/remove, |Pi Delta Pi'| = 1; Def. 3.3), the examined trajectories being rollouts
+// drawn inside the mechanism with secret randomness. The count has sensitivity 1 under that
+// relation (Eq. 12). One trajectory is (2 eps', delta1/(2T))-DP (Thm. 5.3); T of them compose by
+// advanced composition with slack delta1/2 (Thm. 5.5). Two figures are reported: the paper's closed
+// form (Dwork and Roth Cor. 3.21: eps1 by construction, stated only for eps < 1) and the exact
 // Thm. 3.20 value for the same eps' (valid for every eps); the guarantee record uses the exact
 // value, which must not exceed eps1 (ParamError otherwise). With calibration "exact", eps' is the
 // largest value whose exact composition is eps1 (more stable data; a documented deviation).
 // Assumptions the guarantee needs (checked where possible): every expert, including a
 // hypothetical neighbour, has pi(a|s) >= p_min (the floor of the collection: p_min must equal
 // it); the trajectories are genuine rollouts of the floored experts in the default env; every
-// expert holds the same number of trajectories (DataError otherwise: the uniform shuffle would
-// not draw experts uniformly); the noise and the shuffle are secret (OS entropy; seeded noise is
-// reproducible and not formal). D_unst is NOT private: it is the raw data minus the release, for
-// the DP-SGD steps only.
+// expert holds the same number of trajectories (recorded source; DataError otherwise: the uniform
+// shuffle would not draw experts uniformly); the noise, the shuffle and the rollouts' randomness
+// are secret (OS entropy; seeded noise is reproducible and not formal). D_unst is NOT private:
+// it is the raw data minus the release, for the DP-SGD steps only.
 //
 // | param        | range            | meaning                                            |
 // |--------------|------------------|----------------------------------------------------|
@@ -46,6 +64,7 @@
 // | max_length   | >= every |tau|   | L, the public episode cap                          |
 // | p_min        | (0, 1/|A|]       | the experts' action floor                          |
 // | calibration  | paper | exact    | eps' from the paper's formula or the exact inverse |
+// | source       | policies|recorded| fresh secret rollouts (formal) or the recorded data |
 #pragma once
 
 #include <cstdint>
@@ -68,6 +87,7 @@ struct DataReleaseParams {
   std::int64_t max_length = 200;
   double p_min = 0.02;
   std::string calibration = "paper";
+  std::string source = "policies";
 
   template <class V>
   void visit(V& v) {
@@ -78,6 +98,9 @@ struct DataReleaseParams {
     v("p_min", p_min, Range::left_open(0, 0.5), "the experts' action floor");
     v("calibration", calibration, Choices{{"paper", "exact"}},
       "eps' by the paper's closed form or the exact advanced-composition inverse");
+    v("source", source, Choices{{"policies", "recorded"}},
+      "examined trajectories: fresh rollouts of the experts' policies with secret randomness "
+      "(formal) or the fixed recorded demonstrations (not formal)");
   }
 };
 
@@ -108,7 +131,22 @@ struct DataReleaseResult {
 DataReleaseResult data_release(const Dataset& data, ExpertPanel& experts,
                                const DataReleaseParams& p, privacy::NoiseSource& noise);
 
-// D_stable and D_unst from the stable prefix lengths (see above).
+// The policies source: examines every episode of `rollouts` (T of them, drawn by
+// draw_expert_rollouts from the secret source) in order; user_id = the expert that produced it.
+DataReleaseResult data_release_rollouts(const Dataset& rollouts, ExpertPanel& experts,
+                                        const DataReleaseParams& p, privacy::NoiseSource& noise);
+
+// Uniform integer in [0, n) from the noise source's 64-bit draws (unbiased).
+std::uint64_t uniform_below(privacy::NoiseSource& noise, std::uint64_t n);
+
+// The published D_stable: the stable prefixes of the examined episodes of `data`, in examination
+// order, each with user_id = its position in D_stable and no seed; metadata holds only
+// privacy_unit and release_part (see above).
+Dataset stable_release(const Dataset& data, const std::vector<std::size_t>& examined,
+                       const std::vector<std::int64_t>& stable_length);
+
+// D_stable and D_unst from the stable prefix lengths (see above); both keep each episode's
+// user_id and seed (private: only stable_release() is published).
 struct ReleasedData {
   Dataset stable;
   Dataset unstable;

@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/algorithm.hpp"
+#include "algos/audit/audited_record.hpp"
+#include "algos/expert_level/expert_rollouts.hpp"
+#include "algos/expert_level/pipeline_ledger.hpp"
 #include "algos/expert_level/selective_audit.hpp"
 #include "algos/private_noise.hpp"
 #include "engine/cpu_time.hpp"
@@ -69,25 +72,41 @@ void subset_experts(const PipelineSpec& s, Dataset& data, ExpertsFolder& folder)
 
 struct Release {
   std::optional<Dataset> stable, unstable;
-  json record;  // the release's guarantee record
+  bool unstable_all = false;  // policies source: D_unst is every recorded trajectory
+  json record;                // the release's guarantee record
   std::int64_t prefixes = 0, transitions = 0;
   bool reused = false;
 };
 
-// may_release false (an audit): a release of this config must be on disk; drawing a new one
-// would spend its budget again
+// The release's digest: what a finished release on disk must match to be reused.
+std::string release_digest(const PipelineSpec& s) {
+  const std::string pop_record = read_file(s.population.out / "population.json");
+  return sha256_hex(fmt::format("{}\n{}\n{}\n{}\n{}\nexperts={}\n", pop_record,
+                                to_yaml(param_map_to_node(dump_params(s.release))), s.seed, s.noise,
+                                s.population.digest, s.experts));
+}
+
+// The recorded source's private bookkeeping: each demonstration's stable prefix length, which
+// D_unst needs and which must not be published (it names the recorded episodes). It lives with
+// the private data, in the population's folder, keyed by the release and the run directory.
+fs::path recorded_lengths_file(const PipelineSpec& s, const std::string& digest) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(s.out), ec);
+  return s.population.out / "release_private" /
+         (sha256_hex(digest + "\n" + out.string()).substr(0, 32) + ".json");
+}
+
+// ledger null (an audit): a release of this config must be on disk; drawing a new one would
+// spend its budget again
 Release release_stage(const PipelineSpec& s, const Dataset& data,
                       const std::vector<fs::path>& policies, const PipelineOptions& o,
-                      bool may_release = true) {
+                      PipelineLedger* ledger) {
   const fs::path dir = s.out / "release";
-  const std::string pop_record = read_file(s.population.out / "population.json");
-  const std::string digest =
-      sha256_hex(fmt::format("{}\n{}\n{}\n{}\n{}\nexperts={}\n", pop_record,
-                             to_yaml(param_map_to_node(dump_params(s.release))), s.seed, s.noise,
-                             s.population.digest, s.experts));
+  const std::string digest = release_digest(s);
+  const bool recorded = s.release.source == "recorded";
   Release r;
   std::error_code ec;
-  std::vector<std::int64_t> lengths;
+  std::vector<std::int64_t> lengths;  // recorded: per demonstration
   if (fs::exists(dir / "release.json", ec)) {
     const auto j = json::parse(read_file(dir / "release.json"), nullptr, false);
     if (j.is_object() && j.contains("digest") && j.at("digest") == digest) {
@@ -95,24 +114,50 @@ Release release_stage(const PipelineSpec& s, const Dataset& data,
         r.record = j.at("privacy");
         r.prefixes = j.at("stable_prefixes").get<std::int64_t>();
         r.transitions = j.at("stable_transitions").get<std::int64_t>();
-        lengths.assign(data.num_episodes(), 0);
-        for (const auto& ek : j.at("stable")) lengths.at(ek.at(0).get<std::size_t>()) = ek.at(1);
       } catch (const std::exception& e) {
-        throw DataError(fmt::format("{}: damaged ({}); remove it to release anew",
-                                    (dir / "release.json").string(), e.what()));
+        throw DataError(
+            fmt::format("{}: damaged ({}); remove it to release anew (a new draw is "
+                        "charged to {} with the earlier ones)",
+                        (dir / "release.json").string(), e.what(), PipelineLedger::kFileName));
+      }
+      if (r.prefixes > 0) r.stable = load_dataset(dir / "stable", "minari");
+      if (recorded) {
+        const fs::path f = recorded_lengths_file(s, digest);
+        try {
+          lengths = json::parse(read_file(f)).get<std::vector<std::int64_t>>();
+        } catch (const std::exception& e) {
+          throw DataError(
+              fmt::format("{}: the recorded release's private bookkeeping is "
+                          "missing or damaged ({}); remove {} to release anew",
+                          f.string(), e.what(), dir.string()));
+        }
+        if (lengths.size() != data.num_episodes())
+          throw DataError(fmt::format("{}: {} lengths for {} demonstrations", f.string(),
+                                      lengths.size(), data.num_episodes()));
       }
       r.reused = true;
     } else {
-      fmt::print(stderr, "dprl: note: {} holds a release of another config; releasing anew\n",
-                 dir.string());
+      fmt::print(stderr,
+                 "dprl: note: {} holds a release of another config; releasing anew (charged to "
+                 "{} with the earlier draws)\n",
+                 dir.string(), PipelineLedger::kFileName);
     }
   }
-  if (!r.reused && !may_release)
+  if (!r.reused && !ledger)
     throw DataError(fmt::format(
         "{}: no finished release of this pipeline (run it with dprl run first: an audit never "
         "draws a release, which would spend its budget again)",
         (dir / "release.json").string()));
   if (!r.reused) {
+    // charge -> durable -> draw. A charge of this very release left by a run killed before it
+    // published anything (no stable/, no release.json) pays for this draw.
+    const bool nothing_out =
+        !fs::exists(dir / "stable", ec) && !fs::exists(dir / "release.json", ec);
+    if (!(nothing_out && ledger->last_of("release", digest)))
+      ledger->charge(
+          {"release", digest,
+           fmt::format("DataRelease ({} source, T = {})", s.release.source, s.release.trajectories),
+           release_constants(s.release).epsilon_exact, s.delta1});
     fs::remove_all(dir, ec);
     fs::create_directories(dir);
     const bool seeded = s.noise == "seeded";
@@ -124,60 +169,92 @@ Release release_stage(const PipelineSpec& s, const Dataset& data,
          static_cast<double>(s.release.max_length), s.release.p_min},
         "privacy");
     auto experts = NetExperts::load(policies, o.jobs);
-    const DataReleaseResult res = data_release(data, *experts, s.release, *noise);
-    lengths = res.stable_length;
+    DataReleaseResult res;
+    if (recorded) {
+      res = data_release(data, *experts, s.release, *noise);
+      lengths = res.stable_length;
+      r.stable = stable_release(data, res.examined, res.stable_length);
+      // the private bookkeeping first: a release.json always finds it
+      const fs::path f = recorded_lengths_file(s, digest);
+      make_dirs(f.parent_path());
+      write_file_atomic(f, json(lengths).dump() + "\n");
+    } else {
+      // fresh rollouts of the experts' policies in the default env, every random choice from
+      // the secret source (expert_rollouts.hpp)
+      ParamMap env_params = s.population.env_params;
+      param_map_set(env_params, "max_episode_steps",
+                    {std::to_string(s.population.max_steps), "population.demos"});
+      const std::string env_id = s.population.env_id;
+      const Dataset rollouts =
+          draw_expert_rollouts([&] { return envs::make_env(env_id, env_params); }, policies,
+                               s.release.trajectories, s.release.p_min, *noise);
+      res = data_release_rollouts(rollouts, *experts, s.release, *noise);
+      r.stable = stable_release(rollouts, res.examined, res.stable_length);
+    }
     r.record = json::parse(privacy_json(release_report(s.release, res, noise->name(), seeded)));
     r.prefixes = res.stable_prefixes;
     r.transitions = res.stable_transitions;
-  }
-  // D_unst is the data minus the stable prefixes: rebuilt, never stored (it is private input)
-  ReleasedData parts = split_release(data, lengths);
-  if (!r.reused) {
     SaveOptions so;
     so.overwrite = true;
-    if (parts.stable.num_episodes() > 0) save_minari(parts.stable, dir / "stable", so);
+    if (r.stable->num_episodes() > 0) save_minari(*r.stable, dir / "stable", so);
     json j;
     j["digest"] = digest;
+    j["source"] = s.release.source;
     j["stable_prefixes"] = r.prefixes;
     j["stable_transitions"] = r.transitions;
     j["examined"] = s.release.trajectories;
-    json stable = json::array();  // (episode index, stable prefix length): what stable/ holds
-    for (std::size_t e = 0; e < lengths.size(); ++e)
-      if (lengths[e] > 0) stable.push_back({e, lengths[e]});
-    j["stable"] = std::move(stable);
+    json stable = json::array();  // the prefix lengths in the order of stable/
+    for (std::size_t e = 0; e < r.stable->num_episodes(); ++e)
+      stable.push_back(r.stable->episode_length(e));
+    j["stable_lengths"] = std::move(stable);
     j["privacy"] = r.record;
     write_file_atomic(dir / "release.json", j.dump(2) + "\n");  // last: the stage is complete
   }
-  if (parts.stable.num_episodes() > 0) r.stable = std::move(parts.stable);
-  if (parts.unstable.num_episodes() > 0) r.unstable = std::move(parts.unstable);
+  if (r.stable && r.stable->num_episodes() == 0) r.stable.reset();
+  if (recorded) {
+    // D_unst is the data minus the stable prefixes: rebuilt, never stored (it is private input)
+    ReleasedData parts = split_release(data, lengths);
+    if (parts.unstable.num_episodes() > 0) r.unstable = std::move(parts.unstable);
+  } else {
+    r.unstable_all = true;
+  }
   return r;
 }
 
-// The whole pipeline's record: basic composition of the two parts (Thm. 5.6).
-PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const SelectiveResult& r) {
+// The whole pipeline's record: basic composition (Thm. 5.6) of every draw charged to the
+// directory's ledger (this run's release and train stage, and any earlier ones).
+PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const SelectiveResult& r,
+                              const PipelineLedger& ledger) {
   PrivacyReport rep;
-  const double e1 = rel ? rel->record.at("epsilon").get<double>() : 0.0;
-  const double d1 = rel ? s.delta1 : 0.0;
-  const double e2 = r.report ? r.report->epsilon : 0.0;
-  const double d2 = r.report ? s.delta2 : 0.0;
-  rep.epsilon = e1 + e2;
-  rep.delta = d1 + d2;
-  rep.accountant = "basic composition of the release (advanced composition) and DP-SGD (" +
+  rep.epsilon = ledger.epsilon();
+  rep.delta = ledger.delta();
+  rep.accountant = "basic composition of every draw on this directory (" +
+                   std::string(PipelineLedger::kFileName) +
+                   "): releases (advanced composition) and DP-SGD stages (" +
                    s.selective.accountant + ")";
   rep.neighbouring = "add-remove";
   rep.unit = "expert";
   rep.sensitivity = "release: count sensitivity 1; DP-SGD: L2 clip per sampled expert";
   rep.covers = {"policy.bin (the released model)",
-                "metrics.csv (evaluation returns in public env episodes; epsilon)", "summary.json",
-                "release/stable (D_stable) and release/release.json"};
+                "metrics.csv (evaluation returns in public env episodes; epsilon)",
+                "summary.json (except its \"audit\" object)",
+                "release/stable (D_stable) and release/release.json",
+                std::string(PipelineLedger::kFileName) + " and privacy_ledger.json"};
   const bool seeded = s.noise == "seeded";
-  rep.formal = !seeded && (!r.report || r.report->formal);
+  const bool release_formal = !rel || rel->record.value("formal", false);
+  rep.formal = !seeded && release_formal && (!r.report || r.report->formal);
   rep.noise_source = r.report ? r.report->noise_source
                               : (rel ? rel->record.at("noise_source").get<std::string>() : "");
   rep.reproducible_noise = seeded;
   json d;
   d["mode"] = s.mode;
-  d["relation"] = "add or remove one expert together with all of its trajectories";
+  d["relation"] =
+      rel && s.release.source == "recorded"
+          ? "add or remove one expert together with all of its recorded trajectories (the "
+            "release's bound does not hold for it: see parts.release.details.note)"
+          : "add or remove one expert: its policy (the release examines rollouts of the "
+            "policies drawn inside the mechanism with secret randomness) and all of its recorded "
+            "trajectories (the DP-SGD steps)";
   d["budget"] = {{"epsilon", s.epsilon}, {"delta", s.delta},       {"epsilon1", s.epsilon1},
                  {"delta1", s.delta1},   {"epsilon2", s.epsilon2}, {"delta2", s.delta2}};
   d["accounting"] = s.selective.accounting;
@@ -185,8 +262,14 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const S
   parts["release"] = rel ? rel->record : json(nullptr);
   parts["dp_sgd"] = r.report ? json::parse(privacy_json(*r.report)) : json(nullptr);
   d["parts"] = std::move(parts);
+  d["ledger"] = json::parse(ledger.to_json()).at("charges");
   d["not_covered"] =
-      "the unstable data (the raw data minus the release; private input, not stored)";
+      "the unstable data (the raw data minus the release; private input, not stored); "
+      "timing.json; audit.json and summary.json \"audit\"";
+  if (!release_formal && !seeded)
+    d["note"] =
+        "not formal: the release examined the fixed recorded demonstrations "
+        "(release.source: recorded)";
   rep.details_json = d.dump();
   return rep;
 }
@@ -248,9 +331,10 @@ PipelineTrainData pipeline_train_data(const PipelineSpec& s, const PipelineOptio
   if (s.experts < s.population_experts) subset_experts(s, t.data, folder);
   t.experts = s.experts;
   if (s.mode == "selective" && s.epsilon1 > 0) {
-    Release rel = release_stage(s, t.data, folder.policies, o, false);
+    Release rel = release_stage(s, t.data, folder.policies, o, nullptr);
     t.stable = std::move(rel.stable);
     t.unstable = std::move(rel.unstable);
+    if (rel.unstable_all) t.unstable = t.data;
   } else {
     t.unstable = t.data.subset([&] {
       std::vector<std::size_t> all(t.data.num_episodes());
@@ -324,8 +408,12 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
 
   const double population_s = since(start);
   const auto release_start = Clock::now();
+  // every draw that reads the private data is charged to the directory's ledger first
+  std::optional<PipelineLedger> ledger;
+  if (s.mode != "non_private") ledger.emplace(s.out, s.epsilon, s.delta);
   std::optional<Release> rel;
-  if (s.mode == "selective" && s.epsilon1 > 0) rel = release_stage(s, data, folder.policies, o);
+  if (s.mode == "selective" && s.epsilon1 > 0)
+    rel = release_stage(s, data, folder.policies, o, &*ledger);
   const double release_s = since(release_start);
   const auto train_start = Clock::now();
   const double train_cpu_start = thread_cpu_seconds();
@@ -333,13 +421,35 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   const Dataset* unstable = &data;
   if (rel) {
     stable = rel->stable ? &*rel->stable : nullptr;
-    unstable = rel->unstable ? &*rel->unstable : nullptr;
+    unstable = rel->unstable_all ? &data : (rel->unstable ? &*rel->unstable : nullptr);
   }
   if (s.mode == "non_private") std::swap(stable, unstable);
 
   std::error_code ec;
+  // whether an earlier train stage in this directory published anything (rows go out only with
+  // checkpoints, the policy and summary at the end)
+  auto has_rows = [&] {
+    if (!fs::exists(s.out / "metrics.csv", ec)) return false;
+    const std::string rows = read_file(s.out / "metrics.csv");
+    const auto nl = rows.find('\n');
+    return nl != std::string::npos && nl + 1 < rows.size();
+  };
+  const bool published =
+      fs::exists(s.out / "summary.json", ec) || fs::exists(s.out / "policy.bin", ec) || has_rows();
   for (const char* f : {"run.json", "summary.json", "timing.json"}) fs::remove(s.out / f, ec);
   CheckpointSetup ckpt = stage_checkpoints(s);
+  // the train stage's charge: a stage continuing from its checkpoint is the same draw (charged
+  // when it began); a stage killed before publishing anything left a charge that pays for this
+  // one; anything else is a new draw on the same data
+  std::optional<std::size_t> train_charge;
+  if (ledger && s.selective.p > 0 && s.epsilon2 > 0) {
+    train_charge = ledger->last_of("train", s.digest);
+    const bool continuing = !ckpt.resume_payload.empty() && train_charge;
+    if (!continuing && (published || !train_charge))
+      train_charge =
+          ledger->charge({"train", s.digest, fmt::format("selective DP-SGD ({} mode)", s.mode),
+                          s.epsilon2, s.delta2});
+  }
   RunDir dir(s.out);
   dir.write_config(s.resolved);
   ParamMap eval = s.population.env_params;
@@ -371,7 +481,8 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   sum.seed = s.seed;
   sum.env_steps = r.iterations;
   sum.final_eval = ctx.last_eval();
-  if (s.mode != "non_private") sum.privacy = combined_report(s, rel ? &*rel : nullptr, r);
+  if (train_charge && r.report) ledger->settle(*train_charge, r.report->epsilon);
+  if (s.mode != "non_private") sum.privacy = combined_report(s, rel ? &*rel : nullptr, r, *ledger);
   auto env = envs::make_env(env_id, eval);
   RandomPolicy random(env->spec());
   const EvalStats rs = evaluate(*env, random, s.eval_episodes, s.seed, 0);
@@ -402,6 +513,8 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
     a.epsilon_reported = sum.privacy ? sum.privacy->epsilon : NAN;
     sum.audit_json = audit_report_json(a);
     sum.audit_refuted = a.refuted;
+    // it trained on the protected data again, uncharged: the record is not formal
+    if (sum.privacy) mark_audited(*sum.privacy);
     write_file_atomic(dir.path() / "audit.json", sum.audit_json + "\n");
   }
   dir.write_summary(sum);

@@ -16,7 +16,8 @@
 //                                     # DP-SGD baseline, Alg. 4 on all data) | non_private
 //   privacy:
 //     epsilon: 10                     # total budget
-//     delta: auto                     # auto: 1/m (m = experts the selection keeps)
+//     delta: auto                     # auto: 1/(10 m) (m = experts the selection keeps);
+//                                     # an explicit delta >= 1/m is warned on stderr (below)
 //     epsilon1_fraction: 0.75         # eps1 = fraction * eps (paper default 3/4); eps2 = the rest
 //     delta1_fraction: 0.9            # delta1 = fraction * delta (9/10); delta2 = the rest
 //     epsilon1: ...                   # or explicit parts (then eps1 + eps2 <= eps and
@@ -26,7 +27,12 @@
 //     noise: os-entropy               # or seeded (reproducible, not formal; warned): the
 //                                     # release's and the DP-SGD part's noise, both drawn as the
 //                                     # other private learners do (algos/private_noise.hpp)
-//   release: {trajectories: 25, max_length: 200, calibration: paper}   # T, L (public cap)
+//   release: {trajectories: 25, max_length: 200, calibration: paper, source: policies}
+//                                     # T, L (public cap); source policies: the examined
+//                                     # trajectories are fresh rollouts of the experts' policies
+//                                     # with secret (OS-entropy) randomness, the model the proof
+//                                     # covers (formal); recorded: the fixed demonstrations as
+//                                     # in the paper's Alg. 2 (formal: false; data_release.hpp)
 //   selective: {p: 0.8, noise_multiplier: 80, accounting: sound, accountant: pld,
 //               clip_norm: 1, max_iterations: 1e9}
 //                                     # calibrate_steps: N sets noise_multiplier to the value that
@@ -37,23 +43,38 @@
 //   audit: {canaries: 1000, white_box: true}   # optional: after training, a one-run audit of
 //                                     # the DP-SGD part against epsilon2 (selective_audit.hpp);
 //                                     # writes audit.json and summary.json "audit"
+// Default delta: 1/(10 m). (0, delta)-DP admits a mechanism that publishes each expert's whole
+// data independently with probability delta, exposing m delta experts on average: 1 at the
+// paper's 1/m, 0.1 at 1/(10 m). Beyond that the cost of a smaller delta is logarithmic (the
+// release's threshold shift and the DP-SGD accountant grow with ln(1/delta)).
 // Stages and files:
 //   <population.out>/                 experts and demonstrations (reused by content hash)
 //   <out>/release/                    stable/ (Minari) and release.json (sizes, the record and the
-//                                     stable prefix length of each episode; D_unst is rebuilt
-//                                     from the demonstrations, never stored); reused
-//                                     when its digest matches: rerunning a release would spend
-//                                     its budget again, so a finished release is never redrawn
+//                                     stable prefix lengths in the order of stable/); nothing in
+//                                     them names an expert, a recorded episode or a seed (each
+//                                     prefix's user_id is its position in stable/); D_unst is
+//                                     rebuilt from the demonstrations, never stored (recorded
+//                                     source: the per-demonstration lengths it needs live with
+//                                     the private data, <population.out>/release_private/);
+//                                     reused when its digest matches: a finished release is
+//                                     never redrawn
+//   <out>/pipeline_ledger.json        every draw on this directory's data (each release drawn,
+//                                     each train stage run), charged before it runs
+//                                     (pipeline_ledger.hpp); a new draw that would take the
+//                                     composed total past (epsilon, delta) is refused
 //   <out>/                            config.yaml, metrics.csv, summary.json, policy.bin,
 //                                     privacy_ledger.json, run.json (complete run: reused),
 //                                     timing.json (wall seconds per stage, the train stage's CPU
 //                                     seconds: the only file whose bytes vary)
-// summary.json "privacy" is the whole pipeline's record: epsilon = eps1 + eps2 spent, delta =
-// delta1 + delta2 (basic composition, Thm. 5.6), unit expert, add/remove one expert with all of
-// its trajectories, and each part's own record under details.parts. extra holds m, the stable
-// set's size, the iteration counts and random_return (a uniform policy on the same evaluation
-// episodes, for the normalised score (R - R_random) / (R_nonprivate - R_random)).
-// Every input is checked before any stage runs or any directory is created.
+// summary.json "privacy" is the whole pipeline's record: epsilon and delta = the basic composition
+// (Thm. 5.6) of every draw in pipeline_ledger.json (one run: eps1 + eps2 spent, delta1 +
+// delta2), unit expert, add/remove one expert (its policy and all of its trajectories), each
+// part's own record under details.parts and the ledger's charges under details.ledger. formal
+// needs OS-entropy noise, sound accounting, the policies source and no training audit (an audit
+// trains on the protected data again, uncharged: algos/audit/audit_report.hpp). extra holds m, the
+// stable set's size, the iteration counts and random_return (a uniform policy on the same
+// evaluation episodes, for the normalised score (R - R_random) / (R_nonprivate - R_random)). Every
+// input is checked before any stage runs or any directory is created.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +91,9 @@
 #include "engine/run_dir.hpp"
 
 namespace dprl::algos {
+
+// privacy.delta: auto = kAutoDeltaFactor / m.
+inline constexpr double kAutoDeltaFactor = 0.1;
 
 struct PipelineSpec {
   std::string name;

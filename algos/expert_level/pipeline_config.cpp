@@ -50,9 +50,18 @@ void read_privacy(const Node* node, PipelineSpec& s) {
   if (!(s.epsilon > 0.0) || !std::isfinite(s.epsilon))
     throw ParamError(
         fmt::format("{}: privacy.epsilon = {} must be finite and > 0", eps->where(), s.epsilon));
-  s.delta = number_or_auto(p.find("delta"), "privacy.delta", 1.0 / static_cast<double>(m));
+  // auto: 1/(10 m) (pipeline.hpp explains the choice); an explicit delta >= 1/m is allowed (the
+  // paper uses 1/m) but warned: (0, 1/m)-DP admits publishing one random expert's whole data
+  s.delta =
+      number_or_auto(p.find("delta"), "privacy.delta", kAutoDeltaFactor / static_cast<double>(m));
   if (!(s.delta > 0.0 && s.delta < 1.0))
     throw ParamError(fmt::format("{}: privacy.delta = {} must be in (0, 1)", p.where(), s.delta));
+  if (s.delta >= 1.0 / static_cast<double>(m))
+    fmt::print(stderr,
+               "dprl: warning: {}: privacy.delta = {:.6g} >= 1/m = {:.6g} (m = {} experts): a "
+               "mechanism that publishes one random expert's whole data meets such a delta; "
+               "use delta well below 1/m (auto: 1/(10 m))\n",
+               p.find("delta")->where(), s.delta, 1.0 / static_cast<double>(m), m);
   if (const Node* n = p.find("noise")) s.noise = n->as_string("privacy.noise");
   if (s.noise != "os-entropy" && s.noise != "seeded")
     throw ParamError(fmt::format("{}: privacy.noise must be os-entropy or seeded, not '{}'",
@@ -144,9 +153,11 @@ void read_release(const Node* node, PipelineSpec& s) {
                     "population.demos.max_steps = {}",
                     s.release.max_length, s.population.max_steps));
   const std::int64_t episodes = s.experts * s.population.episodes;
-  if (s.release.trajectories > episodes)
-    throw ParamError(fmt::format("release.trajectories = {} exceeds the {} demonstration episodes",
-                                 s.release.trajectories, episodes));
+  if (s.release.source == "recorded" && s.release.trajectories > episodes)
+    throw ParamError(
+        fmt::format("release.trajectories = {} exceeds the {} demonstration episodes "
+                    "(release.source: recorded)",
+                    s.release.trajectories, episodes));
   release_constants(s.release);  // the exact composition must stay within epsilon1
 }
 

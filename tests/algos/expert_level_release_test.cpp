@@ -1,14 +1,18 @@
 // DataRelease (paper 000 Alg. 1-2), the count function and the expert queries.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <vector>
 
 #include "algos/expert_level/data_release.hpp"
 #include "algos/expert_level/expert_queries.hpp"
+#include "algos/expert_level/expert_rollouts.hpp"
 #include "algos/nn_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "envs/register_envs.hpp"
 
 using namespace dprl;
 using namespace dprl::algos;
@@ -345,4 +349,103 @@ TEST_CASE("the stable prefix length follows the sparse-vector law exactly" *
   }
   // chi-squared with 6 degrees of freedom: P(chi2 > 38.258) = 1e-6 (upper quantile)
   CHECK(chi2 < 38.258);
+}
+
+TEST_CASE("the published D_stable names no expert, recorded episode or seed" *
+          doctest::test_suite("unit")) {
+  // episodes with user ids e % 4, seeds e, and source metadata holding a collection seed
+  Dataset data = make_data(4, 3, 6, 2);
+  DatasetInfo info = data.info();
+  info.metadata_json = R"({"population": "p", "collect_seed": 1234567890123})";
+  Dataset tagged(info);
+  for (std::size_t e = 0; e < data.num_episodes(); ++e)
+    tagged.add_episode_of(data, e, data.user_id(e));
+  const std::vector<std::size_t> examined = {7, 2, 9, 4};
+  std::vector<std::int64_t> k(tagged.num_episodes(), 0);
+  k[7] = 3, k[2] = 6, k[4] = 1;  // episode 9 examined, not stable
+  const Dataset out = stable_release(tagged, examined, k);
+  REQUIRE(out.num_episodes() == 3);
+  // examination order; user_id = the position in D_stable; no seed
+  const std::vector<std::size_t> from = {7, 2, 4};
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(out.user_id(i) == static_cast<std::int64_t>(i));
+    CHECK(out.episode_seed(i) == -1);
+    CHECK(out.episode_length(i) == static_cast<std::size_t>(k[from[i]]));
+    CHECK(out.obs(out.episode_start(i), i)[0] == static_cast<float>(from[i]));
+  }
+  CHECK_FALSE(out.terminated(out.episode_start(0) + 2));  // cut: flags cleared
+  CHECK(out.terminated(out.episode_start(1) + 5));        // whole episode keeps its flag
+  CHECK(out.info().metadata_json.find("collect_seed") == std::string::npos);
+  CHECK(out.info().metadata_json.find("population") == std::string::npos);
+  out.validate("stable");
+  // split_release (private D_unst) drops the source metadata too
+  const auto parts = split_release(tagged, k);
+  CHECK(parts.unstable.info().metadata_json.find("collect_seed") == std::string::npos);
+}
+
+TEST_CASE("the release's record is formal only for rollouts drawn inside the mechanism" *
+          doctest::test_suite("unit")) {
+  AgreeingExperts experts(4, 2);
+  NoLaplace noise;
+  DataReleaseParams p;
+  p.epsilon1 = 5;
+  p.delta1 = 1e-3;
+  p.trajectories = 3;
+  p.max_length = 10;
+  const Dataset data = make_data(4, 2, 5, 2);
+  p.source = "recorded";
+  const auto rec = release_report(p, data_release(data, experts, p, noise), "os_entropy", false);
+  CHECK_FALSE(rec.formal);
+  CHECK(rec.details_json.find("recorded source") != std::string::npos);
+  p.source = "policies";
+  // the policies source examines exactly the T rollouts given, in order
+  const Dataset rollouts = make_data(4, 1, 5, 2).subset(std::vector<std::size_t>{0, 1, 2});
+  const auto res = data_release_rollouts(rollouts, experts, p, noise);
+  CHECK(res.examined == std::vector<std::size_t>{0, 1, 2});
+  const auto pol = release_report(p, res, "os_entropy", false);
+  CHECK(pol.formal);
+  CHECK(pol.details_json.find("policy") != std::string::npos);
+  CHECK_FALSE(release_report(p, res, "seeded", true).formal);
+  // T must be the number of rollouts
+  CHECK_THROWS_AS(data_release_rollouts(make_data(4, 1, 5, 2), experts, p, noise), DataError);
+}
+
+TEST_CASE("expert rollouts draw the expert, the reset and the floor from the noise source" *
+          doctest::test_suite("unit")) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "dprl_expert_rollouts_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Rng rng(3);
+  std::vector<fs::path> files;
+  for (int i = 0; i < 3; ++i) {
+    nn::Mlp actor(nn::MlpShape({4, 8, 2}, nn::Act::kTanh));
+    nn::init_orthogonal(actor.shape(), actor.data(), rng, std::sqrt(2.0), 0.01);
+    NnPolicy pol("cartpole", NnPolicy::Mode::kArgmax, actor, 2);
+    files.push_back(dir / fmt::format("e{}.bin", i));
+    pol.save(files.back());
+  }
+  ParamMap params;
+  param_map_set(params, "max_episode_steps", {"30", "test"});
+  auto make = [&] { return envs::make_env("cartpole", params); };
+  auto a = privacy::make_seeded_noise(9, 1, 2, true);
+  auto b = privacy::make_seeded_noise(9, 1, 2, true);
+  auto c = privacy::make_seeded_noise(10, 1, 2, true);
+  const Dataset da = draw_expert_rollouts(make, files, 40, 0.2, *a);
+  const Dataset db = draw_expert_rollouts(make, files, 40, 0.2, *b);
+  const Dataset dc = draw_expert_rollouts(make, files, 40, 0.2, *c);
+  REQUIRE(da.num_episodes() == 40);
+  CHECK(std::equal(da.observations().begin(), da.observations().end(), db.observations().begin(),
+                   db.observations().end()));
+  CHECK(da.observations()[0] != dc.observations()[0]);  // another stream, another reset state
+  std::vector<int> per_expert(3, 0);
+  for (std::size_t e = 0; e < da.num_episodes(); ++e) {
+    CHECK(da.episode_seed(e) == -1);
+    CHECK(da.episode_length(e) <= 30);
+    ++per_expert.at(static_cast<std::size_t>(da.user_id(e)));
+  }
+  for (int n : per_expert) CHECK(n > 0);  // P(an expert never drawn) = 3 (2/3)^40 ~ 3e-7
+  da.validate("rollouts");
+  CHECK_THROWS_AS(draw_expert_rollouts(make, files, 0, 0.2, *a), ParamError);
+  fs::remove_all(dir);
 }

@@ -89,6 +89,29 @@ TEST_SUITE("unit") {
     CHECK_THROWS_AS(at.query(1.0), dprl::BudgetExceeded);
   }
 
+  TEST_CASE("secure SVT noise lies on a grid no coarser than the count sensitivity") {
+    // eps' = 2^-13: threshold noise Lap(2^14), query noise Lap(2^15). The default secure grid
+    // 2^(floor(log2 scale) - 12) would be 4 and 8, coarser than the count's sensitivity 1, so the
+    // coupling shifts (+1, +2) could not be matched; the SVT caps the grid at 1. With grid 1 a
+    // discrete Laplace of scale 2^14 is odd with probability about 1/2; if every one of 2000
+    // draws were a multiple of 4 (what the coarse grid gives) the grid would not be 1: that has
+    // probability about 4^-2000 under grid 1.
+    SvtPieces s{};
+    s.theta = 0;
+    s.threshold_shift = 0;
+    s.threshold_noise_scale = 0x1p14;
+    s.query_noise_scale = 0x1p15;
+    auto noise = make_seeded_noise(5, 0, 0, /*secure=*/true);
+    int off_coarse_grid = 0, off_unit_grid = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const double x = noisy_threshold(s, *noise);
+      off_coarse_grid += std::fmod(x, 4.0) != 0.0;
+      off_unit_grid += std::fmod(x, 1.0) != 0.0;
+    }
+    CHECK(off_coarse_grid > 0);
+    CHECK(off_unit_grid == 0);  // multiples of the grid 1
+  }
+
   TEST_CASE("Dirichlet epsilon (eq. 12) - exact m = 2 delta and the Lemma 1 radius") {
     DirichletParams p{10.0, 0.05, 0.01, 3, 2.0, 0.1};
     // eq. 12 by 30-digit mpmath (loggamma)

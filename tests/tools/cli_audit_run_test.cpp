@@ -77,6 +77,26 @@ TEST_SUITE("e2e") {
     CHECK(audit["epsilon_claimed"].get<double>() ==
           doctest::Approx(summary["privacy"]["epsilon"].get<double>()).epsilon(1e-9));
     CHECK(audit["epsilon_lower"].get<double>() < audit["epsilon_claimed"].get<double>());
+    // the audit trained on the protected data again, uncharged: the record says so, is not
+    // formal, and covers no audit output
+    auto audited_record = [](const nlohmann::json& p) {
+      CHECK(p["formal"] == false);
+      CHECK(p["details"]["audit"].get<std::string>().find("protected data") != std::string::npos);
+      for (const auto& c : p["covers"]) {
+        const std::string text = c;
+        CHECK(text.find("audit.json") == std::string::npos);
+        if (text.rfind("summary.json", 0) == 0) CHECK(text.find("except") != std::string::npos);
+      }
+    };
+    audited_record(summary["privacy"]);
+    // a run without an audit section, audited afterwards by dprl audit run: the same
+    const auto plain = (scratch() / "plain").string();
+    REQUIRE(dprl_cmd("run " + experiment(false) + " --quiet --out " + plain).code == 0);
+    const auto before = nlohmann::json::parse(dprl::read_file(fs::path(plain) / "summary.json"));
+    CHECK_FALSE(before["privacy"]["details"].contains("audit"));
+    REQUIRE(dprl_cmd("audit run " + plain + " --json").code == 0);
+    audited_record(
+        nlohmann::json::parse(dprl::read_file(fs::path(plain) / "summary.json"))["privacy"]);
 
     // the same configuration run with half the noise: refuted, exit 3, files updated
     r = dprl_cmd("audit run " + run + " --mis-specify halve-noise --json");

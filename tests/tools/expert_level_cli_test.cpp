@@ -59,7 +59,7 @@ TEST_SUITE("e2e") {
     CHECK(e2 <= 2.5);
     const double m = s.at("extra").at("experts");
     CHECK(m == 32);
-    CHECK(p.at("delta").get<double>() == doctest::Approx(1.0 / 32));  // delta = 1/m
+    CHECK(p.at("delta").get<double>() == doctest::Approx(0.1 / 32));  // delta = 1/(10 m)
     CHECK(fs::exists(d / "population" / "manifest.json"));
     CHECK(fs::exists(d / "population" / "experts" / "expert_00031.bin"));
     CHECK(fs::exists(d / "train" / "release" / "release.json"));
@@ -81,7 +81,7 @@ TEST_SUITE("e2e") {
     CHECK(aj.at("epsilon_reported").get<double>() == doctest::Approx(e1 + e2));
     CHECK(aj.at("refuted") == false);
     CHECK(nlohmann::json::parse(dprl::read_file(d / "train" / "audit.json")) == aj);
-    // a random subset of 16 experts (paper Fig. 4): delta = 1/16, the population reused
+    // a random subset of 16 experts (paper Fig. 4): delta = 1/160, the population reused
     const auto r3 =
         dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train16").string() +
                  " --set population.out=" + (d / "population").string() +
@@ -94,7 +94,7 @@ TEST_SUITE("e2e") {
     CHECK(s16.at("audit").at("mode") == "white-box");
     CHECK(fs::exists(d / "train16" / "audit.json"));
     CHECK(s16.at("extra").at("experts") == 16);
-    CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(1.0 / 16));
+    CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(0.1 / 16));
     CHECK(dprl_cmd(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
   }
 
@@ -135,11 +135,13 @@ TEST_SUITE("e2e") {
     };
     bad("privacy.epsilon2=5", "exceeds epsilon");  // eps1 + eps2 = 7.5 + 5 > 10
     bad("privacy.epsilon1=12", "exceeds epsilon");
-    bad("privacy.delta2=0.03", "exceeds delta");  // delta1 + delta2 = 0.028 + 0.03 > 1/32
+    bad("privacy.delta2=0.03", "exceeds delta");  // delta2 = 0.03 > delta = 1/320
     bad("population.action_floor=0.5", "population.action_floor");
     bad("population.action_floor=0", "population.action_floor");
     bad("population.env.id=pendulum", "continuous actions");
-    bad("release.trajectories=100000", "release.trajectories");
+    // more examined demonstrations than recorded (rollouts have no such bound)
+    bad("release.source=recorded' --set 'release.trajectories=100000", "release.trajectories");
+    bad("release.source=fresh", "release.source");
     bad("selective.accounting=optimistic", "selective.accounting");
     bad("mode=private", "mode");
     bad("learner.id=ppo", "offline learner");
