@@ -2,9 +2,8 @@
 // Gaussian mechanism (sampling rate 0.01, noise multiplier 1), by PLD and by RDP.
 #include <cmath>
 #include <cstdio>
-
-#include "privacy/pld_accountant.hpp"
-#include "privacy/rdp_accountant.hpp"
+#include <dprl/privacy/pld_accountant.hpp>
+#include <dprl/privacy/rdp_accountant.hpp>
 
 int main() {
   using dprl::privacy::DpEvent;

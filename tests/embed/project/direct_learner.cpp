@@ -1,12 +1,11 @@
 // An offline learner used as a plain C++ object, without the experiment runner: collect a dataset
 // from an env, construct Behaviour Cloning directly, train it and evaluate its greedy policy.
 #include <cstdio>
+#include <dprl/algos/collect.hpp>
+#include <dprl/algos/offline/bc.hpp>
+#include <dprl/engine/policy.hpp>
+#include <dprl/envs/register_envs.hpp>
 #include <memory>
-
-#include "algos/collect.hpp"
-#include "algos/offline/bc.hpp"
-#include "engine/policy.hpp"
-#include "envs/register_envs.hpp"
 
 int main() {
   auto env = dprl::envs::make_env("cartpole");

@@ -2,10 +2,9 @@
 // seed derived from the run's root seed, as the engine's own loops do.
 #include <cstdint>
 #include <cstdio>
+#include <dprl/engine/rng.hpp>
+#include <dprl/envs/register_envs.hpp>
 #include <vector>
-
-#include "engine/rng.hpp"
-#include "envs/register_envs.hpp"
 
 int main() {
   const std::uint64_t root = 123;

@@ -1,10 +1,8 @@
 // An experiment from a YAML text through the same runner the command line uses, without writing
 // a run directory; the summary comes back as a struct.
-#include "algos/experiment.hpp"
-
 #include <cstdio>
-
-#include "engine/config.hpp"
+#include <dprl/algos/experiment.hpp>
+#include <dprl/engine/config.hpp>
 
 int main() {
   const dprl::Node config = dprl::parse_yaml(

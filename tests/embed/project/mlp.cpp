@@ -3,10 +3,9 @@
 // the library boundary here, so both sides must agree on Eigen's alignment settings).
 #include <cmath>
 #include <cstdio>
-
-#include "engine/nn_mlp.hpp"
-#include "engine/nn_optim.hpp"
-#include "engine/rng.hpp"
+#include <dprl/engine/nn_mlp.hpp>
+#include <dprl/engine/nn_optim.hpp>
+#include <dprl/engine/rng.hpp>
 
 int main() {
   namespace nn = dprl::nn;
