@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "algos/algorithm.hpp"
+#include "engine/eigen_abi.hpp"
 #include "envs/linear_mdp.hpp"
 
 namespace dprl::privacy {

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/eigen_abi.hpp"
 #include "engine/run_dir.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/release_tap.hpp"

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/eigen_abi.hpp"
 #include "engine/rng.hpp"
 
 namespace dprl::nn {

@@ -27,6 +27,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/eigen_abi.hpp"
+
 namespace dprl::privacy::audit {
 
 class GaussianDiscriminant {
