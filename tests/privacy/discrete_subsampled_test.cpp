@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "engine/error.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/best_accountant.hpp"
 #include "privacy/dp_event.hpp"
