@@ -55,9 +55,11 @@ TEST_SUITE("unit") {
 
   TEST_CASE("subsampled discrete Gaussian: small-q expansion a q^2 (e^(1/z^2) - 1) / 2") {
     // A_a - 1 = C(a,2) q^2 (1-q)^(a-2) (e^(1/z^2) - 1) + O(q^3), so RDP(a) = a q^2 (e^(1/z^2) - 1)
-    // / 2 (1 + O(a q)); at q = 1e-6 the relative remainder is below 1e-4.
+    // / 2 (1 + O(a q)) while q^(l-2) e^((l^2 - l) / (2 z^2)) stays small for l <= a; at q = 1e-6
+    // the relative remainder is below 1e-4 (not at z = 0.8, a = 32, where e^(775) q^30 is not)
     for (double z : {0.8, 2.0, 5.0})
       for (double a : {2.0, 8.0, 32.0}) {
+        if (z < 1.0 && a > 8.0) continue;
         CAPTURE(z);
         CAPTURE(a);
         const double q = 1e-6;
