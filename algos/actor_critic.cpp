@@ -322,13 +322,19 @@ void ActorCritic::sync_run(Run& r, StateIo& io, std::uint64_t& ledger_entries) {
 
 void ActorCritic::resume_budget(Run& r, const TrainContext& ctx,
                                 std::uint64_t ledger_entries) const {
+  // After a fall-back to checkpoint.prev.bin with fresh noise the episodes after it are drawn
+  // again with other noise, while the lost newest checkpoint's rows (and epsilon) may have been
+  // published; the record's epsilon counts the releases of this process only, so it would miss
+  // them. Refused, as selective DP-SGD does.
+  if (r.priv && p_.noise != "seeded" && ctx.resumed_from_previous())
+    throw DataError(
+        "actor_critic: the newest checkpoint is missing or damaged and the noise is not seeded, so "
+        "the run cannot continue from checkpoint.prev.bin without losing count of its releases");
   if (!r.ledger) return;
   r.ledger->reuse_from(static_cast<std::size_t>(ledger_entries));
   // The charges after the checkpoint paid for releases the killed process never wrote out. Not
-  // when the ledger is shared with other runs (their charges interleave), nor, with fresh
-  // noise, after a fall-back to checkpoint.prev.bin (the lost newest checkpoint held weights
-  // made by them): those are paid again.
-  const bool reuse = ledger_in_run_dir_ && (!ctx.resumed_from_previous() || p_.noise == "seeded");
+  // when the ledger is shared with other runs (their charges interleave).
+  const bool reuse = ledger_in_run_dir_;
   if (!reuse) r.ledger->reuse_from(r.ledger->entries().size());
 }
 

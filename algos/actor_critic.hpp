@@ -179,7 +179,8 @@ class ActorCritic final : public Algorithm {
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }
   // Checkpoints between episodes (weights, release counts, the running figures, the budget's
   // position and the noise stream); a resumed private run uses the ledger charges its killed
-  // process made after the checkpoint instead of charging again (algos/checkpoint.hpp).
+  // process made after the checkpoint instead of charging again (algos/checkpoint.hpp). A
+  // private run with fresh (os-entropy) noise refuses to resume from checkpoint.prev.bin.
   bool resumable() const override { return true; }
 
   const Params& ac_params() const { return p_; }

@@ -26,10 +26,13 @@
 // again (a charge that is not the block's, by label, count and event, is refused as a changed
 // ledger). A seeded run draws the same noise again: the resumed run is the uninterrupted one
 // byte for byte, ledger included. After a fall-back to checkpoint.prev.bin with fresh
-// (os-entropy) noise, the model of the lost newest checkpoint may have been released, so the
-// steps after the previous checkpoint are charged again; if the budget cannot pay them the
-// resume is refused (BudgetExceeded). A resume of a run killed before its first checkpoint
-// starts from step 0 and counts every charge already in the ledger.
+// (os-entropy) noise, the model of the lost newest checkpoint may have been released, so every
+// step after the previous checkpoint is charged again, also the steps up to the end of the block
+// charged before it (they are drawn a second time); if the budget cannot pay them the resume is
+// refused (BudgetExceeded). Learners whose epsilon counts releases rather than ledger charges
+// (actor_critic, lsvi_ucb) and selective DP-SGD refuse such a fall-back (DataError). A resume of a
+// run killed before its first checkpoint starts from step 0 and counts every charge already in the
+// ledger.
 //
 // Test hooks (environment variables, for the kill-and-resume tests): DPRL_TEST_KILL_AT_STEP=K makes
 // the process SIGKILL itself at the first checkpoint_due() check at or past step K;

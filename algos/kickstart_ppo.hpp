@@ -21,7 +21,7 @@
 // It is not DP of the teacher's training data, and it does not cover the run's outputs: the
 // student's policy and metrics read the observations themselves, so formal is always false. The
 // Lipschitz constant is certified (power-iteration estimate reported beside the certified upper
-// bound). noise: os_entropy (default) or seeded (reproducible; anyone with the seed can regenerate
+// bound). noise: os-entropy (default) or seeded (reproducible; anyone with the seed can regenerate
 // the answers).
 //
 // style: cleanrl (ppo.py's update) or spinning_up (PpoUpdateStyle); the registered alias
@@ -52,7 +52,7 @@
 // | lambda              | 0.5        | scale of the threshold alpha (eq. 15)                  |
 // | beta                | 0.05       | confidence of Lemma 1's radius                         |
 // | weight              | 1          | w, the imitation term's weight (the paper: 1)          |
-// | noise               | os_entropy | os_entropy or seeded                                   |
+// | noise               | os-entropy | os-entropy or seeded                                   |
 #pragma once
 
 #include <Eigen/Core>
@@ -90,7 +90,7 @@ struct PpoKickstartParams : PpoParams {
   double weight = 1.0;
   double budget_epsilon = 0;
   double budget_delta = 0;
-  std::string noise = "os_entropy";
+  std::string noise = "os-entropy";
   std::int64_t delta_samples = 100000;
 
   template <class V>
@@ -120,7 +120,7 @@ struct PpoKickstartParams : PpoParams {
     v("weight", weight, Range::non_negative(), "weight of the imitation term");
     v("budget_epsilon", budget_epsilon, Range::non_negative(), "total epsilon budget (0: none)");
     v("budget_delta", budget_delta, Range::right_open(0, 1), "total delta budget (0: none)");
-    v("noise", noise, Choices{{"os_entropy", "seeded"}}, "noise of the teacher's answers");
+    v("noise", noise, Choices{{"os-entropy", "seeded"}}, "noise of the teacher's answers");
     v("delta_samples", delta_samples, Range::closed(1000, 1e9),
       "Monte Carlo draws per k for delta (m > 2)");
   }

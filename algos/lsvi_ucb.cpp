@@ -481,7 +481,14 @@ std::vector<double> LsviUcb::run(const envs::LinearMdpModel& m, std::int64_t K, 
   };
   // regret rows (and the progress line's regret) come from releases
   if (ctx && s.priv) ctx->hold_metrics_until_checkpoints();
-  if (ctx) ctx->resume(sync);
+  // After a fall-back to checkpoint.prev.bin with fresh noise the tree nodes completed after it
+  // would be drawn again with other noise, while rows made from the first draws were flushed with
+  // the lost newest checkpoint; the epsilon counts one draw per node. Refused, as selective
+  // DP-SGD does.
+  if (ctx && ctx->resume(sync) && s.priv && p_.noise != "seeded" && ctx->resumed_from_previous())
+    throw DataError(
+        "lsvi_ucb: the newest checkpoint is missing or damaged and the noise is not seeded, so the "
+        "run cannot continue from checkpoint.prev.bin without losing count of its releases");
   for (std::int64_t k = next; k < K; ++k) {
     if (s.update_due(k, plan.batch_len, plan.max_updates, updates_)) {
       s.round = updates_ + 1;

@@ -100,6 +100,7 @@ static nlohmann::ordered_json privacy_report_json(const PrivacyReport& r) {
   p["unit"] = r.unit;
   p["sensitivity"] = r.sensitivity;
   p["covers"] = r.covers;
+  p["not_covered"] = r.not_covered;
   p["formal"] = r.formal;
   p["noise_source"] = r.noise_source;
   p["reproducible_noise"] = r.reproducible_noise;

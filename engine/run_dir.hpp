@@ -37,10 +37,19 @@ struct EvalStats {
 // The guarantee record of a private output: what (epsilon, delta) was spent, for which neighbouring
 // relation and privacy unit, and which published outputs it covers. summary.json's "privacy":
 //   {epsilon (number or "inf"), delta, accountant, neighbouring ("add-remove" | "replace"),
-//    unit, sensitivity, covers [...], formal, noise_source, reproducible_noise, details}
+//    unit, sensitivity, covers [...], not_covered [...], formal, noise_source,
+//    reproducible_noise, details}
+// not_covered names the files written next to the covered ones that the guarantee does NOT
+// cover; every record names timing.json (kTimingNotCovered) there: its wall and CPU seconds per
+// stage depend on the data and on the secret sample sizes, so whoever publishes a run publishes
+// it only with that understood.
 // formal is true only when every output the run publishes is post-processing of the accounted
 // releases under the stated relation, with noise nobody else can regenerate; otherwise covers and
 // details say exactly what the figures do and do not cover.
+inline constexpr const char* kTimingNotCovered =
+    "timing.json (wall and CPU seconds per stage: they depend on the data and on the secret "
+    "sample sizes; a timing side channel, not covered)";
+
 struct PrivacyReport {
   double epsilon = 0;  // +inf is written as the string "inf"
   double delta = 0;
@@ -52,6 +61,8 @@ struct PrivacyReport {
   std::string unit;  // one individual: sample, transition, trajectory, episode, expert, query
   std::string sensitivity;          // e.g. "L2 2C per released vector"
   std::vector<std::string> covers;  // files and figures the guarantee covers
+  // files written next to them that it does not cover (a learner may add its own)
+  std::vector<std::string> not_covered = {kTimingNotCovered};
   bool formal = false;
   std::string noise_source;         // "seeded", "os-entropy(secure)", ...
   bool reproducible_noise = false;  // seeded noise: anyone holding the seed can subtract it

@@ -29,6 +29,10 @@ void BestAccountant::compose(const DpEvent& e, std::int64_t count) {
 BestAccountant::Parts BestAccountant::epsilon_parts(double delta) const {
   check_delta(delta);
   Parts p{rdp_.epsilon(delta), math::kInf, ""};
+  if (pld_.uses_rdp_bound()) {
+    p.pld_error = "pld has no proven privacy loss distribution for the discrete Gaussian";
+    return p;
+  }
   try {
     p.pld = pld_.epsilon(delta);
   } catch (const ParamError& e) {

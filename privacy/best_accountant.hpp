@@ -4,8 +4,9 @@
 // When the PLD accountant cannot evaluate a composition (its loss grid would exceed its limits,
 // which happens for very small noise multipliers or astronomically many steps; see
 // pld_accountant.hpp) it throws ParamError; "best" then takes +inf for PLD and so reports RDP's
-// epsilon, and epsilon_parts() says why. Events must be supported by both accountants (ParamError
-// otherwise, composing nothing).
+// epsilon, and epsilon_parts() says why. With a discrete_gaussian event composed (secure noise),
+// PLD has no proven curve and "best" is the RDP bound (pld_error says so). Events must be supported
+// by both accountants (ParamError otherwise, composing nothing).
 #pragma once
 
 #include <memory>

@@ -17,6 +17,9 @@
 
 namespace dprl::privacy {
 
+// Incremented in every forked child, so a generator notices a fork without a system call.
+std::atomic<std::uint64_t> chacha20_fork_generation{0};
+
 namespace {
 
 constexpr std::uint32_t rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
@@ -36,9 +39,7 @@ inline void quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::u
   b = rotl(b, 7);
 }
 
-// Incremented in every forked child, so a generator notices a fork without a system call.
-std::atomic<std::uint64_t> fork_generation{0};
-void on_fork_child() { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+void on_fork_child() { chacha20_fork_generation.fetch_add(1, std::memory_order_relaxed); }
 const int fork_hook = pthread_atfork(nullptr, nullptr, on_fork_child);
 
 void os_bytes(void* dst, std::size_t size) {
@@ -82,7 +83,7 @@ Chacha20Rng::Chacha20Rng() { rekey_from_os(); }
 void Chacha20Rng::rekey_from_os() {
   os_bytes(key_.data(), sizeof(key_));
   refills_ = 0;
-  fork_generation_ = fork_generation.load(std::memory_order_relaxed);
+  fork_generation_ = chacha20_fork_generation.load(std::memory_order_relaxed);
 }
 
 // kLanes blocks at once, structure of arrays (x[word][lane]) so the compiler vectorises each
@@ -191,6 +192,8 @@ void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t bas
 }
 
 void Chacha20Rng::fill(std::uint64_t* out, std::size_t n) {
+  // a forked child rekeys before its first word, as in next_u64
+  if (chacha20_fork_generation.load(std::memory_order_relaxed) != fork_generation_) refill();
   while (n > 0) {
     if (pos_ == kWords) refill();
     const std::size_t take = std::min<std::size_t>(n, static_cast<std::size_t>(kWords - pos_));
@@ -202,7 +205,8 @@ void Chacha20Rng::fill(std::uint64_t* out, std::size_t n) {
 }
 
 void Chacha20Rng::refill() {
-  if (refills_ >= (1u << 20) || fork_generation.load(std::memory_order_relaxed) != fork_generation_)
+  if (refills_ >= (1u << 20) ||
+      chacha20_fork_generation.load(std::memory_order_relaxed) != fork_generation_)
     rekey_from_os();
   ++refills_;
   // each refill uses a fresh key, so the counter restarts at 0 with a zero nonce

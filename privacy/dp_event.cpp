@@ -18,6 +18,15 @@ DpEvent DpEvent::gaussian(double noise_multiplier) {
   return DpEvent(Kind::kGaussian, noise_multiplier, 1, {});
 }
 
+DpEvent DpEvent::discrete_gaussian(double noise_multiplier) {
+  if (!(noise_multiplier >= 0.0) || !std::isfinite(noise_multiplier)) {
+    throw ParamError(
+        fmt::format("discrete_gaussian event: noise_multiplier = {} must be finite and >= 0",
+                    noise_multiplier));
+  }
+  return DpEvent(Kind::kDiscreteGaussian, noise_multiplier, 1, {});
+}
+
 DpEvent DpEvent::laplace(double scale) {
   if (!(scale > 0.0) || !std::isfinite(scale)) {
     throw ParamError(fmt::format("laplace event: scale = {} must be finite and > 0", scale));
@@ -57,6 +66,8 @@ std::string DpEvent::describe() const {
   switch (kind_) {
     case Kind::kGaussian:
       return fmt::format("gaussian(z={})", value_);
+    case Kind::kDiscreteGaussian:
+      return fmt::format("discrete_gaussian(z={})", value_);
     case Kind::kLaplace:
       return fmt::format("laplace(b={})", value_);
     case Kind::kPoissonSampled:
@@ -79,6 +90,8 @@ nlohmann::json event_to_json(const DpEvent& e) {
   switch (e.kind()) {
     case DpEvent::Kind::kGaussian:
       return {{"kind", "gaussian"}, {"noise_multiplier", e.noise_multiplier()}};
+    case DpEvent::Kind::kDiscreteGaussian:
+      return {{"kind", "discrete_gaussian"}, {"noise_multiplier", e.noise_multiplier()}};
     case DpEvent::Kind::kLaplace:
       return {{"kind", "laplace"}, {"scale", e.laplace_scale()}};
     case DpEvent::Kind::kPoissonSampled:
@@ -113,6 +126,7 @@ DpEvent event_from_json(const nlohmann::json& j) {
     return event_from_json(j["event"]);
   };
   if (kind == "gaussian") return DpEvent::gaussian(num("noise_multiplier"));
+  if (kind == "discrete_gaussian") return DpEvent::discrete_gaussian(num("noise_multiplier"));
   if (kind == "laplace") return DpEvent::laplace(num("scale"));
   if (kind == "poisson_sampled")
     return DpEvent::poisson_sampled(num("sampling_probability"), child());
@@ -131,8 +145,8 @@ DpEvent event_from_json(const nlohmann::json& j) {
     return DpEvent::composed(std::move(events));
   }
   throw DataError(fmt::format(
-      "dp event: unknown kind '{}' (valid: gaussian, laplace, poisson_sampled, self_composed, "
-      "composed)",
+      "dp event: unknown kind '{}' (valid: gaussian, discrete_gaussian, laplace, poisson_sampled, "
+      "self_composed, composed)",
       kind));
 }
 
@@ -148,9 +162,20 @@ DpEvent DpEvent::from_json(std::string_view text) {
   return event_from_json(j);
 }
 
-DpEvent dpsgd_event(double noise_multiplier, double sampling_probability, std::int64_t steps) {
+DpEvent dpsgd_event(double noise_multiplier, double sampling_probability, std::int64_t steps,
+                    bool discrete) {
   return DpEvent::self_composed(
-      DpEvent::poisson_sampled(sampling_probability, DpEvent::gaussian(noise_multiplier)), steps);
+      DpEvent::poisson_sampled(sampling_probability,
+                               discrete ? DpEvent::discrete_gaussian(noise_multiplier)
+                                        : DpEvent::gaussian(noise_multiplier)),
+      steps);
+}
+
+bool contains_discrete_gaussian(const DpEvent& e) {
+  if (e.kind() == DpEvent::Kind::kDiscreteGaussian) return true;
+  for (const auto& c : e.events())
+    if (contains_discrete_gaussian(c)) return true;
+  return false;
 }
 
 }  // namespace dprl::privacy

@@ -10,6 +10,7 @@
 
 #include "engine/error.hpp"
 #include "privacy/pld_curves.hpp"
+#include "privacy/rdp_accountant.hpp"
 #include "privacy/special_math.hpp"
 
 namespace dprl::privacy {
@@ -176,11 +177,14 @@ PldAccountant::PldAccountant(double interval) : interval_(interval) {
 bool PldAccountant::supports(const DpEvent& e) const {
   switch (e.kind()) {
     case DpEvent::Kind::kGaussian:
+    case DpEvent::Kind::kDiscreteGaussian:
       return e.noise_multiplier() > 0.0;
     case DpEvent::Kind::kLaplace:
       return true;
     case DpEvent::Kind::kPoissonSampled:
-      return e.inner().kind() == DpEvent::Kind::kGaussian && e.inner().noise_multiplier() > 0.0;
+      return (e.inner().kind() == DpEvent::Kind::kGaussian ||
+              e.inner().kind() == DpEvent::Kind::kDiscreteGaussian) &&
+             e.inner().noise_multiplier() > 0.0;
     case DpEvent::Kind::kSelfComposed:
       return supports(e.inner());
     case DpEvent::Kind::kComposed:
@@ -194,11 +198,13 @@ void PldAccountant::compose(const DpEvent& event, std::int64_t count) {
   if (count < 1) throw ParamError(fmt::format("pld accountant: count = {} must be >= 1", count));
   if (!supports(event)) {
     throw ParamError(fmt::format(
-        "pld accountant does not support event {} (supported: gaussian(z > 0), laplace, "
-        "poisson_sampled(gaussian), and their compositions)",
+        "pld accountant does not support event {} (supported: gaussian(z > 0), "
+        "discrete_gaussian(z > 0) through the rdp bound, laplace, poisson_sampled(gaussian or "
+        "discrete_gaussian), and their compositions)",
         event.describe()));
   }
   add(event, static_cast<double>(count));
+  events_.emplace_back(event, count);
 }
 
 void PldAccountant::add(const DpEvent& e, double count) {
@@ -207,10 +213,17 @@ void PldAccountant::add(const DpEvent& e, double count) {
     case DpEvent::Kind::kGaussian:
       a = {0, 1.0, e.noise_multiplier(), count};
       break;
+    case DpEvent::Kind::kDiscreteGaussian:
+      discrete_ = true;  // no proven PLD: epsilon() takes the RDP bound of everything
+      return;
     case DpEvent::Kind::kLaplace:
       a = {1, 1.0, e.laplace_scale(), count};
       break;
     case DpEvent::Kind::kPoissonSampled:
+      if (e.inner().kind() == DpEvent::Kind::kDiscreteGaussian) {
+        discrete_ = true;
+        return;
+      }
       a = {0, e.sampling_probability(), e.inner().noise_multiplier(), count};
       break;
     case DpEvent::Kind::kSelfComposed:
@@ -231,6 +244,12 @@ void PldAccountant::add(const DpEvent& e, double count) {
 
 double PldAccountant::epsilon(double delta) const {
   check_delta(delta);
+  if (discrete_) {
+    // the proven bound of the whole composition (rdp_accountant.hpp), never the continuous curve
+    RdpAccountant rdp;
+    for (const auto& [e, n] : events_) rdp.compose(e, n);
+    return rdp.epsilon(delta);
+  }
   if (atoms_.empty()) return 0.0;
   auto direction = [&](bool remove) {
     // the +inf masses first: when they alone exceed delta, epsilon is +inf whatever the rest does,

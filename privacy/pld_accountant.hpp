@@ -5,7 +5,11 @@
 // Distributions" (the discretization); Google dp_accounting's PLDAccountant (defaults we match:
 // value_discretization_interval h = 1e-4, tail-mass truncation 1e-15).
 // Events: gaussian(z), laplace(b), poisson_sampled(q, gaussian(z)), and their self-compositions
-// and compositions; anything else is refused with ParamError.
+// and compositions; anything else is refused with ParamError. discrete_gaussian(z), sampled or
+// not (the secure noise), has no proven privacy loss distribution here (its curve is not the
+// continuous Gaussian's): once one is composed, epsilon() is the RDP accountant's proven bound of
+// the WHOLE composition (rdp_accountant.hpp: Zhu-Wang's Poisson-subsampling bound on the discrete
+// Gaussian's RDP), never the continuous curve; uses_rdp_bound() says so.
 // Neighbouring relation: add or remove one unit. Both directions (remove: P = mixture, Q =
 // N(0, z^2); add: the reverse) are composed separately and epsilon is the larger of the two.
 // Discretization (pessimistic by construction; pld_curves.hpp): for each single mechanism the
@@ -78,6 +82,8 @@ class PldAccountant : public Accountant {
   std::unique_ptr<Accountant> clone() const override {
     return std::make_unique<PldAccountant>(*this);
   }
+  // True once a discrete_gaussian event is composed: epsilon() is then the RDP bound.
+  bool uses_rdp_bound() const { return discrete_; }
 
  private:
   // a flattened event: kind (0 gaussian/subsampled gaussian, 1 laplace), q, z or b, count
@@ -90,6 +96,8 @@ class PldAccountant : public Accountant {
   void add(const DpEvent& e, double count);
   double interval_;
   std::vector<Atom> atoms_;
+  bool discrete_ = false;
+  std::vector<std::pair<DpEvent, std::int64_t>> events_;  // everything composed, for the RDP bound
 };
 
 }  // namespace dprl::privacy

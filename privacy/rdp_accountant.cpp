@@ -135,6 +135,58 @@ double rdp_sg(double q, double z, double order, bool signed_terms) {
   return std::max(rdp, std::numeric_limits<double>::denorm_min());
 }
 
+// Zhu and Wang 2019 ("Poisson Subsampled Renyi Differential Privacy", ICML, Thm. 6, the bound
+// for ANY mechanism with RDP curve eps(l)) at integer order a >= 2, for the base curve
+// eps(l) = l / (2 z^2) of the discrete Gaussian:
+//   A_a <= (1-q)^(a-1) (1 + (a-1) q) + C(a,2) q^2 (1-q)^(a-2) e^(eps(2))
+//          + 3 sum_{l=3..a} C(a,l) q^l (1-q)^(a-l) e^((l-1) eps(l)),   RDP(a) = log(A_a) / (a-1).
+// The first term is the binomial weight of l = 0 and l = 1, and the weights sum to 1, so A_a - 1
+// is the positive sum of C(a,l) q^l (1-q)^(a-l) w_l with w_2 = e^(1/z^2) - 1 and
+// w_l = 3 e^((l^2 - l) / (2 z^2)) - 1 (l >= 3), summed in log space as in log_a_int.
+double log_a_zhu_wang(double q, double z, int a) {
+  const double log_q = std::log(q);
+  const double log_1mq = std::log1p(-q);
+  const double inv_2z2 = 1.0 / (2.0 * z * z);
+  const double log_z = std::log(z);
+  double terms_max = -kInf;
+  thread_local std::vector<double> terms;
+  terms.assign(static_cast<std::size_t>(a) + 1, -kInf);
+  double log_c = std::log(0.5 * a * (a - 1.0));  // log C(a, 2)
+  for (int i = 2; i <= a; ++i) {
+    double log_w;
+    if (i == 2) {
+      log_w = log_expm1_exponent(2.0, inv_2z2, log_z);
+    } else {
+      const double e = (double(i) * i - i) * inv_2z2;
+      log_w = e > 40.0 ? e + std::log(3.0 - std::exp(-e)) : std::log(3.0 * std::expm1(e) + 2.0);
+    }
+    const double t = log_c + i * log_q + (a - i) * log_1mq + log_w;
+    terms[i] = t;
+    terms_max = std::max(terms_max, t);
+    log_c += std::log(double(a - i)) - std::log(double(i + 1));
+  }
+  if (terms_max == kInf) return kInf;
+  double s = 0.0;
+  for (int i = 2; i <= a; ++i) s += std::exp(terms[i] - terms_max);
+  const double log_am1 = terms_max + std::log(s);
+  return log_am1 < 0.0 ? std::log1p(std::exp(log_am1)) : log_am1 + std::log1p(std::exp(-log_am1));
+}
+
+double rdp_sdg(double q, double z, double order) {
+  if (z == 0.0 || !std::isfinite(1.0 / (2.0 * z * z))) return kInf;
+  // the unsampled discrete Gaussian: a / (2 z^2) (CKS 2020); also a bound for every q, since
+  // Poisson subsampling never raises a Renyi divergence (joint convexity)
+  const double base = std::max(order / (2.0 * z * z), std::numeric_limits<double>::denorm_min());
+  if (q == 1.0) return base;
+  // Renyi divergences are non-decreasing in the order: a fractional order takes ceil(order)
+  constexpr double kMaxIntOrder = 100000;
+  const double up = std::ceil(order);
+  if (up >= kMaxIntOrder) return base;
+  const double zw = log_a_zhu_wang(q, z, static_cast<int>(up)) / (up - 1.0);
+  if (std::isnan(zw)) return base;
+  return std::max(std::min(base, zw), std::numeric_limits<double>::denorm_min());
+}
+
 void check_q_z(double q, double z) {
   if (!(q > 0.0 && q <= 1.0)) {
     throw ParamError(fmt::format("sampling_probability = {} must be in (0, 1]", q));
@@ -169,6 +221,13 @@ double rdp_subsampled_gaussian(double q, double z, double order) {
 double rdp_subsampled_gaussian_abs_series(double q, double z, double order) {
   check_q_z(q, z);
   return rdp_sg(q, z, order, false);
+}
+
+double rdp_subsampled_discrete_gaussian(double q, double z, double order) {
+  check_q_z(q, z);
+  if (!(order > 1.0) || !std::isfinite(order))
+    throw ParamError(fmt::format("order = {} must be finite and > 1", order));
+  return rdp_sdg(q, z, order);
 }
 
 double rdp_laplace(double b, double a) {
@@ -223,10 +282,12 @@ RdpAccountant::RdpAccountant(std::vector<double> orders) : orders_(std::move(ord
 bool RdpAccountant::supports(const DpEvent& e) const {
   switch (e.kind()) {
     case DpEvent::Kind::kGaussian:
+    case DpEvent::Kind::kDiscreteGaussian:
     case DpEvent::Kind::kLaplace:
       return true;
     case DpEvent::Kind::kPoissonSampled:
-      return e.inner().kind() == DpEvent::Kind::kGaussian;
+      return e.inner().kind() == DpEvent::Kind::kGaussian ||
+             e.inner().kind() == DpEvent::Kind::kDiscreteGaussian;
     case DpEvent::Kind::kSelfComposed:
       return supports(e.inner());
     case DpEvent::Kind::kComposed:
@@ -240,8 +301,9 @@ void RdpAccountant::compose(const DpEvent& event, std::int64_t count) {
   if (count < 1) throw ParamError(fmt::format("rdp accountant: count = {} must be >= 1", count));
   if (!supports(event)) {
     throw ParamError(
-        fmt::format("rdp accountant does not support event {} (supported: gaussian, laplace, "
-                    "poisson_sampled(gaussian), and their compositions)",
+        fmt::format("rdp accountant does not support event {} (supported: gaussian, "
+                    "discrete_gaussian, laplace, poisson_sampled(gaussian or discrete_gaussian), "
+                    "and their compositions)",
                     event.describe()));
   }
   add(event, static_cast<double>(count));
@@ -254,12 +316,24 @@ void RdpAccountant::add(const DpEvent& e, double count) {
         rdp_[i] += count * rdp_sg(1.0, e.noise_multiplier(), orders_[i], true);
       }
       return;
+    case DpEvent::Kind::kDiscreteGaussian:
+      for (std::size_t i = 0; i < orders_.size(); ++i) {
+        rdp_[i] += count * rdp_sdg(1.0, e.noise_multiplier(), orders_[i]);
+      }
+      return;
     case DpEvent::Kind::kLaplace:
       for (std::size_t i = 0; i < orders_.size(); ++i) {
         rdp_[i] += count * rdp_laplace(e.laplace_scale(), orders_[i]);
       }
       return;
     case DpEvent::Kind::kPoissonSampled:
+      if (e.inner().kind() == DpEvent::Kind::kDiscreteGaussian) {
+        for (std::size_t i = 0; i < orders_.size(); ++i) {
+          rdp_[i] += count *
+                     rdp_sdg(e.sampling_probability(), e.inner().noise_multiplier(), orders_[i]);
+        }
+        return;
+      }
       for (std::size_t i = 0; i < orders_.size(); ++i) {
         rdp_[i] += count *
                    rdp_sg(e.sampling_probability(), e.inner().noise_multiplier(), orders_[i], true);

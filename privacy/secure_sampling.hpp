@@ -31,10 +31,12 @@
 // Delta + d g <= t g epsilon is epsilon-DP exactly. The discrete Gaussian is (k^2 / (2 s^2))-zCDP
 // for an L2 distance of k grid steps (CKS 2020, Thm. 14, multivariate), the same concentrated-DP
 // guarantee as the continuous Gaussian at noise multiplier sigma / Delta, so RDP accounting of
-// unsampled gaussian(z) events stays valid for it. Caveat: the (epsilon, delta) of the analytic
-// Gaussian calibration, Poisson-subsampled events and the PLD accountant are those of the
-// continuous Gaussian, which the discrete one matches closely (CKS 2020, sec. 2 and 5) but not with
-// a proof we rely on here.
+// unsampled gaussian(z) events stays valid for it. Poisson-subsampled releases of it are the
+// event poisson_sampled(q, discrete_gaussian(z)), accounted with a bound proven for any mechanism
+// of that RDP curve (rdp_accountant.hpp). Caveat: the (epsilon, delta) of the analytic Gaussian
+// calibration and the PLD accountant on gaussian(z) events are those of the continuous Gaussian,
+// which the discrete one matches closely (CKS 2020, sec. 2 and 5) but not with a proof we rely on
+// here.
 // Not covered: the gamma and Dirichlet samplers of NoiseSource use floating point in every mode
 // (see noise_source.hpp).
 #pragma once

@@ -29,7 +29,9 @@ void UserDpSgdConfig::validate() const {
 }
 
 DpEvent UserDpSgdConfig::step_event() const {
-  return DpEvent::poisson_sampled(sampling_rate(), DpEvent::gaussian(noise_multiplier));
+  return DpEvent::poisson_sampled(sampling_rate(),
+                                  discrete ? DpEvent::discrete_gaussian(noise_multiplier)
+                                           : DpEvent::gaussian(noise_multiplier));
 }
 
 std::size_t noised_values(std::span<const DpNetGrad> nets) {
@@ -153,8 +155,14 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   d["relation"] =
       fmt::format("add or remove one {} together with all the data it contributed", in.unit);
   d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
-                                                 std::max<std::int64_t>(in.steps, 1))
+                                                 std::max<std::int64_t>(in.steps, 1),
+                                                 in.cfg.discrete)
                                          .to_json());
+  if (in.cfg.discrete)
+    d["accounting"] =
+        "Poisson-subsampled discrete Gaussian: RDP bound of Zhu and Wang 2019 (Thm. 6) on the "
+        "discrete Gaussian's proven RDP a/(2 z^2); a pld accountant reports this bound too, as it "
+        "has no proven curve for the discrete Gaussian";
   d["noise_multiplier"] = in.cfg.noise_multiplier;
   d["noise_sd_on_sum"] = in.noise_sd;
   d["clip_norm"] = in.cfg.clip_norm;

@@ -69,11 +69,15 @@ struct UserDpSgdConfig {
   double expected_batch = 1.0;
   std::int64_t num_users = 1;
   int contribution = 1;
+  // The release adds exact discrete Gaussian noise (secure noise): the step event is then
+  // poisson_sampled(q, discrete_gaussian(z)), accounted with a bound proven for the discrete
+  // Gaussian (rdp_accountant.hpp), not the continuous curve.
+  bool discrete = false;
 
   // Throws ParamError naming the field and rule.
   void validate() const;
   double sampling_rate() const { return expected_batch / static_cast<double>(num_users); }
-  // The event of one step: poisson_sampled(q, gaussian(z)).
+  // The event of one step: poisson_sampled(q, gaussian(z)), or discrete_gaussian(z) inside.
   DpEvent step_event() const;
 };
 

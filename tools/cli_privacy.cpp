@@ -62,6 +62,7 @@ struct DpsgdArgs {
   std::int64_t steps = 0;
   std::string accountant = "rdp";
   bool json = false;
+  bool discrete = false;  // the secure noise's discrete Gaussian (epsilon only)
 };
 
 void cmd_epsilon(const DpsgdArgs& a) {
@@ -71,7 +72,7 @@ void cmd_epsilon(const DpsgdArgs& a) {
   require_count(a.steps, "--steps");
   require_delta(a.delta, "--delta");
   pv::check_accountant_name(a.accountant, "--accountant");
-  const pv::DpEvent event = pv::dpsgd_event(a.z, a.q, a.steps);
+  const pv::DpEvent event = pv::dpsgd_event(a.z, a.q, a.steps, a.discrete);
   ordered_json j;
   double eps;
   if (a.accountant == "rdp") {
@@ -100,13 +101,15 @@ void cmd_epsilon(const DpsgdArgs& a) {
     j["pld_epsilon"] = number(parts.pld);
     if (!parts.pld_error.empty()) j["pld_error"] = parts.pld_error;
   }
+  if (a.discrete) j["noise"] = "discrete_gaussian (proven rdp bound; pld has no proven curve)";
   j["noise_multiplier"] = a.z;
   j["sampling_rate"] = a.q;
   j["steps"] = a.steps;
   j["delta"] = a.delta;
   if (a.json) return print_json(j);
-  fmt::print("epsilon = {:.6g}  ({} accountant; z = {}, q = {}, T = {}, delta = {})\n", eps,
-             a.accountant, a.z, a.q, a.steps, a.delta);
+  fmt::print("epsilon = {:.6g}  ({} accountant{}; z = {}, q = {}, T = {}, delta = {})\n", eps,
+             a.accountant, a.discrete ? ", discrete Gaussian: proven rdp bound" : "", a.z, a.q,
+             a.steps, a.delta);
 }
 
 void cmd_noise(const DpsgdArgs& a) {
@@ -282,6 +285,8 @@ void add_privacy_commands(CLI::App& app) {
   e->add_option("--delta", eps_args->delta, "target delta")->required();
   e->add_option("--accountant", eps_args->accountant, "rdp | pld | best")->capture_default_str();
   e->add_flag("--json", eps_args->json, "print one JSON object");
+  e->add_flag("--discrete", eps_args->discrete,
+              "discrete Gaussian noise (os-entropy runs): the bound proven for it");
   e->callback([eps_args] { cmd_epsilon(*eps_args); });
 
   auto noise_args = std::make_shared<DpsgdArgs>();

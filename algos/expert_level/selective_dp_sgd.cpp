@@ -64,7 +64,8 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["q_accounted"] = paper ? p.p * q0 : q0;
   if (paper)  // every iteration is accounted, at q = p b / m
     d["event"] = nlohmann::json::parse(privacy::dpsgd_event(cfg.noise_multiplier, p.p * q0,
-                                                            std::max<std::int64_t>(r.iterations, 1))
+                                                            std::max<std::int64_t>(r.iterations, 1),
+                                                            secure)
                                            .to_json());
   d["iterations"] = r.iterations;
   d["noisy_steps"] = r.noisy_steps;
@@ -191,6 +192,7 @@ SelectiveRun::SelectiveRun(OfflineLearner& learner, const Dataset* stable, const
   cfg.clip_norm = p.clip_norm;
   cfg.expected_batch = batch_size;
   cfg.num_users = num_experts;
+  cfg.discrete = secure;
   cfg.validate();
   run_cfg = cfg;
   if (audit) {
@@ -229,7 +231,10 @@ void SelectiveRun::setup_noise() {
 void SelectiveRun::plan_budget() {
   const double q0 = cfg.sampling_rate();
   q_acc = p.accounting == "paper" ? p.p * q0 : q0;
-  event = privacy::DpEvent::poisson_sampled(q_acc, privacy::DpEvent::gaussian(p.noise_multiplier));
+  // secure noise is the exact discrete Gaussian: accounted with the bound proven for it
+  event = privacy::DpEvent::poisson_sampled(
+      q_acc, secure ? privacy::DpEvent::discrete_gaussian(p.noise_multiplier)
+                    : privacy::DpEvent::gaussian(p.noise_multiplier));
   if (!dp) return;
   ledger.emplace(p.epsilon2, p.delta2, p.accountant);
   ledger->set_relation("add-remove", "expert");

@@ -50,6 +50,7 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
   for (const auto& t : trained()) nets.push_back({&t.net->shape(), t.cache, nullptr});
   run->noised_values = privacy::noised_values(nets);
   run->secure = dp_.noise == "os-entropy";
+  run->cfg.discrete = run->secure;  // exact discrete Gaussian noise: its own proven bound
   const privacy::SecurePlan release = privacy::gaussian_release_plan(
       dp_.noise_multiplier * dp_.clip_norm, dp_.clip_norm, run->noised_values, run->secure);
   run->noise_sd = release.scale;
@@ -122,7 +123,9 @@ void OfflineLearner::resume_dp(const TrainContext& ctx, std::uint64_t entries_at
   // The charges after the checkpoint paid for blocks whose models were never released, except
   // after a fall-back to checkpoint.prev.bin: the newest checkpoint's model may have been
   // evaluated since. A seeded run draws the same noise again and releases exactly the same
-  // values, so its charges stand; a run with fresh noise pays again.
+  // values, so its charges stand; a run with fresh noise pays again, for every step after the
+  // previous checkpoint (train() has set run_->charged to its step): the steps up to the end of
+  // the block charged before it are released a second time with other noise.
   if (ctx.resumed_from_previous() && dp_.noise != "seeded")
     ledger.reuse_from(ledger.entries().size());
   const std::int64_t left = total - run_->charged - ledger.reusable_count();

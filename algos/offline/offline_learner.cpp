@@ -236,6 +236,9 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
   } else if (ctx.resume(sync_dp)) {
     if (!ctx.train().until_budget && total != ctx.train().steps)
       throw DataError("checkpoint: its planned gradient steps differ from train.steps");
+    // after a fall-back to checkpoint.prev.bin with fresh noise every step after that checkpoint
+    // is drawn again and paid again, also those its earlier charges covered (resume_dp)
+    if (ctx.resumed_from_previous() && dp_.noise != "seeded") run_->charged = step;
     resume_dp(ctx, entries_at_checkpoint, total);
     if (eval_pending) evaluate_private(ctx, step);
   } else {

@@ -10,8 +10,11 @@
 #include "algos/offline/discrete_cql.hpp"
 #include "engine/dataset_io.hpp"
 #include "engine/io.hpp"
+#include "privacy/accountant.hpp"
 #include "privacy/calibration.hpp"
+#include "privacy/dp_event.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/rdp_accountant.hpp"
 #include "tests/algos/offline_test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -154,6 +157,21 @@ TEST_SUITE("unit") {
     CHECK_FALSE(r.reproducible_noise);
     CHECK(r.noise_source == "os_entropy(secure, chacha20)");
     CHECK(r.epsilon <= 10.0);
+    // the exact discrete Gaussian steps are accounted with the bound proven for them: the record's
+    // epsilon is the RDP accountant's on poisson_sampled(q, discrete_gaussian(z)), above the
+    // continuous curve's (which the record used at 70c808d)
+    const auto d = nlohmann::json::parse(r.details_json);
+    CHECK(d["event"]["event"]["event"]["kind"] == "discrete_gaussian");
+    const auto steps = d["steps"].get<std::int64_t>();
+    REQUIRE(steps > 0);
+    const double q = d["sampling_rate"].get<double>();
+    const double z = p.dp.noise_multiplier;
+    dprl::privacy::RdpAccountant proven;
+    proven.compose(dprl::privacy::dpsgd_event(z, q, steps, true));
+    CHECK(r.epsilon == doctest::Approx(proven.epsilon(p.dp.delta)).epsilon(1e-9));
+    auto continuous = dprl::privacy::make_accountant(p.dp.accountant);
+    continuous->compose(dprl::privacy::dpsgd_event(z, q, steps));
+    CHECK(r.epsilon > continuous->epsilon(p.dp.delta));
   }
 }
 
@@ -218,6 +236,10 @@ TEST_SUITE("e2e") {
     CHECK(priv["accountant"] == "rdp");
     CHECK(priv["epsilon"].get<double>() <= 5.0);
     CHECK(priv["covers"].size() >= 3);
+    // timing.json sits next to the covered files and is not covered: the record says so
+    REQUIRE(priv["not_covered"].is_array());
+    CHECK(priv["not_covered"][0].get<std::string>().rfind("timing.json", 0) == 0);
+    CHECK(fs::exists(dir / "run" / "timing.json"));
     const std::string metrics = dprl::read_file(dir / "run" / "metrics.csv");
     CHECK(metrics.rfind("gradient_step,", 0) == 0);
     CHECK(metrics.find("loss") == std::string::npos);

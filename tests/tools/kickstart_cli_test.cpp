@@ -67,6 +67,16 @@ TEST_SUITE("e2e") {
       CHECK(b.err.find('\n') == b.err.size() - 1);
       CHECK_FALSE(fs::exists(o));
     }
+    // one spelling of the secure noise, os-entropy, as every other learner: the old os_entropy
+    // is refused naming the key and the valid values
+    const auto spelled = ks_run("'" + config + "' --out '" + (tmp / "bad").string() + "' " +
+                                    teacher + " --set algo.params.noise=os_entropy",
+                                tmp);
+    CHECK(spelled.code == 2);
+    CHECK(spelled.err.find("noise") != std::string::npos);
+    CHECK(spelled.err.find("os-entropy, seeded") != std::string::npos);
+    CHECK(spelled.err.find('\n') == spelled.err.size() - 1);
+    CHECK_FALSE(fs::exists(tmp / "bad"));
     // a teacher for another env's spaces
     const auto acro = ks_run("'" + config + "' --out '" + (tmp / "bad").string() + "' " + teacher +
                                  " --set env.id=acrobot",

@@ -14,6 +14,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/dataset_io.hpp"
@@ -372,8 +373,12 @@ TEST_SUITE("e2e") {
       CHECK(charges(a / "out") == blocks);
     }
 
-    // Fresh noise (os-entropy, the default): the bytes differ, the charges do not.
+    // Fresh noise (os-entropy, the default): the bytes differ, the charges do not. (Its
+    // discrete Gaussian is accounted with the bound proven for it, so its epsilon is not the
+    // seeded run's: compared with an uninterrupted os-entropy run.)
     const std::string fresh = private_config("os-entropy", 1000);
+    const auto fresh_ref = setup("private_fresh_ref", fresh);
+    REQUIRE(run_in(fresh_ref, "run exp.yaml --quiet").code == 0);
     const auto f = setup("private_fresh", fresh);
     CHECK(run_in(f, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
     auto r = run_in(f, "resume out --quiet");
@@ -386,10 +391,12 @@ TEST_SUITE("e2e") {
           .at("epsilon")
           .get<double>();
     };
-    CHECK(spent(f / "out") == spent(ref / "out"));
+    CHECK(spent(f / "out") == spent(fresh_ref / "out"));
+    CHECK(spent(fresh_ref / "out") > spent(ref / "out"));  // the proven bound is above PLD's
 
     // Falling back to checkpoint.prev.bin with fresh noise: the newest checkpoint's model may
-    // have been evaluated (released) since, so the steps after the previous one are paid again.
+    // have been evaluated (released) since, so every step after the previous one is paid
+    // again: 401-600 (charged before that checkpoint, drawn twice) and 601-900.
     const auto g = setup("private_prev", fresh);
     CHECK(run_in(g, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
     fs::remove(g / "out" / "checkpoint.bin");  // left: the checkpoint at step 400
@@ -397,17 +404,17 @@ TEST_SUITE("e2e") {
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK(charges(g / "out") == std::vector<std::string>{blocks[0], blocks[1], blocks[2],
-                                                         blocks[2]});
-    CHECK(spent(g / "out") > spent(ref / "out"));
+                                                         "gradient steps 401-600", blocks[2]});
+    CHECK(spent(g / "out") > spent(fresh_ref / "out"));
     // ... and when the budget cannot pay them again, the resume is refused in one line
-    const std::string tight = private_config("os-entropy", spent(ref / "out") * 1.0001);
+    const std::string tight = private_config("os-entropy", spent(fresh_ref / "out") * 1.0001);
     const auto h = setup("private_tight", tight);
     REQUIRE(run_in(h, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
     fs::remove(h / "out" / "checkpoint.bin");
     r = run_in(h, "resume out --quiet");
     CHECK(r.code == 2);
     CHECK(count(r.err, "\n") == 1);
-    CHECK(r.err.find("resuming needs 300 more gradient steps") != std::string::npos);
+    CHECK(r.err.find("resuming needs 500 more gradient steps") != std::string::npos);
     // the same kill resumed from the newest checkpoint fits the tight budget
     const auto k = setup("private_tight_ok", tight);
     REQUIRE(run_in(k, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AT_STEP=700")).code != 0);
@@ -436,6 +443,84 @@ TEST_SUITE("e2e") {
     REQUIRE(r.code == 0);
     CHECK(spent(l / "out") == spent(l_ref / "out"));
     CHECK(dprl::read_file(l / "out" / "metrics.csv").find("\n300,") != std::string::npos);
+  }
+
+  TEST_CASE("a fall-back to checkpoint.prev.bin with fresh noise pays every step again or refuses") {
+    // An independent privacy review's sequence at 70c808d: bc on 64 one-episode CartPole users,
+    // batch 8 (q = 0.125), z = 1, os-entropy noise, 900 steps, evaluations every 300 and
+    // checkpoints every 200 (at 0, 200, 300, 400, 600, 800, 900). Killed right after the 7th
+    // checkpoint (step 900, its evaluation possibly already out), checkpoint.bin removed: the
+    // run resumes from 800 and draws 801-900 again with fresh noise. That run released 1000
+    // steps' worth of noisy gradients, and must pay for 1000: at 70c808d it paid 900 (31.11
+    // against the 1000-step 33.31 of the continuous PLD).
+    const auto data = scratch("resume_fb_data_" + std::to_string(::getpid()));
+    REQUIRE(run_in(data, "collect --env cartpole --policy random --episodes 64 --seed 3 --out "
+                         "ds_clean")
+                .code == 0);
+    REQUIRE(run_in(data, "dataset merge ds_clean --users episode --out ds_users").code == 0);
+    const auto fb = [&](int steps) {
+      return "seed: 12\nout: out\nenv: {id: cartpole}\nalgo: {id: bc, params: {batch_size: 8, "
+             "hidden_sizes: '32', dp: true, noise_multiplier: 1.0, epsilon: 1000}}\ndata: {path: " +
+             (data / "ds_users").string() + "}\ntrain: {steps: " + std::to_string(steps) +
+             ", eval_every: 300, eval_episodes: 2, checkpoint_every: 200}\n";
+    };
+    const auto spent = [](const fs::path& run) {
+      return nlohmann::json::parse(dprl::read_file(run / "summary.json"))
+          .at("privacy")
+          .at("epsilon")
+          .get<double>();
+    };
+    const auto b = setup("fb_prev", fb(900));
+    CHECK(run_in(b, "run exp.yaml --quiet", env_prefix("DPRL_TEST_KILL_AFTER_CHECKPOINTS=7"))
+              .code != 0);
+    REQUIRE(fs::exists(b / "out" / "checkpoint.prev.bin"));
+    fs::remove(b / "out" / "checkpoint.bin");
+    auto r = run_in(b, "resume out --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(charges(b / "out") ==
+          std::vector<std::string>{"gradient steps 1-300", "gradient steps 301-600",
+                                   "gradient steps 601-900", "gradient steps 801-900"});
+    // the 1000-step figure of the same accountant and noise: a run of 1000 steps, and the CLI
+    const auto t = setup("fb_1000", fb(1000));
+    REQUIRE(run_in(t, "run exp.yaml --quiet").code == 0);
+    CHECK(spent(b / "out") >= spent(t / "out") * (1 - 1e-12));
+    r = run_in(b, "privacy epsilon -z 1 -q 0.125 -T 1000 --delta 1e-5 --accountant pld "
+                  "--discrete --json");
+    REQUIRE(r.code == 0);
+    const double cli = nlohmann::json::parse(r.out).at("epsilon").get<double>();
+    CHECK(spent(b / "out") >= cli * (1 - 1e-12));
+    CHECK(cli >= 33.31);  // above the continuous PLD's 1000-step figure too
+
+    // actor_critic and lsvi_ucb count releases, not ledger charges: such a resume is refused in
+    // one line (exit 2), nothing written
+    const std::string ac =
+        "seed: 3\nout: out\nenv: {id: taxi}\n"
+        "algo: {id: actor_critic, params: {dp: both, epsilon: 0.5, budget_epsilon: 150, "
+        "charge_block: 100}}\n"
+        "train: {steps: 3000, eval_every: 1000, eval_episodes: 2, checkpoint_every: 500}\n";
+    const std::string lsvi =
+        "seed: 16\nout: out\nenv: {id: linear_mdp, params: {kind: random, num_states: 5, "
+        "num_actions: 4, dim: 8, horizon: 5}}\n"
+        "algo: {id: lsvi_ucb, params: {private: true, epsilon: 5, accountant: rdp}}\n"
+        "train: {steps: 1500, eval_every: 0, eval_episodes: 3, checkpoint_every: 400}\n";
+    for (const auto& [name, config, kill] :
+         {std::tuple{"fb_actor_critic", ac, "DPRL_TEST_KILL_AFTER_CHECKPOINTS=3"},
+          std::tuple{"fb_lsvi", lsvi, "DPRL_TEST_KILL_AT_STEP=900"}}) {
+      INFO(name);
+      const auto d = setup(name, config);
+      CHECK(run_in(d, "run exp.yaml --quiet", env_prefix(kill)).code != 0);
+      REQUIRE(fs::exists(d / "out" / "checkpoint.prev.bin"));
+      REQUIRE(fs::exists(d / "out" / "checkpoint.bin"));
+      fs::remove(d / "out" / "checkpoint.bin");
+      const std::string metrics = dprl::read_file(d / "out" / "metrics.csv");
+      r = run_in(d, "resume out --quiet");
+      CHECK(r.code == 2);
+      CHECK(count(r.err, "\n") == 1);
+      CHECK(r.err.find("cannot continue from checkpoint.prev.bin") != std::string::npos);
+      CHECK(!fs::exists(d / "out" / "summary.json"));
+      CHECK(dprl::read_file(d / "out" / "metrics.csv") == metrics);
+    }
   }
 
   TEST_CASE("a primorl run killed after its model resumes without training a second model") {
