@@ -534,7 +534,8 @@ void LsviUcb::summarise(const envs::LinearMdpModel& m, double v_star, double v_f
   report_.reset();
   if (!s.priv) return;
   const std::vector<std::int64_t> releases = lsvi::releases_made(s.channels, levels, updates_);
-  epsilon_spent_ = lsvi::composed_epsilon(s.channels, releases, p_.delta, p_.accountant);
+  epsilon_spent_ = lsvi::composed_epsilon(s.channels, releases, p_.delta, p_.accountant,
+                                           p_.noise == "os-entropy");
   extra_.push_back({"sigma_gram", sigma_gram_});
   extra_.push_back({"sigma_target", sigma_target_});
   extra_.push_back({"gram_shift", s.shift});

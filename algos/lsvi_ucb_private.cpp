@@ -88,10 +88,14 @@ std::vector<Channel> make_channels(const ChannelPlan& p) {
 }
 
 double composed_epsilon(const std::vector<Channel>& ch, const std::vector<std::int64_t>& counts,
-                        double delta, const std::string& accountant) {
+                        double delta, const std::string& accountant, bool discrete) {
   auto a = privacy::make_accountant(accountant);
-  for (std::size_t c = 0; c < ch.size(); ++c)
-    if (counts[c] > 0) a->compose(privacy::DpEvent::gaussian(ch[c].z), counts[c]);
+  for (std::size_t c = 0; c < ch.size(); ++c) {
+    if (counts[c] == 0) continue;
+    a->compose(discrete ? privacy::DpEvent::discrete_gaussian(ch[c].z)
+                        : privacy::DpEvent::gaussian(ch[c].z),
+               counts[c]);
+  }
   return a->epsilon(delta);
 }
 
@@ -105,7 +109,7 @@ void calibrate(std::vector<Channel>& channels, double epsilon, double delta,
   };
   auto ok = [&](double c) {
     set_scale(c);
-    return composed_epsilon(channels, counts, delta, accountant) <= epsilon;
+    return composed_epsilon(channels, counts, delta, accountant, secure) <= epsilon;
   };
   // the Gaussian-composition answer c = 1 / mu is exact, so no valid accountant certifies less
   // noise: it is the lower end of the bracket
@@ -170,6 +174,11 @@ PrivacyReport privacy_report(const std::vector<Channel>& channels,
   j["guarantee"] =
       "joint DP by the billboard lemma: the releases are (epsilon, delta)-DP; every other user's "
       "actions are post-processing of the releases and their own data";
+  if (f.secure_noise)
+    j["accounting"] =
+        "discrete Gaussian releases composed with their proven RDP a / (2 z^2) (Canonne, Kamath "
+        "and Steinke 2020); a pld accountant reports this bound too, as it has no proven curve "
+        "for the discrete Gaussian";
   std::string why;
   if (f.seeded_noise) why += "the seeded noise can be regenerated from the config; ";
   if (!f.secure_noise) why += "the noise is not from the secure sampler; ";

@@ -95,10 +95,12 @@ std::vector<Channel> make_channels(const ChannelPlan& plan);
 // sens_eff for the noise source (secure: covers the snapping).
 void calibrate(std::vector<Channel>& channels, double epsilon, double delta,
                const std::string& accountant, bool secure);
-// epsilon at delta of counts[c] releases of every channel.
+// epsilon at delta of counts[c] releases of every channel. discrete (secure noise): each release
+// is a discrete Gaussian, composed with its proven RDP bound (the PLD accountant then reports that
+// bound, never the continuous Gaussian's curve).
 double composed_epsilon(const std::vector<Channel>& channels,
                         const std::vector<std::int64_t>& counts, double delta,
-                        const std::string& accountant);
+                        const std::string& accountant, bool discrete);
 
 // Releases per channel that one user took part in: levels tree nodes, one target per update.
 std::vector<std::int64_t> releases_made(const std::vector<Channel>& channels, int levels,

@@ -157,8 +157,12 @@ TrainResult train_ensemble_tdp(ProbEnsemble& model, const TransitionTable& train
   privacy::DpFedAvgRound server(layout, fc);
   server.set_tap(tap);
   const bool dp = cfg.variant == "dp";
-  const privacy::DpEvent event =
-      privacy::DpEvent::poisson_sampled(cfg.q, privacy::DpEvent::gaussian(dp ? cfg.z : 1.0));
+  // secure noise is the discrete Gaussian: its event carries the bound proven for it (the
+  // accountants never apply the continuous Gaussian's curve to it)
+  const double z = dp ? cfg.z : 1.0;
+  const privacy::DpEvent event = privacy::DpEvent::poisson_sampled(
+      cfg.q, source.secure() ? privacy::DpEvent::discrete_gaussian(z)
+                             : privacy::DpEvent::gaussian(z));
   std::vector<ClientWork> work;
   nn::Buffer& theta = model.buffer();
   nn::Buffer start, best = theta;

@@ -197,7 +197,8 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
     facts.epsilon_pld =
         mres.pld_unbounded ? std::numeric_limits<double>::infinity() : pld.spent_epsilon();
     privacy::RdpAccountant acc;
-    acc.compose(privacy::dpsgd_event(p.z, p.q, std::max<std::int64_t>(mres.rounds, 1)));
+    acc.compose(privacy::dpsgd_event(p.z, p.q, std::max<std::int64_t>(mres.rounds, 1),
+                                      source->secure()));
     facts.epsilon_rdp_classical =
         privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p.delta);
     facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(facts.denominator_units));

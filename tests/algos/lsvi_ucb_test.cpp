@@ -1,4 +1,5 @@
 #include "algos/lsvi_ucb.hpp"
+#include "algos/lsvi_ucb_private.hpp"
 
 #include <doctest/doctest.h>
 
@@ -472,5 +473,28 @@ TEST_SUITE("unit") {
       CHECK(snapped <= sens * (1.0 + 0x1p-12 + 1e-15));
       CHECK(sigma == doctest::Approx(z * snapped).epsilon(1e-12));
     }
+  }
+}
+
+TEST_SUITE("unit") {
+  TEST_CASE("lsvi_ucb: secure releases are composed with the discrete Gaussian's proven curve") {
+    // Two channels of unsampled releases. With secure noise each release is a discrete Gaussian:
+    // its proven RDP is a / (2 z^2) (the continuous Gaussian's curve, but the PLD accountant has
+    // no proven PLD for it), so every accountant must report the RDP conversion of that curve.
+    // The continuous PLD is tighter, so a pld figure below the RDP one means the continuous curve
+    // was used for a formal record.
+    std::vector<dprl::algos::lsvi::Channel> ch(2);
+    ch[0].z = 3.0;
+    ch[1].z = 5.0;
+    const std::vector<std::int64_t> counts = {8, 20};
+    const double delta = 1e-5;
+    const double rdp = dprl::algos::lsvi::composed_epsilon(ch, counts, delta, "rdp", true);
+    const double pld_secure = dprl::algos::lsvi::composed_epsilon(ch, counts, delta, "pld", true);
+    const double pld_seeded = dprl::algos::lsvi::composed_epsilon(ch, counts, delta, "pld", false);
+    const double rdp_seeded = dprl::algos::lsvi::composed_epsilon(ch, counts, delta, "rdp", false);
+    CHECK(pld_secure == doctest::Approx(rdp).epsilon(1e-12));
+    CHECK(pld_seeded < 0.97 * pld_secure);  // the continuous PLD is the tighter, unproven curve
+    // unsampled: the discrete Gaussian's RDP curve is the continuous one, so rdp agrees
+    CHECK(rdp_seeded == doctest::Approx(rdp).epsilon(1e-9));
   }
 }
