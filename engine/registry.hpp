@@ -1,6 +1,6 @@
 // Registries of envs, algorithms and mechanisms, created by name with parameters.
 //
-// Entries are added from explicit lists (envs/register_envs.cpp, algos/register_algos.cpp);
+// Entries are added from explicit lists (envs/register_envs.cpp, algos/run/register_algos.cpp);
 // static self-registering objects are not used because static libraries drop them. User programs
 // call add() on the same registry. An alias names an entry plus a parameter preset (Gymnasium ids:
 // "CartPole-v0" is cartpole with max_episode_steps 200); user parameters override the preset.

@@ -77,10 +77,11 @@ class Ledger {
   // The epsilon spent if event were charged now (nothing is charged).
   double epsilon_if_charged(const DpEvent& event, std::int64_t count = 1) const;
   bool can_afford(const DpEvent& event, std::int64_t count = 1) const;
-  // Resuming a killed run (algos/checkpoint.hpp, "Private runs"): the charges from index `from` on
-  // were made for this run by its killed process, for releases it never published, and pay for the
-  // same charges of the resumed run. charge_or_reuse() consumes them in order; charge() ends the
-  // reuse. DataError when from exceeds the charges (a ledger changed since the checkpoint).
+  // Resuming a killed run (algos/core/checkpoint.hpp, "Private runs"): the charges from index
+  // `from` on were made for this run by its killed process, for releases it never published, and
+  // pay for the same charges of the resumed run. charge_or_reuse() consumes them in order; charge()
+  // ends the reuse. DataError when from exceeds the charges (a ledger changed since the
+  // checkpoint).
   void reuse_from(std::size_t from);
   // The next reusable charge (null when none), and the counts of all that are left.
   const LedgerEntry* next_reusable() const;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "engine/nn_dp.hpp"
+#include "engine/nn/nn_dp.hpp"
 #include "engine/rng.hpp"
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/root_finding.hpp"

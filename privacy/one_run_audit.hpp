@@ -15,7 +15,7 @@
 // White-box DP-SGD audit (audit_dpsgd): full-batch DP-SGD (Abadi et al., "Deep Learning with
 // Differential Privacy", CCS 2016, Algorithm 1 with sampling rate 1) on a small linear
 // least-squares task of dimension P = max(m, 16): n examples x ~ N(0, I / P),
-// y = <w*, x> + 0.1 N(0, 1), per-example gradients clipped to C = 1 (engine/nn_dp.hpp
+// y = <w*, x> + 0.1 N(0, 1), per-example gradients clipped to C = 1 (engine/nn/nn_dp.hpp
 // clip_factors), noise z C N(0, I) (add_gaussian_noise, fill_standard_normal), step
 // w -= 0.5 g / n. Canary j is a gradient canary: when included it adds C e_j to every step's
 // clipped sum (norm exactly C, so clipping leaves it alone). Score_j = e_j . (sum over steps of

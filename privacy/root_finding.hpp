@@ -5,7 +5,7 @@
 // advanced_composition_inverse (composition.hpp), calibrate_noise_multiplier and
 // steps_within_budget (calibration.hpp), Ledger::affordable_count (ledger.hpp), beta_quantile
 // (audit.hpp), epsilon_lower_one_run (one_run_audit.hpp), paper_matched's tau
-// (dirichlet_teacher.hpp) and the private LSVI-UCB calibration (algos/lsvi_ucb_private.hpp).
+// (dirichlet_teacher.hpp) and the private LSVI-UCB calibration (algos/lsvi/lsvi_ucb_private.hpp).
 // Not here: zcdp_to_epsilon_cks (composition.hpp) minimises a unimodal function by golden-section
 // search, which is not a boundary search.
 //

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
-#include "engine/nn_dp.hpp"
+#include "engine/nn/nn_dp.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {

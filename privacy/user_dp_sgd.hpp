@@ -56,7 +56,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/nn_mlp.hpp"
+#include "engine/nn/nn_mlp.hpp"
 #include "engine/run_dir.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/noise_source.hpp"

@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "algos/experiment.hpp"
+#include "algos/run/experiment.hpp"
 
 namespace dprl::cli {
 

@@ -13,9 +13,9 @@
 #include <sstream>
 #include <string>
 
-#include "algos/experiment.hpp"
 #include "algos/audit/audited_record.hpp"
-#include "algos/expert_level/selective_audit.hpp"
+#include "algos/run/experiment.hpp"
+#include "algos/run/selective_audit.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"

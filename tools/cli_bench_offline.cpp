@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "algos/algorithm.hpp"
+#include "algos/core/algorithm.hpp"
 #include "algos/offline/offline_learner.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"

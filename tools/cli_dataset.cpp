@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "algos/collect.hpp"
-#include "engine/dataset_io.hpp"
+#include "algos/core/collect.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_dataset_report.hpp"

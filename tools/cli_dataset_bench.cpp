@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dataset_io.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "tools/cli.hpp"

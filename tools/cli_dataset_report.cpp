@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/dataset_io.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "envs/register_envs.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dataset.hpp"
+#include "engine/data/dataset.hpp"
 
 namespace dprl::cli {
 

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "algos/policies.hpp"
+#include "algos/core/policies.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
-#include "engine/nn_timing.hpp"
+#include "engine/nn/nn_timing.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
 #include "tools/cli.hpp"

@@ -9,11 +9,11 @@
 #include <optional>
 #include <vector>
 
-#include "algos/algorithm.hpp"
-#include "algos/dqn.hpp"
+#include "algos/core/algorithm.hpp"
+#include "algos/core/networks.hpp"
 #include "algos/expert_level/data_release.hpp"
-#include "algos/expert_level/pipeline.hpp"
-#include "algos/expert_level/population.hpp"
+#include "algos/run/pipeline.hpp"
+#include "algos/run/population.hpp"
 #include "engine/cpu_time.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"

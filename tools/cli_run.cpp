@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "algos/experiment.hpp"
-#include "algos/expert_level/pipeline.hpp"
-#include "algos/sweep.hpp"
+#include "algos/run/experiment.hpp"
+#include "algos/run/pipeline.hpp"
+#include "algos/run/sweep.hpp"
 #include "engine/error.hpp"
 #include "engine/thread_pool.hpp"
 #include "tools/cli.hpp"
@@ -39,7 +39,7 @@ void cmd_run(const RunOpts& o) {
   opts.resume = o.resume;
   opts.check_only = o.check;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
-  // pipelines (algos/expert_level/pipeline.hpp) are files with a top-level `pipeline` key
+  // pipelines (algos/run/pipeline.hpp) are files with a top-level `pipeline` key
   const bool pipeline = algos::is_pipeline(load_yaml_file(o.config));
   if (pipeline && o.check)
     throw ConfigError(fmt::format(

@@ -26,7 +26,7 @@
 
 #include <optional>
 
-#include "algos/sweep.hpp"
+#include "algos/run/sweep.hpp"
 
 namespace dprl::cli {
 

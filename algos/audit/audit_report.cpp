@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "algos/audit/audited_record.hpp"
 #include "engine/error.hpp"
@@ -153,6 +156,18 @@ void mark_audited(PrivacyReport& record) {
 
 std::string mark_audited_json(const std::string& privacy_json) {
   return marked(nlohmann::ordered_json::parse(privacy_json)).dump();
+}
+
+double robust_scale(std::span<const double> x, double fallback) {
+  std::vector<double> v(x.begin(), x.end());
+  if (v.size() < 2) return fallback;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  const double med = *mid;
+  for (double& e : v) e = std::abs(e - med);
+  std::nth_element(v.begin(), mid, v.end());
+  const double s = 1.4826 * *mid;
+  return s > 0 && std::isfinite(s) ? s : fallback;
 }
 
 }  // namespace dprl::algos

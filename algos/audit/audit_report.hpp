@@ -8,7 +8,7 @@
 // (algos/offline/offline_audit.hpp, algos/audit/*_audit.hpp, algos/expert_level/
 // selective_audit.hpp, algos/model_based/primorl_audit.hpp) choose what a canary is and how it
 // is scored; ppo_kickstart's per-query guarantee is audited as a mechanism instead
-// (algos/audit/kickstart_audit.hpp).
+// (algos/kickstart/kickstart_audit.hpp).
 //
 // What a lower bound shows: with probability >= confidence over the audit's own randomness, the
 // audited training (or mechanism) is not (epsilon, delta)-DP for any epsilon below
@@ -30,6 +30,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -110,5 +111,9 @@ void tally_canaries(const CanarySet& c, std::int64_t guesses, AuditReport& r);
 std::string audit_report_json(const AuditReport& r);
 // A few lines for a terminal.
 std::string audit_report_text(const AuditReport& r);
+
+// 1.4826 times the median absolute deviation of x (a robust noise scale; fallback when x has
+// fewer than two values or no spread).
+double robust_scale(std::span<const double> x, double fallback);
 
 }  // namespace dprl::algos

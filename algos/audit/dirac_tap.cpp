@@ -1,6 +1,6 @@
 #include "algos/audit/dirac_tap.hpp"
 
-#include "algos/offline/offline_audit.hpp"
+#include "algos/audit/audit_report.hpp"
 #include "engine/error.hpp"
 #include "privacy/one_run_audit.hpp"
 

@@ -1,6 +1,6 @@
 // White-box canaries in a learner's Gaussian releases at their declared sensitivity, for the
 // learners whose every release carries every user (no subsampling): actor_critic and private
-// lsvi_ucb (algos/audit/actor_critic_audit.hpp, algos/audit/lsvi_ucb_audit.hpp).
+// lsvi_ucb (algos/actor_critic/actor_critic_audit.hpp, algos/lsvi/lsvi_ucb_audit.hpp).
 //
 // Source: Steinke, Nasr and Jagielski, "Privacy Auditing with One (1) Training Run" (NeurIPS
 // 2023), white-box canaries. A Gaussian release of x with declared L2 sensitivity Delta (the
@@ -26,8 +26,8 @@
 #include <memory>
 #include <string>
 
-#include "algos/algorithm.hpp"
 #include "algos/audit/audit_report.hpp"
+#include "algos/core/algorithm.hpp"
 #include "privacy/release_tap.hpp"
 
 namespace dprl::algos {

@@ -72,7 +72,7 @@
 #include <vector>
 
 #include "algos/expert_level/expert_queries.hpp"
-#include "engine/dataset.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/params.hpp"
 #include "engine/run_dir.hpp"
 #include "privacy/noise_source.hpp"

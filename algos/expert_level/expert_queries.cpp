@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
-#include "engine/nn_io.hpp"
+#include "engine/nn/nn_io.hpp"
 
 namespace dprl::algos {
 namespace {

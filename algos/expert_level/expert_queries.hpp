@@ -37,7 +37,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/nn_mlp.hpp"
+#include "engine/nn/nn_mlp.hpp"
 #include "engine/thread_pool.hpp"
 
 namespace dprl::algos {

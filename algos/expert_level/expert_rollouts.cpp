@@ -5,9 +5,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "algos/core/floored_policy.hpp"
+#include "algos/core/nn_policy.hpp"
 #include "algos/expert_level/data_release.hpp"
-#include "algos/floored_policy.hpp"
-#include "algos/nn_policy.hpp"
 #include "engine/error.hpp"
 
 namespace dprl::algos {

@@ -6,11 +6,11 @@
 // Each of the T rollouts: an expert i uniform in [0, m) (independent draws, with replacement),
 // the env reset with a seed of 63 bits from the noise source, the expert's greedy action floored
 // as in the collection (play it with probability 1 - (|A|-1) p_min, every other action with
-// p_min; algos/floored_policy.hpp) with one uniform per step from the noise source, until the env
-// terminates or truncates (its max_episode_steps is the public cap L). Every random choice comes
-// from `noise`: with the OS-entropy source nobody can regenerate the rollouts, which is what the
-// release's guarantee needs (the rollouts are drawn inside the mechanism). The dataset's user_id
-// is the drawn expert (internal: DataRelease needs it only through its counts and never
+// p_min; algos/core/floored_policy.hpp) with one uniform per step from the noise source, until the
+// env terminates or truncates (its max_episode_steps is the public cap L). Every random choice
+// comes from `noise`: with the OS-entropy source nobody can regenerate the rollouts, which is what
+// the release's guarantee needs (the rollouts are drawn inside the mechanism). The dataset's
+// user_id is the drawn expert (internal: DataRelease needs it only through its counts and never
 // publishes it) and no episode seed is recorded.
 // Parameters: T >= 1, p_min in [0, 1/|A|) (ParamError), at least one policy file, a discrete
 // action space (ParamError naming it).
@@ -22,7 +22,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/dataset.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/env.hpp"
 #include "privacy/noise_source.hpp"
 

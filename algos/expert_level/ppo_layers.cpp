@@ -1,6 +1,6 @@
 #include "algos/expert_level/ppo_layers.hpp"
 
-#include "algos/dqn.hpp"
+#include "algos/core/networks.hpp"
 
 namespace dprl::algos {
 

@@ -1,6 +1,6 @@
-// "ppo_layers": PPO (algos/ppo.hpp, CleanRL ppo.py defaults) whose actor and critic have a width
-// per hidden layer, e.g. the (512, 256, 64) experts of Sharma et al., "Preserving Expert-Level
-// Privacy in Offline Reinforcement Learning" (TMLR), App. B.1, or CleanRL's (64, 64).
+// "ppo_layers": PPO (algos/online/ppo.hpp, CleanRL ppo.py defaults) whose actor and critic have a
+// width per hidden layer, e.g. the (512, 256, 64) experts of Sharma et al., "Preserving
+// Expert-Level Privacy in Offline Reinforcement Learning" (TMLR), App. B.1, or CleanRL's (64, 64).
 //
 // | param        | default | meaning                                                        |
 // |--------------|---------|----------------------------------------------------------------|
@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "algos/ppo.hpp"
+#include "algos/online/ppo.hpp"
 
 namespace dprl::algos {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "algos/private_noise.hpp"
-#include "engine/dataset_sampler.hpp"
+#include "algos/core/private_noise.hpp"
+#include "engine/data/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/state_io.hpp"
@@ -112,7 +112,7 @@ struct SelectiveRun {
   SelectiveRun(const SelectiveRun&) = delete;
   SelectiveRun& operator=(const SelectiveRun&) = delete;
 
-  // noise as the offline learners draw it (algos/private_noise.hpp): os-entropy through the
+  // noise as the offline learners draw it (algos/core/private_noise.hpp): os-entropy through the
   // secure snapped release (its noise std covers the grid), seeded from the seed and the privacy
   // parameters (reproducible, not formal, warned once); expert draws and coins from OS entropy
   // unless seeded

@@ -27,7 +27,7 @@
 //                    optimistic (spec item 14). Reproduction only: the record says formal: false.
 // With p = 0 (or epsilon2 = 0) no DP step runs and `stable_steps` ordinary steps are taken.
 //
-// Noise (as the offline learners, algos/private_noise.hpp and privacy/secure_release.hpp):
+// Noise (as the offline learners, algos/core/private_noise.hpp and privacy/secure_release.hpp):
 // `os-entropy` (default) draws the noise, the expert sampling and the coins from OS entropy and
 // releases each noisy sum through the secure snapped release, whose noise std covers C + sqrt(n) g
 // (n noised values, g the sampler's grid); `seeded` derives all of them from the seed and the
@@ -57,7 +57,7 @@
 #include <string>
 
 #include "algos/offline/offline_learner.hpp"
-#include "engine/dataset.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/run_dir.hpp"
 
 namespace dprl::privacy {
@@ -108,7 +108,7 @@ struct SelectiveResult {
   std::optional<PrivacyReport> report;  // the DP-SGD part's record (none without DP steps)
 };
 
-// What a privacy audit changes in a selective run (algos/expert_level/selective_audit.hpp): the
+// What a privacy audit changes in a selective run (algos/run/selective_audit.hpp): the
 // population gains extra_experts canary experts while q0 = b / m is kept (the expected batch grows
 // to q0 (m + extra_experts); the accounting is unchanged), experts are clipped at clip_factor C,
 // and every noisy step's release goes through the tap (privacy/release_tap.hpp; channel 0, round

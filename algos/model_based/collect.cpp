@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "algos/algorithm.hpp"
-#include "algos/ddpg.hpp"
+#include "algos/core/algorithm.hpp"
+#include "algos/online/ddpg.hpp"
 #include "engine/checksum.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"

@@ -4,7 +4,7 @@
 // Source: PriMORL ("Differentially Private Deep Model-Based Reinforcement Learning", App. D):
 // "all training episodes" of independent DDPG runs are logged so that random, medium and expert
 // behaviour are mixed (like D4RL's replay datasets); the paper's scale is Balance 600 runs x 50k
-// steps, Swingup 150 x 200k, Pendulum 6 x 1M. DDPG here is algos/ddpg.hpp unchanged: a
+// steps, Swingup 150 x 200k, Pendulum 6 x 1M. DDPG here is algos/online/ddpg.hpp unchanged: a
 // RecordingEnv wrapped around its training env records each step; an episode enters the dataset
 // when it terminates or is truncated (the unfinished episode at the end of a run is dropped).
 // Run r trains from derive_seed(seed, Domain::kDataset, r); user ids count episodes from 0 across
@@ -30,7 +30,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/dataset.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/env.hpp"
 
 namespace dprl::algos::model_based {

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "engine/error.hpp"
-#include "engine/nn_optim.hpp"
+#include "engine/nn/nn_optim.hpp"
 #include "engine/rng.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/dp_fedavg.hpp"

@@ -37,7 +37,7 @@
 
 #include "algos/model_based/model_data.hpp"
 #include "algos/model_based/model_env.hpp"
-#include "algos/sac_learner.hpp"
+#include "algos/online/sac_learner.hpp"
 #include "engine/env.hpp"
 
 namespace dprl::algos::model_based {

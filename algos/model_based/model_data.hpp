@@ -16,8 +16,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/dataset.hpp"
-#include "engine/nn_mlp.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/nn/nn_mlp.hpp"
 
 namespace dprl::algos::model_based {
 

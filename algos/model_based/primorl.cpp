@@ -9,13 +9,13 @@
 #include <limits>
 #include <sstream>
 
-#include "algos/dqn.hpp"
+#include "algos/core/networks.hpp"
+#include "algos/core/nn_policy.hpp"
 #include "algos/model_based/collect.hpp"
 #include "algos/model_based/model_env.hpp"
 #include "algos/model_based/prob_ensemble.hpp"
-#include "algos/nn_policy.hpp"
-#include "algos/sac_learner.hpp"
-#include "engine/dataset_io.hpp"
+#include "algos/online/sac_learner.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 

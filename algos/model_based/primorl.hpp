@@ -31,11 +31,11 @@
 #include <string>
 #include <vector>
 
-#include "algos/algorithm.hpp"
+#include "algos/core/algorithm.hpp"
 #include "algos/model_based/ensemble_train.hpp"
 #include "algos/model_based/model_data.hpp"
-#include "engine/dataset.hpp"
-#include "engine/nn_mlp.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/nn/nn_mlp.hpp"
 
 namespace dprl::algos {
 

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "algos/offline/offline_audit.hpp"
-#include "algos/private_noise.hpp"
+#include "algos/audit/audit_report.hpp"
+#include "algos/core/private_noise.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/thread_pool.hpp"

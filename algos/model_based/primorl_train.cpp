@@ -7,13 +7,13 @@
 #include <ctime>
 #include <limits>
 
-#include "algos/dqn.hpp"
+#include "algos/core/networks.hpp"
+#include "algos/core/private_noise.hpp"
 #include "algos/model_based/ensemble_train.hpp"
 #include "algos/model_based/mb_sac.hpp"
 #include "algos/model_based/primorl.hpp"
 #include "algos/model_based/primorl_report.hpp"
-#include "algos/private_noise.hpp"
-#include "engine/dataset_io.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/state_io.hpp"

@@ -15,7 +15,7 @@
 // The weight decay is inside the loss, so DP-FedAvg clips it with everything else.
 //
 // Parameter layout: one flat float buffer; member i occupies [i * stride, (i + 1) * stride): the
-// MLP's own layout (engine/nn_mlp.hpp), then max_lv and min_lv (out floats each, each on a
+// MLP's own layout (engine/nn/nn_mlp.hpp), then max_lv and min_lv (out floats each, each on a
 // 16-float boundary). Padding stays zero. blocks() lists every trainable tensor of one member
 // (W_l, b_l for each layer, then max_lv and min_lv when learnable): per-layer clipping clips each
 // block, so every trainable parameter lies in exactly one clipped block.
@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/nn_mlp.hpp"
+#include "engine/nn/nn_mlp.hpp"
 
 namespace dprl::algos::model_based {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "algos/dqn.hpp"
-#include "algos/nn_policy.hpp"
+#include "algos/core/networks.hpp"
+#include "algos/core/nn_policy.hpp"
 
 namespace dprl::algos {
 

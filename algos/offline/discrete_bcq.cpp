@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "algos/dqn.hpp"
+#include "algos/core/bcq_policy.hpp"
+#include "algos/core/networks.hpp"
 #include "algos/offline/bc.hpp"
-#include "algos/offline/bcq_policy.hpp"
-#include "engine/nn_optim.hpp"
+#include "engine/nn/nn_optim.hpp"
 
 namespace dprl::algos {
 

@@ -2,7 +2,7 @@
 // Batch Deep Reinforcement Learning Algorithms", NeurIPS 2019 Deep RL workshop), as d3rlpy
 // 2.8.1's DiscreteBCQ (d3rlpy/algos/qlearning/bcq.py, torch/bcq_impl.py):
 //   a*_i = the constrained greedy action at s'_i under the online Q and classifier G
-//          (algos/offline/bcq_policy.hpp: G(a|s) / max G > action_flexibility)
+//          (algos/core/bcq_policy.hpp: G(a|s) / max G > action_flexibility)
 //   y_i  = r_i + gamma (1 - terminated_i) Q_target(s'_i, a*_i)
 //   L    = mean_i Huber(Q(s_i, a_i) - y_i) + mean_i [-log G(a_i|s_i)] + beta mean_{i,a} logits^2
 // With share_encoder (d3rlpy's default) Q and G share the obs-256-256 ReLU encoder and each has a

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "algos/dqn.hpp"
-#include "algos/nn_policy.hpp"
-#include "engine/nn_optim.hpp"
+#include "algos/core/networks.hpp"
+#include "algos/core/nn_policy.hpp"
+#include "engine/nn/nn_optim.hpp"
 
 namespace dprl::algos {
 

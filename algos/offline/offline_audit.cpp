@@ -10,8 +10,8 @@
 #include <numeric>
 #include <vector>
 
-#include "algos/private_noise.hpp"
-#include "engine/dataset_sampler.hpp"
+#include "algos/core/private_noise.hpp"
+#include "engine/data/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "privacy/calibration.hpp"
@@ -38,18 +38,6 @@ void obs_moments(const Dataset& ds, std::vector<double>& mean, std::vector<doubl
 }
 
 }  // namespace
-
-double robust_scale(std::span<const double> x, double fallback) {
-  std::vector<double> v(x.begin(), x.end());
-  if (v.size() < 2) return fallback;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  const double med = *mid;
-  for (double& e : v) e = std::abs(e - med);
-  std::nth_element(v.begin(), mid, v.end());
-  const double s = 1.4826 * *mid;
-  return s > 0 && std::isfinite(s) ? s : fallback;
-}
 
 namespace {}  // namespace
 

@@ -56,7 +56,7 @@
 
 #include "algos/audit/audit_report.hpp"
 #include "algos/offline/offline_learner.hpp"
-#include "engine/dataset.hpp"
+#include "engine/data/dataset.hpp"
 #include "engine/env.hpp"
 #include "engine/params.hpp"
 
@@ -107,10 +107,6 @@ CanaryUsers draw_canary_users(const Dataset& ds, const EnvSpec& spec, std::int64
 Dataset with_canary_users(const Dataset& ds, const CanaryUsers& c, std::span<const char> in);
 // score_j = f(o_j)[a_j] - max_{a != a_j} f(o_j)[a] from the learner's released outputs.
 void canary_margins(const OfflineLearner& learner, const CanaryUsers& c, std::span<double> score);
-
-// 1.4826 times the median absolute deviation of x (a robust noise scale; fallback when x has
-// fewer than two values or no spread).
-double robust_scale(std::span<const double> x, double fallback);
 
 // The report as one JSON object (audit.json), with the learner's name and the epsilon the run
 // reported (epsilon_reported; the claim of the audited training is epsilon_claimed).

@@ -1,8 +1,8 @@
 // Minibatches of transitions for the offline learners: the columns a learner's networks read.
 //
-// The transitions are chosen by the dataset samplers (engine/dataset_sampler.hpp: sample_uniform
-// for non-private learning, PoissonUserSampler for user-level DP-SGD, whose batches list each
-// sampled user's k transitions consecutively, so user u owns columns [u k, (u + 1) k)). A
+// The transitions are chosen by the dataset samplers (engine/data/dataset_sampler.hpp:
+// sample_uniform for non-private learning, PoissonUserSampler for user-level DP-SGD, whose batches
+// list each sampled user's k transitions consecutively, so user u owns columns [u k, (u + 1) k)). A
 // transition is (s, a, r, s', 1 - terminated): truncated episodes still bootstrap from s'.
 #pragma once
 
@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/dataset.hpp"
-#include "engine/nn_mlp.hpp"
+#include "engine/data/dataset.hpp"
+#include "engine/nn/nn_mlp.hpp"
 
 namespace dprl::algos {
 

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "algos/dqn.hpp"
+#include "algos/core/networks.hpp"
+#include "algos/core/private_noise.hpp"
 #include "algos/offline/offline_dp.hpp"
-#include "algos/private_noise.hpp"
-#include "engine/dataset_sampler.hpp"
+#include "engine/data/dataset_sampler.hpp"
 #include "engine/error.hpp"
-#include "engine/nn_optim.hpp"
+#include "engine/nn/nn_optim.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_release.hpp"

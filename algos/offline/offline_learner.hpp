@@ -49,10 +49,10 @@
 #include <utility>
 #include <vector>
 
-#include "algos/algorithm.hpp"
+#include "algos/core/algorithm.hpp"
 #include "algos/offline/offline_batch.hpp"
-#include "engine/nn_mlp.hpp"
-#include "engine/nn_optim.hpp"
+#include "engine/nn/nn_mlp.hpp"
+#include "engine/nn/nn_optim.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
@@ -142,7 +142,7 @@ class OfflineLearner : public Algorithm {
   std::string policy_file() const override { return "policy.bin"; }
   bool needs_dataset() const override { return true; }
   // Private runs too: they save before every evaluation and find their ledger charges again on
-  // resume (algos/checkpoint.hpp, "Private runs").
+  // resume (algos/core/checkpoint.hpp, "Private runs").
   bool resumable() const override { return true; }
   std::optional<PrivacyReport> privacy() const override { return privacy_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }

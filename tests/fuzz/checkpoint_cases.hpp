@@ -1,6 +1,6 @@
 // Shared by the checkpoint fuzz target and its seed generator (make_seeds.cpp): small runs of each
-// learner that writes run checkpoints (algos/checkpoint.hpp), and one function that trains one of
-// them, optionally resuming from a checkpoint payload, the way `dprl run --resume` does after
+// learner that writes run checkpoints (algos/core/checkpoint.hpp), and one function that trains one
+// of them, optionally resuming from a checkpoint payload, the way `dprl run --resume` does after
 // reading checkpoint.bin. The runs are tiny (a few hundred env steps, 8-unit networks) so that a
 // resumed run finishes in milliseconds under the sanitizers.
 #pragma once
@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "algos/algorithm.hpp"
-#include "algos/checkpoint.hpp"
-#include "engine/dataset_io.hpp"
+#include "algos/core/algorithm.hpp"
+#include "algos/core/checkpoint.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/run_dir.hpp"
 #include "engine/state_io.hpp"
 #include "envs/register_envs.hpp"

@@ -4,8 +4,8 @@
 // as a sweep file beside a fixed base experiment, planned as a sweep.
 #include <sstream>
 
-#include "algos/experiment.hpp"
-#include "algos/sweep.hpp"
+#include "algos/run/experiment.hpp"
+#include "algos/run/sweep.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "tests/fuzz/fuzz_common.hpp"

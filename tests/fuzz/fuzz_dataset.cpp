@@ -2,7 +2,7 @@
 // rest is its input: 0 a D4RL file, 1 a D4RL file read with per-row user ids ("user_id"), 2 the
 // metadata.json of a Minari folder whose data file is the committed minari_discrete fixture,
 // 3 a Minari space serialisation (space_from_minari_json).
-#include "engine/dataset_io.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

@@ -1,4 +1,4 @@
-// Fuzz target: the binary network file (engine/nn_io.hpp: policy.bin, teacher and expert files)
+// Fuzz target: the binary network file (engine/nn/nn_io.hpp: policy.bin, teacher and expert files)
 // behind its checksum. The first byte picks one of the readers of nn_cases.hpp; the rest is a
 // network file payload, which the target wraps in the file format (magic, version, length,
 // checksum: a mutated file almost never passes the checksum, so the payload is what is worth

@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
-#include "algos/policies.hpp"
+#include "algos/core/policies.hpp"
 #include "engine/error.hpp"
-#include "engine/nn_io.hpp"
+#include "engine/nn/nn_io.hpp"
 #include "envs/register_envs.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

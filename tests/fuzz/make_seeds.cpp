@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "algos/nn_policy.hpp"
-#include "algos/offline/bcq_policy.hpp"
+#include "algos/core/bcq_policy.hpp"
+#include "algos/core/nn_policy.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
-#include "engine/nn_mlp.hpp"
+#include "engine/nn/nn_mlp.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
 #include "tests/fuzz/checkpoint_cases.hpp"

@@ -1,5 +1,6 @@
 // Shared by the network-file fuzz target and its seed generator (make_seeds.cpp): the file layout
-// of engine/nn_io.hpp around a payload, and the readers of network files a user can point dprl at.
+// of engine/nn/nn_io.hpp around a payload, and the readers of network files a user can point dprl
+// at.
 //   0 make_policy against CartPole, then one discrete action (nn_policy argmax, bcq_policy)
 //   1 make_policy against Pendulum, then one continuous action (nn_policy clip, tanh_scaled)
 //   2 TeacherPolicy::load (ppo_kickstart's teacher), its spaces check and one query
@@ -13,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "algos/core/policies.hpp"
 #include "algos/expert_level/expert_queries.hpp"
-#include "algos/kickstart_teacher.hpp"
-#include "algos/policies.hpp"
+#include "algos/kickstart/kickstart_teacher.hpp"
 #include "envs/register_envs.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "engine/nn_dp.hpp"
+#include "engine/nn/nn_dp.hpp"
 #include "engine/rng.hpp"
 
 using dprl::nn::Act;

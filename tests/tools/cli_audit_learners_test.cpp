@@ -2,8 +2,8 @@
 // and `dprl audit run RUN_DIR` for actor_critic, lsvi_ucb, ppo_kickstart and primorl (the
 // offline learners: cli_audit_run_test.cpp; the expert-level pipeline: expert_level_cli_test.cpp),
 // exit 3 when refuted, and one line with exit 2 for a learner with nothing to audit. The
-// actor-critic settings are those of tests/algos/release_audit_test.cpp (claim 1.657, measured
-// 0.95 as run and 2.09 with half the noise).
+// actor-critic settings are those of tests/algos/audit/release_audit_test.cpp (claim 1.657,
+// measured 0.95 as run and 2.09 with half the noise).
 #include <doctest/doctest.h>
 #include <unistd.h>
 

@@ -1,8 +1,8 @@
 // End-to-end tests of the training audits from the CLI: an experiment's `audit:` section in
 // `dprl run`, `dprl audit dpsgd CONFIG` and `dprl audit run RUN_DIR` (audit.json and the
 // summary's "audit"), exit 3 when refuted, exit 2 with one line on bad input. The settings are
-// those of tests/algos/offline_audit_test.cpp (white box, full batch, z = 4, T = 4: claim 1.993;
-// measured 1.18 as run, 2.54 with half the noise).
+// those of tests/algos/offline/offline_audit_test.cpp (white box, full batch, z = 4, T = 4:
+// claim 1.993; measured 1.18 as run, 2.54 with half the noise).
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/dataset_io.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/io.hpp"
-#include "tests/algos/offline_test_util.hpp"
+#include "tests/algos/offline/offline_test_util.hpp"
 #include "tests/tools/cli_test_util.hpp"
 
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dataset_io.hpp"
+#include "engine/data/dataset_io.hpp"
 #include "engine/io.hpp"
 #include "tests/tools/cli_test_util.hpp"
 

@@ -4,7 +4,7 @@
 // line naming the file, and the previous checkpoint is kept to restart from; learners and envs
 // without checkpoints refuse --resume.
 //
-// The child kills itself deterministically through the test hooks of algos/checkpoint.hpp
+// The child kills itself deterministically through the test hooks of algos/core/checkpoint.hpp
 // (DPRL_TEST_KILL_AFTER_CHECKPOINTS, DPRL_TEST_KILL_AT_STEP).
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -17,8 +17,8 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/dataset_io.hpp"
-#include "tests/algos/offline_test_util.hpp"
+#include "engine/data/dataset_io.hpp"
+#include "tests/algos/offline/offline_test_util.hpp"
 #include "tests/tools/sweep_test_util.hpp"
 
 using namespace sweep_test;

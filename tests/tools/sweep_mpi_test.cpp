@@ -77,7 +77,7 @@ TEST_SUITE("e2e") {
     REQUIRE(r.code == 0);
     // 4 training runs (5 files each), the sweep tables, 2 experts, the manifest, the record and
     // the demonstrations: the same bytes (but for the load index of the demonstrations, a cache
-    // that records the HDF5 file's modification time: engine/dataset_io.hpp)
+    // that records the HDF5 file's modification time: engine/data/dataset_io.hpp)
     for (const char* w : {"local", "mpi"}) {
       REQUIRE(fs::exists(d / w / "pop" / "demos" / "data" / "dprl_index.bin"));
       fs::remove(d / w / "pop" / "demos" / "data" / "dprl_index.bin");

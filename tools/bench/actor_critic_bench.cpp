@@ -14,9 +14,9 @@
 #include <memory>
 #include <vector>
 
-#include "algos/actor_critic.hpp"
-#include "algos/features.hpp"
-#include "algos/gtd_learner.hpp"
+#include "algos/actor_critic/actor_critic.hpp"
+#include "algos/actor_critic/features.hpp"
+#include "algos/actor_critic/gtd_learner.hpp"
 #include "engine/rng.hpp"
 #include "envs/chain_mdp.hpp"
 #include "privacy/noise_source.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "algos/expert_level/expert_queries.hpp"
-#include "engine/nn_mlp.hpp"
+#include "engine/nn/nn_mlp.hpp"
 #include "engine/rng.hpp"
 
 namespace {

@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "engine/nn_dp.hpp"
-#include "engine/nn_timing.hpp"
+#include "engine/nn/nn_dp.hpp"
+#include "engine/nn/nn_timing.hpp"
 #include "engine/rng.hpp"
 
 namespace {
