@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dprl needs when any is missing (a no-op when all are there), then
-# configures and builds into build/ with Ninja, and the sanitizer subset into build-asan/.
-#   scripts/setup.sh            install + build (build/ and build-asan/)
+# configures build/ with Ninja and builds what was asked for.
+#   scripts/setup.sh            install + build the dprl CLI and its libraries only (the quickstart)
+#   scripts/setup.sh --tests    install + build everything: the CLI, every test suite and benchmark,
+#                               and the sanitizer subset into build-asan/ (what ctest runs)
 #   scripts/setup.sh --no-build install only
 #   scripts/setup.sh --fuzz     also install clang and libFuzzer and build the fuzz targets into
 #                               build-fuzz/ (tools/fuzz.sh TARGET SECONDS runs one)
-# DPRL_SANITIZE=0 skips the sanitizer build (then ctest has no sanitize/ test).
+# Flags combine (--tests --fuzz). DPRL_SANITIZE=0 skips the sanitizer build (then ctest has no
+# sanitize/ test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake ninja-build git pkg-config
+packages=(build-essential cmake ninja-build git pkg-config ccache
           libeigen3-dev libbox2d-dev libmujoco-dev libyaml-cpp-dev doctest-dev libcli11-dev
           libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev libhdf5-dev
           libopenmpi-dev openmpi-bin)
-fuzz=0
-[ "${1:-}" = "--fuzz" ] && fuzz=1
+fuzz=0 tests=0 build=1
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) fuzz=1 ;;
+    --tests) tests=1 ;;
+    --no-build) build=0 ;;
+    *) echo "setup.sh: unknown flag '$arg' (known: --tests, --fuzz, --no-build)" >&2; exit 2 ;;
+  esac
+done
 # clang 14 and its runtime (libFuzzer, ASan, UBSan): only for the fuzz build
 ((fuzz)) && packages+=(clang libclang-rt-14-dev)
 missing=()
@@ -29,7 +39,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-[ "${1:-}" = "--no-build" ] && exit 0
+((build)) || exit 0
 jobs=${DPRL_JOBS:-2}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -38,7 +48,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # corpus replays (the subset that fits CI's time: docs/robustness.md); ctest runs it as
 # sanitize/asan_ubsan with every report fatal.
 asan=()
-if [ "${DPRL_SANITIZE:-1}" != 0 ]; then
+if ((tests)) && [ "${DPRL_SANITIZE:-1}" != 0 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DDPRL_SANITIZE=address,undefined -DDPRL_TEST_DIRS="engine;privacy" -DDPRL_MPI=OFF \
@@ -49,7 +59,12 @@ if [ "${DPRL_SANITIZE:-1}" != 0 ]; then
 fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${asan[@]}" >/dev/null
-cmake --build build -j"$jobs"
+if ((tests)); then
+  cmake --build build -j"$jobs"
+else
+  # the quickstart needs only the CLI (and the libraries it links)
+  cmake --build build -j"$jobs" --target dprl
+fi
 
 if ((fuzz)); then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
