@@ -248,8 +248,13 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   episodes_ = 0;
   std::uint64_t ledger_entries = 0;
   const TrainContext::SyncFn sync = [&](StateIo& io) { sync_run(r, io, ledger_entries); };
-  if (ctx.resume(sync))
+  if (ctx.resume(sync)) {
+    // a refused fall-back (resume_budget) must leave metrics.csv as the killed run wrote it, not
+    // the shorter copy the checkpoint holds
+    if (r.priv && p_.noise != "seeded" && ctx.resumed_from_previous())
+      ctx.hold_metrics_until_checkpoints();
     resume_budget(r, ctx, ledger_entries);
+  }
   else if (r.ledger)
     ctx.save_checkpoint(0, sync);  // the ledger position before the run's first charge
   while ((p_.episodes == 0 || episodes_ < p_.episodes) && r.step < r.max_steps &&

@@ -193,7 +193,7 @@ TEST_SUITE("e2e") {
     CHECK(dprl::read_file(d / "train" / "release" / "release.json") == release);
   }
 
-  TEST_CASE("default delta is 1/(10 m); an audit on the protected data ends the formal record") {
+  TEST_CASE("default delta is 1/(10 m), and an audit on the protected data ends the formal record") {
     const auto d = scratch("audit");
     const auto pop = shared_population();
     // the smoke pipeline's DP-SGD part (eps2 = 2.5) with OS-entropy noise on the quick population

@@ -531,7 +531,7 @@ TEST_SUITE("e2e") {
     const std::string config =
         "seed: 1\nout: out\nenv: {id: pendulum}\n"
         "algo: {id: primorl, params: {data_runs: 2, data_steps_per_run: 2000, test_fraction: "
-        "0.05, variant: tdp, q: 0.1, z: 0.8, clip_norm: 1.0, rounds: 20, model_eval_every: 5, "
+        "0.2, variant: tdp, q: 0.1, z: 0.8, clip_norm: 1.0, rounds: 20, model_eval_every: 5, "
         "penalty: mpd, sac_hidden: '16,16', steps_per_epoch: 500, rollout_freq: 250, "
         "rollout_batch: 100, horizon: 5, noise: seeded}}\n"
         "train: {steps: 1500, eval_episodes: 2, checkpoint_every: 100}\n";

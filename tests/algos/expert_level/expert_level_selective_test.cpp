@@ -179,13 +179,15 @@ TEST_CASE("os-entropy selective runs use the secure snapped release and give a f
   auto ctx = make_ctx(8);
   auto p = dp_params(0.5, "sound");
   p.noise = "os-entropy";
-  p.epsilon2 = 0.5;  // a short run
+  // a short run (at q = 0.4 one step of the proven discrete bound costs more than 0.5)
+  p.epsilon2 = 1.5;
   const auto r = train_selective(learner, &data(), &data(), kExperts, 8, p, ctx);
   REQUIRE(r.report);
   // the exact discrete Gaussian is accounted with the bound proven for it (the pld accountant
   // reports that RDP bound), never the continuous curve
-  CHECK(r.noisy_steps == budget_steps(8.0 / kExperts, 0.5, true));
-  CHECK(r.noisy_steps < budget_steps(8.0 / kExperts, 0.5));
+  CHECK(r.noisy_steps >= 1);
+  CHECK(r.noisy_steps == budget_steps(8.0 / kExperts, 1.5, true));
+  CHECK(r.noisy_steps < budget_steps(8.0 / kExperts, 1.5));
   CHECK(r.report->formal);
   CHECK_FALSE(r.report->reproducible_noise);
   CHECK(r.report->noise_source.find("secure") != std::string::npos);
