@@ -1,7 +1,7 @@
 // An offline learner used as a plain C++ object, without the experiment runner: collect a dataset
 // from an env, construct Behaviour Cloning directly, train it and evaluate its greedy policy.
 #include <cstdio>
-#include <dprl/algos/collect.hpp>
+#include <dprl/algos/core/collect.hpp>
 #include <dprl/algos/offline/bc.hpp>
 #include <dprl/engine/policy.hpp>
 #include <dprl/envs/register_envs.hpp>

@@ -1,7 +1,7 @@
 // An experiment from a YAML text through the same runner the command line uses, without writing
 // a run directory; the summary comes back as a struct.
 #include <cstdio>
-#include <dprl/algos/experiment.hpp>
+#include <dprl/algos/run/experiment.hpp>
 #include <dprl/engine/config.hpp>
 
 int main() {

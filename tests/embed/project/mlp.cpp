@@ -3,8 +3,8 @@
 // the library boundary here, so both sides must agree on Eigen's alignment settings).
 #include <cmath>
 #include <cstdio>
-#include <dprl/engine/nn_mlp.hpp>
-#include <dprl/engine/nn_optim.hpp>
+#include <dprl/engine/nn/nn_mlp.hpp>
+#include <dprl/engine/nn/nn_optim.hpp>
 #include <dprl/engine/rng.hpp>
 
 int main() {
