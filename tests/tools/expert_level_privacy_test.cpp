@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "engine/data/dataset_io.hpp"
@@ -27,9 +28,11 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-// One quick population for every case of this file (built by the first, reused by the others).
+// One quick population for every case a process runs (built by the first, reused by the others);
+// ctest runs each case in its own process, maybe at the same time, so the folder is per process.
 fs::path shared_population() {
-  static const fs::path p = scratch("population") / "population";
+  static const fs::path p =
+      scratch("population_" + std::to_string(::getpid())) / "population";
   return p;
 }
 
