@@ -5,10 +5,10 @@
 // fn(i) once for every i in [0, n), claiming indices in increasing order, and returns when all
 // calls have finished.
 //
-// Determinism (STYLE.md "Randomness and determinism"): which thread runs an index is unspecified,
-// so fn must write its result by index (out[i] = ...) and take any randomness from a stream
-// derived from i, never from the thread. Reductions then run over the results in index order, and
-// outputs are identical at any pool size.
+// Determinism (streams belong to units of work, not threads): which thread runs an index is
+// unspecified, so fn must write its result by index (out[i] = ...) and take any randomness from a
+// stream derived from i, never from the thread. Reductions then run over the results in index
+// order, and outputs are identical at any pool size.
 //
 // Exceptions: once some fn(i) throws, no new indices are started; calls already running finish.
 // Because indices are claimed in increasing order, every index below a throwing one has been

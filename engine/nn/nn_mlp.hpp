@@ -1,7 +1,7 @@
 // Multi-layer perceptrons on one flat float buffer, batched column per sample, with the
 // per-example gradient machinery DP-SGD needs.
 //
-// Layout (DESIGN.md "Parameters"): layer l holds W_l (out_l x in_l, column-major) then b_l
+// Layout (one flat buffer per network): layer l holds W_l (out_l x in_l, column-major) then b_l
 // (out_l); each block starts on a 16-float (64-byte) boundary and the padding is zero, so
 // clipping, noise, Polyak averaging and checksums run over the whole buffer. Data are
 // (features x batch) matrices, one column per sample.

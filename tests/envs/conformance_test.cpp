@@ -1,4 +1,4 @@
-// Conformance suite over every registered env and alias (STYLE.md "Tests"): observations stay in
+// Conformance suite over every registered env and alias: observations stay in
 // the space, truncation at the limit, reproducible resets, state round trips, no allocation in
 // step, and typed errors for bad parameters, actions and states.
 #include <doctest/doctest.h>
