@@ -35,12 +35,13 @@ double log_expm1_exponent(double i, double inv_2z2, double log_z) {
   return std::log(i * i - i) - M_LN2 - 2.0 * log_z;  // expm1(e) = e (1 + e/2 + ...), e < 1e-300
 }
 
-// log A_a for integer a >= 2: the exact binomial sum, written as A_a = 1 + (A_a - 1) with
-// A_a - 1 = sum_{i >= 2} C(a,i) q^i (1-q)^(a-i) (e^((i^2 - i) / (2 z^2)) - 1), a sum of
-// positive terms (the binomial weights sum to 1) taken in log space. So log A_a = log1p(A_a - 1)
-// keeps its relative accuracy where A_a - 1 is far below the rounding of 1 (large z), instead of
-// rounding to 0 there.
-double log_a_int(double q, double z, int a) {
+// log of A_a = 1 + sum_{i >= 2} C(a,i) q^i (1-q)^(a-i) w_i for integer a >= 2, a sum of
+// positive terms taken in log space, so log A_a = log1p(A_a - 1) keeps its relative accuracy
+// where A_a - 1 is far below the rounding of 1 (large z), instead of rounding to 0 there.
+// Weights: w_i = e^((i^2 - i) / (2 z^2)) - 1 gives the exact binomial sum of the subsampled
+// Gaussian (the binomial weights sum to 1); zhu_wang = true gives w_i = 3 e^((i^2 - i) / (2 z^2))
+// - 1 for i >= 3, the generic bound (log_a_zhu_wang below).
+double log_a_sum(double q, double z, int a, bool zhu_wang) {
   const double log_q = std::log(q);
   const double log_1mq = std::log1p(-q);
   const double inv_2z2 = 1.0 / (2.0 * z * z);
@@ -51,7 +52,14 @@ double log_a_int(double q, double z, int a) {
   terms.assign(static_cast<std::size_t>(a) + 1, -kInf);
   double log_c = std::log(0.5 * a * (a - 1.0));  // log C(a, 2)
   for (int i = 2; i <= a; ++i) {
-    const double t = log_c + i * log_q + (a - i) * log_1mq + log_expm1_exponent(i, inv_2z2, log_z);
+    double log_w;
+    if (zhu_wang && i >= 3) {
+      const double e = (double(i) * i - i) * inv_2z2;
+      log_w = e > 40.0 ? e + std::log(3.0 - std::exp(-e)) : std::log(3.0 * std::expm1(e) + 2.0);
+    } else {
+      log_w = log_expm1_exponent(i, inv_2z2, log_z);
+    }
+    const double t = log_c + i * log_q + (a - i) * log_1mq + log_w;
     terms[i] = t;
     terms_max = std::max(terms_max, t);
     log_c += std::log(double(a - i)) - std::log(double(i + 1));
@@ -62,6 +70,9 @@ double log_a_int(double q, double z, int a) {
   const double log_am1 = terms_max + std::log(s);
   return log_am1 < 0.0 ? std::log1p(std::exp(log_am1)) : log_am1 + std::log1p(std::exp(-log_am1));
 }
+
+// log A_a of the subsampled Gaussian for integer a >= 2 (exact).
+double log_a_int(double q, double z, int a) { return log_a_sum(q, z, a, false); }
 
 // log A_a for fractional a by the split binomial series; signed (exact) or with absolute values
 // (dp_accounting's upper bound). Returns +inf if the series does not converge in 1000 terms.
@@ -142,35 +153,8 @@ double rdp_sg(double q, double z, double order, bool signed_terms) {
 //          + 3 sum_{l=3..a} C(a,l) q^l (1-q)^(a-l) e^((l-1) eps(l)),   RDP(a) = log(A_a) / (a-1).
 // The first term is the binomial weight of l = 0 and l = 1, and the weights sum to 1, so A_a - 1
 // is the positive sum of C(a,l) q^l (1-q)^(a-l) w_l with w_2 = e^(1/z^2) - 1 and
-// w_l = 3 e^((l^2 - l) / (2 z^2)) - 1 (l >= 3), summed in log space as in log_a_int.
-double log_a_zhu_wang(double q, double z, int a) {
-  const double log_q = std::log(q);
-  const double log_1mq = std::log1p(-q);
-  const double inv_2z2 = 1.0 / (2.0 * z * z);
-  const double log_z = std::log(z);
-  double terms_max = -kInf;
-  thread_local std::vector<double> terms;
-  terms.assign(static_cast<std::size_t>(a) + 1, -kInf);
-  double log_c = std::log(0.5 * a * (a - 1.0));  // log C(a, 2)
-  for (int i = 2; i <= a; ++i) {
-    double log_w;
-    if (i == 2) {
-      log_w = log_expm1_exponent(2.0, inv_2z2, log_z);
-    } else {
-      const double e = (double(i) * i - i) * inv_2z2;
-      log_w = e > 40.0 ? e + std::log(3.0 - std::exp(-e)) : std::log(3.0 * std::expm1(e) + 2.0);
-    }
-    const double t = log_c + i * log_q + (a - i) * log_1mq + log_w;
-    terms[i] = t;
-    terms_max = std::max(terms_max, t);
-    log_c += std::log(double(a - i)) - std::log(double(i + 1));
-  }
-  if (terms_max == kInf) return kInf;
-  double s = 0.0;
-  for (int i = 2; i <= a; ++i) s += std::exp(terms[i] - terms_max);
-  const double log_am1 = terms_max + std::log(s);
-  return log_am1 < 0.0 ? std::log1p(std::exp(log_am1)) : log_am1 + std::log1p(std::exp(-log_am1));
-}
+// w_l = 3 e^((l^2 - l) / (2 z^2)) - 1 (l >= 3), summed in log space (log_a_sum).
+double log_a_zhu_wang(double q, double z, int a) { return log_a_sum(q, z, a, true); }
 
 double rdp_sdg(double q, double z, double order) {
   if (z == 0.0 || !std::isfinite(1.0 / (2.0 * z * z))) return kInf;

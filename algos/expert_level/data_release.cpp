@@ -120,6 +120,15 @@ void examine_all(const Dataset& data, const std::vector<std::size_t>& episodes,
   }
 }
 
+// the released prefixes' totals, from the examined trajectories' stable lengths
+void count_stable(DataReleaseResult& r) {
+  for (std::size_t e : r.examined)
+    if (r.stable_length[e] > 0) {
+      ++r.stable_prefixes;
+      r.stable_transitions += r.stable_length[e];
+    }
+}
+
 }  // namespace
 
 ReleaseConstants release_constants(const DataReleaseParams& p) {
@@ -172,11 +181,7 @@ DataReleaseResult data_release(const Dataset& data, ExpertPanel& experts,
   r.stable_length.assign(n, 0);
   r.examined.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(T));
   examine_all(data, r.examined, experts, p, r.constants.svt, noise, r);
-  for (std::size_t e : r.examined)
-    if (r.stable_length[e] > 0) {
-      ++r.stable_prefixes;
-      r.stable_transitions += r.stable_length[e];
-    }
+  count_stable(r);
   return r;
 }
 
@@ -189,11 +194,7 @@ DataReleaseResult data_release_rollouts(const Dataset& rollouts, ExpertPanel& ex
   r.stable_length.assign(n, 0);
   for (std::size_t e = 0; e < n; ++e) r.examined.push_back(e);
   examine_all(rollouts, r.examined, experts, p, r.constants.svt, noise, r);
-  for (std::size_t e : r.examined)
-    if (r.stable_length[e] > 0) {
-      ++r.stable_prefixes;
-      r.stable_transitions += r.stable_length[e];
-    }
+  count_stable(r);
   return r;
 }
 
