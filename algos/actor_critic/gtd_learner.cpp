@@ -159,10 +159,22 @@ void GtdActorCriticLearner::release(std::span<double> x, double c, int channel) 
   if (tap) tap->after(r, x);
 }
 
-double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support,
-                                        int channel) {
+// C for a release: clip_norm, or the median element (data-dependent). A positive C below 2^-512
+// (underflowing gradients) is raised to 2^-512: the vector is still rescaled to norm exactly C and
+// the noise is sigma C, so the guarantee is unchanged, and the secure sampler's grid (about
+// C 2^-12 / sqrt(n)) stays in the normal range instead of stopping the run on the data's values.
+// C = 0 (nothing to release) is kept as it is.
+double GtdActorCriticLearner::clip_scale(std::span<const double> x,
+                                         const std::vector<int>& support) {
+  constexpr double kMinClip = 0x1p-512;
   const double c =
       p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
+  return c > 0 && c < kMinClip ? kMinClip : c;
+}
+
+double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<int>& support,
+                                        int channel) {
+  const double c = clip_scale(x, support);
   const double n = norm2(x);
   const double scale = n > 0 ? c / n : 0.0;
   for (double& e : x) e *= scale;
@@ -172,8 +184,7 @@ double GtdActorCriticLearner::privatise(std::span<double> x, const std::vector<i
 
 double GtdActorCriticLearner::privatise_sparse(std::span<double> x, const std::vector<int>& support,
                                                int channel) {
-  const double c =
-      p.clip == "fixed" ? p.clip_norm : median_abs(x, support, p.median_over == "all", scratch);
+  const double c = clip_scale(x, support);
   // the dense sum of squares adds +0 off the support, which changes nothing: sum the support in
   // index order
   const std::vector<int>* idx = &support;

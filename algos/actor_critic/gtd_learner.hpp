@@ -90,6 +90,7 @@ struct GtdActorCriticLearner {
  private:
   void policy_at(std::span<const float> obs);
   void release(std::span<double> x, double c, int channel);
+  double clip_scale(std::span<const double> x, const std::vector<int>& support);
   void update_critic_dense(double delta, double rho, double g_next, double gl);
   void update_critic_sparse(double delta, double rho, double g_next, double gl);
   void update_actor(std::span<const float> obs, int a, double rho, double delta, double gl,

@@ -146,6 +146,29 @@ TEST_SUITE("unit") {
     CHECK(dprl::algos::median_abs(x, {}, true, scratch) == 0.5);
     CHECK(dprl::algos::median_abs(x, {}, false, scratch) == 0.0);
   }
+
+  TEST_CASE("a median clip that underflows is raised to 2^-512, and secure noise still releases it") {
+    // a Taxi run with os-entropy noise stopped at random on "the grid ... is below the normal
+    // range" when its median element was subnormal: the data's values decided whether it ran
+    ActorCriticParams p;  // clip = median over the support
+    OneHotFeatures f(4, 1);
+    auto noise = dprl::privacy::make_os_entropy_noise();
+    GtdActorCriticLearner l(p, f, 1, true, false, 1.0, noise.get());
+    std::vector<double> x = {3e-309, -4e-309, 5e-309, 0.0};
+    double c = 0;
+    REQUIRE_NOTHROW(c = l.privatise(x, {0, 1, 2}));
+    CHECK(c == 0x1p-512);
+    for (double e : x) CHECK(std::isfinite(e));
+    std::vector<double> y = {3e-309, -4e-309, 5e-309, 0.0};
+    REQUIRE_NOTHROW(c = l.privatise_sparse(y, {0, 1, 2}));
+    CHECK(c == 0x1p-512);
+    // an ordinary median is not touched, and a zero vector is still not released
+    std::vector<double> z = {3.0, -4.0, 5.0, 0.0};
+    CHECK(l.privatise(z, {0, 1, 2}) == 4.0);
+    std::vector<double> zero(4, 0.0);
+    CHECK(l.privatise(zero, {0, 1, 2}) == 0.0);
+    CHECK(zero == std::vector<double>(4, 0.0));
+  }
 }
 
 TEST_SUITE("statistical") {
