@@ -82,6 +82,7 @@ struct RunSummary {
   std::vector<std::pair<std::string, double>> extra;  // algorithm-specific final figures
   std::string audit_json;      // an empirical privacy audit's JSON object ("" for none)
   bool audit_refuted = false;  // that audit's lower bound exceeds the claimed epsilon
+  std::string dir;             // the run directory written ("" when nothing was written)
 };
 
 class RunDir {

@@ -1,11 +1,17 @@
 // dprl run | sweep
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "algos/run/experiment.hpp"
 #include "algos/run/pipeline.hpp"
@@ -67,6 +73,29 @@ void cmd_resume(const std::string& dir, bool quiet) {
   print_run(algos::resume_run_dir(dir, opts));
 }
 
+namespace {
+
+// The arguments of a first `dprl plot` of a run: y the evaluation return, else the training
+// return, else the first column after the x axis (plot's default x: step, else env_steps, else
+// given); "" when metrics.csv is missing or has fewer than two columns.
+std::string plot_arguments(const std::filesystem::path& metrics) {
+  std::ifstream in(metrics);
+  std::string header;
+  if (!in || !std::getline(in, header)) return "";
+  std::vector<std::string> cols;
+  std::stringstream ss(header);
+  for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+  if (cols.size() < 2) return "";
+  const auto has = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+  std::string args;
+  if (!has("step") && !has("env_steps")) args = "--x " + cols[0] + " ";
+  for (const char* want : {"return_mean", "return"})
+    if (has(want)) return args + "--y " + want;
+  return args + "--y " + cols[1];
+}
+
+}  // namespace
+
 void print_run(const RunSummary& s) {
   std::string steps = fmt::format("{} env steps", s.env_steps);
   for (const auto& [k, v] : s.extra)
@@ -76,6 +105,13 @@ void print_run(const RunSummary& s) {
              s.wall_time_s);
   fmt::print("final evaluation: return {:.4f} +- {:.4f} over {} episodes\n",
              s.final_eval.return_mean, s.final_eval.return_std, s.final_eval.episodes);
+  if (!s.dir.empty()) {
+    fmt::print("results: {}/ (metrics.csv, summary.json, config.yaml)\n", s.dir);
+    const std::string args = plot_arguments(std::filesystem::path(s.dir) / "metrics.csv");
+    if (!args.empty())
+      fmt::print("next: dprl plot {} {} -o {}.svg\n", s.dir, args,
+                 std::filesystem::path(s.dir).filename().string());
+  }
   for (const auto& [k, v] : s.extra)
     if (k == "diverged" && v > 0)
       fmt::print(stderr,

@@ -42,7 +42,6 @@
 #include <fmt/format.h>
 
 #include <Eigen/Cholesky>
-#include <Eigen/Dense>
 #include <algorithm>
 #include <bit>
 #include <cmath>

@@ -296,6 +296,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   s.privacy = algo->privacy();
   s.extra = algo->summary_extra();
   s.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (dir) s.dir = dir->path().string();
   if (dir && p.train.checkpoint) algo->save_policy(dir->path() / algo->policy_file());
   if (p.audit) {
     // a separate training of the same configuration with canaries (the released model has none)

@@ -502,6 +502,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   const double train_s = since(train_start);
   const double train_cpu_s = thread_cpu_seconds() - train_cpu_start;
   sum.wall_time_s = since(start);
+  sum.dir = dir.path().string();
   algo->save_policy(dir.path() / algo->policy_file());
   if (s.audit) {
     // a separate training of the DP-SGD part with canary experts (selective_audit.hpp)

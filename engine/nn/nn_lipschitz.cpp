@@ -1,6 +1,6 @@
 #include "engine/nn/nn_lipschitz.hpp"
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 #include <cmath>
 
 namespace dprl::nn {

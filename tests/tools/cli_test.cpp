@@ -67,6 +67,24 @@ TEST_SUITE("e2e") {
     CHECK(s["final_eval"]["return_mean"].get<double>() >= 7.0);
     CHECK(s["final_eval"]["episodes"].get<int>() >= 100);
     CHECK(fs::exists(d / "a" / "config.yaml"));
+    // it says where the results are and the plot to draw next, and that command works
+    const std::string a = (d / "a").string();
+    CHECK(r.out.find("results: " + a + "/ (metrics.csv") != std::string::npos);
+    const auto next = r.out.find("next: dprl plot " + a + " --y return_mean -o a.svg\n");
+    REQUIRE(next != std::string::npos);
+    const auto plot = dprl_cmd("plot " + a + " --y return_mean -o " + (d / "a.svg").string());
+    CHECK(plot.code == 0);
+    CHECK(fs::file_size(d / "a.svg") > 1000);
+    // a learner whose metrics have no step column is offered its first column as x
+    const auto l = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --quiet --set algo.id=lsvi_ucb "
+                            "--set env.id=linear_mdp --set algo.params={} --set train.steps=300 "
+                            "--set train.eval_every=0 --set train.eval_episodes=2 --out " +
+                            (d / "l").string());
+    INFO(l.err);
+    REQUIRE(l.code == 0);
+    const std::string want = "next: dprl plot " + (d / "l").string() + " --x episode --y regret";
+    REQUIRE(l.out.find(want) != std::string::npos);
+    CHECK(dprl_cmd(want.substr(11) + " -o " + (d / "l.svg").string()).code == 0);
     // same seed again: identical metrics; --seed changes them
     REQUIRE(dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --quiet --out " + (d / "b").string())
                 .code == 0);

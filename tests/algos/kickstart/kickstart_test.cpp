@@ -3,7 +3,7 @@
 // threshold exceeds every possible distance is plain PPO bit for bit.
 #include <doctest/doctest.h>
 
-#include <Eigen/Dense>
+#include <Eigen/SVD>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include <Eigen/Dense>
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
 #include <bit>
 #include <cmath>
 #include <nlohmann/json.hpp>
