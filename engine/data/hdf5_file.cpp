@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "engine/data/hdf5_detail.hpp"
@@ -68,10 +70,12 @@ herr_t probe_object(hid_t obj, const char* name, const H5O_info_t* info, void*) 
   return 0;
 }
 
-// The bytes the process maps now, or the most it has mapped (VmSize, VmPeak of
-// /proc/self/status; 0 when unknown).
-std::uint64_t mapped_bytes(const char* field = "VmSize:") {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
+// The bytes a process maps now, or the most it has mapped, or holds resident (VmSize, VmPeak,
+// VmRSS of /proc/PID/status; this process when pid is 0; 0 when unknown).
+std::uint64_t mapped_bytes(const char* field = "VmSize:", pid_t pid = 0) {
+  const std::string status =
+      pid == 0 ? std::string("/proc/self/status") : fmt::format("/proc/{}/status", pid);
+  std::FILE* f = std::fopen(status.c_str(), "r");
   if (!f) return 0;
   char line[256];
   unsigned long long kb = 0;
@@ -87,11 +91,16 @@ std::uint64_t mapped_bytes(const char* field = "VmSize:") {
 // tests/fuzz/corpus/dataset/hdf5_heap_loop). Such a file must be refused, not take the machine
 // down, and HDF5 offers no limit of its own: a child process opens the file first and visits
 // every object under a limit of kProbeBytes more address space, half of it more resident memory,
-// and kProbeSeconds, and the file is opened here only when the child got through. The parent holds the library mutex while forking,
-// so the child's copy of HDF5 is in a consistent state; the child ends with _exit (no atexit
-// handlers, no flushing of the parent's buffers).
+// and kProbeSeconds, and the file is opened here only when the child got through. The parent holds
+// the library mutex while forking, so the child's copy of HDF5 is in a consistent state; the child
+// starts no thread (a forked copy of a multi-threaded process may find a lock of the thread
+// registry held by a thread that no longer exists in it) and ends with _exit (no atexit handlers,
+// no flushing of the parent's buffers). The parent watches the child's resident memory.
 void probe_in_child(const std::filesystem::path& path) {
   std::fflush(nullptr);
+  // resident memory too: an allocator that reserved its address space up front (a sanitizer's)
+  // is not held back by RLIMIT_AS; the child starts with about the parent's resident set
+  const std::uint64_t rss = mapped_bytes("VmRSS:");
   const pid_t pid = ::fork();
   if (pid < 0) return;  // no process to spare: open directly
   if (pid == 0) {
@@ -100,15 +109,6 @@ void probe_in_child(const std::filesystem::path& path) {
     const rlimit as{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
     ::setrlimit(RLIMIT_AS, &as);
     ::alarm(kProbeSeconds);
-    // resident memory too: an allocator that reserved its address space up front (a sanitizer's)
-    // is not held back by RLIMIT_AS
-    const std::uint64_t rss = mapped_bytes("VmRSS:");
-    std::thread([rss] {
-      for (;;) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        if (mapped_bytes("VmRSS:") > rss + kProbeBytes / 2) ::_exit(1);
-      }
-    }).detach();
     const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f >= 0) {
       H5Lexists(f, "dprl_probe", H5P_DEFAULT);  // the root group's heap
@@ -120,7 +120,16 @@ void probe_in_child(const std::filesystem::path& path) {
     ::_exit(mapped_bytes("VmPeak:") - start > kProbeBytes / 2 ? 1 : 0);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) break;
+    if (r == 0 && mapped_bytes("VmRSS:", pid) > rss + kProbeBytes / 2) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw DataError(fmt::format(
