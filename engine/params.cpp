@@ -125,12 +125,19 @@ void Reader::operator()(const char* n, int& f, Range, const char*) {
   }
 }
 
+std::string_view Validator::where(const char* n) const {
+  if (!given) return {};
+  for (auto it = given->rbegin(); it != given->rend(); ++it)
+    if (it->first == n) return it->second.where;
+  return {};
+}
+
 void Validator::operator()(const char* n, std::string& f, Choices c, const char*) const {
   if (c.names.empty()) return;
   for (auto name : c.names)
     if (name == f) return;
   fail_range(owner, n, "'" + f + "'", fmt::format("must be one of {}", fmt::join(c.names, ", ")),
-             "");
+             where(n));
 }
 
 }  // namespace detail

@@ -131,16 +131,20 @@ struct Reader {
 // Checks ranges and choices.
 struct Validator {
   std::string_view owner;
+  const ParamMap* given = nullptr;  // where each key was set (a YAML position or the --set), if known
+  // the place of key n's last setting ("" when it kept its default or nothing is known)
+  std::string_view where(const char* n) const;
   void operator()(const char* n, double& f, Range r, const char*) const {
-    if (!r.contains(f)) fail_range(owner, n, format_param(f), "must be in " + r.describe(), "");
+    if (!r.contains(f))
+      fail_range(owner, n, format_param(f), "must be in " + r.describe(), where(n));
   }
   void operator()(const char* n, int& f, Range r, const char*) const {
     if (!r.contains(f))
-      fail_range(owner, n, format_param(std::int64_t{f}), "must be in " + r.describe(), "");
+      fail_range(owner, n, format_param(std::int64_t{f}), "must be in " + r.describe(), where(n));
   }
   void operator()(const char* n, std::int64_t& f, Range r, const char*) const {
     if (!r.contains(static_cast<double>(f)))
-      fail_range(owner, n, format_param(f), "must be in " + r.describe(), "");
+      fail_range(owner, n, format_param(f), "must be in " + r.describe(), where(n));
   }
   void operator()(const char*, bool&, const char*) const {}
   void operator()(const char* n, std::string& f, Choices c, const char*) const;
@@ -158,8 +162,8 @@ std::vector<ParamInfo> describe_params(P p = P{}) {
 
 // Validates ranges, choices and P::check() if present; throws ParamError naming owner.key.
 template <class P>
-void validate_params(P& p, std::string_view owner) {
-  detail::Validator v{owner};
+void validate_params(P& p, std::string_view owner, const ParamMap* given = nullptr) {
+  detail::Validator v{owner, given};
   p.visit(v);
   if constexpr (requires { p.check(); }) p.check();
 }
@@ -177,7 +181,7 @@ P read_params(const ParamMap& map, std::string_view owner, P p = P{}) {
       detail::fail_unknown_key(owner, map[i].first, map[i].second.where, valid);
     }
   }
-  validate_params(p, owner);
+  validate_params(p, owner, &map);
   return p;
 }
 

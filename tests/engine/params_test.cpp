@@ -72,6 +72,21 @@ TEST_SUITE("unit") {
     CHECK(error_of(map({{"wind", "true"}, {"steps", "5"}})) == "demo: wind needs steps >= 10");
   }
 
+  TEST_CASE("range and choice errors say where the value was set, and the last setting wins") {
+    CHECK(error_of(map({{"gravity", "0"}})) ==
+          "demo.gravity = 0: must be in (-12, 0) (at test.yaml:1:1)");
+    CHECK(error_of(map({{"task", "run"}})) ==
+          "demo.task = 'run': must be one of balance, swingup (at test.yaml:1:1)");
+    dprl::ParamMap m = map({{"steps", "5000"}});
+    dprl::param_map_set(m, "steps", {"0", "--set algo.params.steps=0"});
+    CHECK(error_of(m) == "demo.steps = 0: must be in [1, 1000] (at --set algo.params.steps=0)");
+    // a default out of range (set by code, not by the user) has no place to name
+    CHECK(error_of({}) == "");
+    DemoParams bad{1.0, 500, false, "balance"};
+    CHECK_THROWS_WITH_AS(dprl::validate_params(bad, "demo"), "demo.gravity = 1: must be in (-12, 0)",
+                         dprl::ParamError);
+  }
+
   TEST_CASE("describe and dump list every field in order") {
     auto info = dprl::describe_params<DemoParams>();
     REQUIRE(info.size() == 4);

@@ -338,7 +338,10 @@ TEST_SUITE("e2e") {
                    // a document that is not a map (libFuzzer, config target: it aborted)
                    {"run l.yaml --set env.id=cartpole", {{"l.yaml", "- a\n- b\n"}}, "--set"},
                    {"run c.yaml --set algo.params.nope=1", {c}, "nope"},
-                   {"run c.yaml --set algo.params.gamma=3", {c}, "q_learning.gamma = 3"},
+                   // the README's example, word for word (the place of the override included)
+                   {"run c.yaml --set algo.params.gamma=3", {c},
+                    "q_learning.gamma = 3: must be in [0, 1] (at --set algo.params.gamma=3)"},
+                   {"run c.yaml --set algo.params.gamma=-1", {c}, "(at --set algo.params.gamma=-1)"},
                    {"run c.yaml --set algo.params.gamma=.nan", {c}, "gamma"},
                    {"run c.yaml --set 'algo.params.gamma=[1'", {c}, "--set"},
                    {"run c.yaml --set seed=abc", {c}, "seed"},
