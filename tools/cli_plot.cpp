@@ -246,8 +246,7 @@ void run_plot(const PlotOptions& opt) {
   // the x column: as given, else step, else env_steps (chosen from the first run)
   std::string x_name = opt.x;
   if (x_name.empty()) {
-    const auto& first = runs.front().table;
-    x_name = !first.find("step") && first.find("env_steps") ? "env_steps" : "step";
+    x_name = runs.front().table.default_x();
   }
   for (const auto& r : runs) {
     r.table.column(x_name, "--x");

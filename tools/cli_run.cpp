@@ -1,17 +1,13 @@
 // dprl run | sweep
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include "algos/run/experiment.hpp"
 #include "algos/run/pipeline.hpp"
@@ -19,6 +15,7 @@
 #include "engine/error.hpp"
 #include "engine/thread_pool.hpp"
 #include "tools/cli.hpp"
+#include "tools/metrics_csv.hpp"
 #include "tools/mpi_sweep.hpp"
 
 namespace dprl::cli {
@@ -76,22 +73,21 @@ void cmd_resume(const std::string& dir, bool quiet) {
 namespace {
 
 // The arguments of a first `dprl plot` of a run: y the evaluation return, else the training
-// return, else the first column after the x axis (plot's default x: step, else env_steps, else
-// given); "" when metrics.csv is missing or has fewer than two columns.
+// return, else the first column after the x axis (--x the first column when plot's default is
+// absent); "" when metrics.csv is missing, unreadable or has fewer than two columns.
 std::string plot_arguments(const std::filesystem::path& metrics) {
-  std::ifstream in(metrics);
-  std::string header;
-  if (!in || !std::getline(in, header)) return "";
-  std::vector<std::string> cols;
-  std::stringstream ss(header);
-  for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
-  if (cols.size() < 2) return "";
-  const auto has = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
-  std::string args;
-  if (!has("step") && !has("env_steps")) args = "--x " + cols[0] + " ";
+  if (!std::filesystem::exists(metrics)) return "";
+  tools::MetricsTable t;
+  try {
+    t = tools::read_metrics_csv(metrics);
+  } catch (const Error&) {
+    return "";
+  }
+  if (t.columns.size() < 2) return "";
+  const std::string args = t.find(t.default_x()) ? "" : "--x " + t.columns[0] + " ";
   for (const char* want : {"return_mean", "return"})
-    if (has(want)) return args + "--y " + want;
-  return args + "--y " + cols[1];
+    if (t.find(want)) return args + "--y " + want;
+  return args + "--y " + t.columns[1];
 }
 
 }  // namespace

@@ -25,6 +25,11 @@ struct MetricsTable {
   std::size_t rows() const { return values.empty() ? 0 : values.front().size(); }
   // Index of a column, or nullopt.
   std::optional<std::size_t> find(std::string_view name) const;
+  // dprl plot's x axis when --x is not given: step, else env_steps when the table has no step
+  // column (then "step", which may be absent)
+  std::string default_x() const {
+    return !find("step") && find("env_steps") ? "env_steps" : "step";
+  }
   // The column's values; throws ParamError "<flag>: unknown column '<name>' in <source>; valid:
   // a, b, c" when absent.
   const std::vector<double>& column(std::string_view name, std::string_view flag) const;
