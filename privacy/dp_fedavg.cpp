@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "engine/error.hpp"
 #include "privacy/noise_source.hpp"
@@ -45,6 +46,11 @@ void check_dp_fedavg(const EnsembleLayout& layout, const DpFedAvgConfig& cfg) {
   if (cfg.sampling_rate * static_cast<double>(cfg.units) < 1.0)
     throw ParamError(
         fmt::format("sampling_rate * units = {} * {} must be >= 1", cfg.sampling_rate, cfg.units));
+  if (cfg.units > kMaxUnits)
+    throw ParamError(fmt::format(
+        "units = {} must be at most {} (the rounding allowance of the sum, 2 (K + 1)^2 u, then "
+        "stays below 1% of C)",
+        cfg.units, kMaxUnits));
   if (layout.members < 1)
     throw ParamError(fmt::format("members = {} must be >= 1", layout.members));
   if (layout.blocks.empty()) throw ParamError("dp_fedavg: the layout has no parameter blocks");
@@ -112,16 +118,29 @@ DpFedAvgRound::DpFedAvgRound(EnsembleLayout layout, DpFedAvgConfig cfg)
     : layout_(std::move(layout)), cfg_(cfg) {
   check_dp_fedavg(layout_, cfg_);
   const std::size_t n = layout_.stride * static_cast<std::size_t>(layout_.members);
-  sum_.assign(n, 0.0f);
+  sum_.assign(n, 0.0);
   avg_.assign(n, 0.0f);
 }
 
-double DpFedAvgRound::noise_std() const {
-  return cfg_.noise_multiplier * cfg_.clip_norm / denominator();
+double DpFedAvgRound::accumulation_error() const {
+  // N <= K + 1 clients (the larger neighbour) summed in double: within gamma_(N - 1) sum_k
+  // |Delta_k| <= gamma_(N - 1) N C of the exact sum, and the division by q K rounds each entry
+  // once more (u |sum| <= u N C (1 + gamma)); both neighbours' averages carry such an error. The
+  // clipped updates are floats, exact in double, each of norm at most C (the clip's margin).
+  const double n = static_cast<double>(cfg_.units) + 1.0;
+  const double nu = (n + 1.0) * std::ldexp(1.0, -53);
+  const double gamma = nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
+  return 2.0 * gamma * n * (1.0 + 0x1.0p-40);
 }
 
+double DpFedAvgRound::sensitivity() const {
+  return cfg_.clip_norm * (1.0 + accumulation_error()) / denominator();
+}
+
+double DpFedAvgRound::noise_std() const { return cfg_.noise_multiplier * sensitivity(); }
+
 void DpFedAvgRound::begin() {
-  std::fill(sum_.begin(), sum_.end(), 0.0f);
+  std::fill(sum_.begin(), sum_.end(), 0.0);
   clients_ = 0;
 }
 
@@ -140,15 +159,15 @@ std::size_t DpFedAvgRound::noised_values() const {
 double DpFedAvgRound::released_noise_std(bool secure) const {
   const double sd = noise_std();
   if (sd <= 0.0) return sd;
-  return gaussian_release_plan(sd, cfg_.clip_norm / denominator(), noised_values(), secure).scale;
+  return gaussian_release_plan(sd, sensitivity(), noised_values(), secure).scale;
 }
 
 void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
   DPRL_CHECK(theta.size() == sum_.size());
-  const float inv = static_cast<float>(1.0 / denominator());
-  for (std::size_t k = 0; k < sum_.size(); ++k) avg_[k] = sum_[k] * inv;
+  const double den = denominator();
   const double sd = noise_std();
   if (sd <= 0.0) {
+    for (std::size_t k = 0; k < sum_.size(); ++k) avg_[k] = static_cast<float>(sum_[k] / den);
     for (int i = 0; i < layout_.members; ++i) {
       const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;
       for (const auto& b : layout_.blocks)
@@ -163,13 +182,12 @@ void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
   for (int i = 0; i < layout_.members; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;
     for (const auto& b : layout_.blocks)
-      scratch_.insert(scratch_.end(), avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset),
-                      avg_.begin() + static_cast<std::ptrdiff_t>(base + b.offset + b.size));
+      for (std::size_t k = 0; k < b.size; ++k) scratch_.push_back(sum_[base + b.offset + k] / den);
   }
-  const ReleaseTap::Release tr{0, 0, ++releases_, sd, cfg_.clip_norm / denominator()};
+  const ReleaseTap::Release tr{0, 0, ++releases_, sd, sensitivity()};
   const double drawn = tap_ ? tap_->before(tr, scratch_) : sd;
   const SecurePlan plan =
-      gaussian_release_plan(drawn, cfg_.clip_norm / denominator(), scratch_.size(), noise->secure());
+      gaussian_release_plan(drawn, sensitivity(), scratch_.size(), noise->secure());
   add_gaussian_release(scratch_, plan.scale, plan.grid, *noise);
   if (tap_) tap_->after(tr, scratch_);
   std::size_t j = 0;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
@@ -26,6 +28,11 @@ void UserDpSgdConfig::validate() const {
         expected_batch, num_users, q));
   if (contribution < 1 || contribution > 1000000)
     throw ParamError(fmt::format("contribution = {} must be in [1, 1000000]", contribution));
+  if (!(accumulation_error() <= kMaxAccumulationError))
+    throw ParamError(fmt::format(
+        "num_users = {} with contribution = {}: the rounding allowance of the sum, {:.3g} of C, "
+        "exceeds {} (user_dp_sgd.hpp); use fewer users per dataset or contribution 1",
+        num_users, contribution, accumulation_error(), kMaxAccumulationError));
 }
 
 DpEvent UserDpSgdConfig::step_event() const {
@@ -42,86 +49,136 @@ std::size_t noised_values(std::span<const DpNetGrad> nets) {
   return n;
 }
 
+namespace {
+
+// gamma_n = n u / (1 - n u) for double rounding (u = 2^-53): the bound on the relative error of a
+// sum or dot product of n terms in any order (Higham, "Accuracy and Stability of Numerical
+// Algorithms", 2nd ed., Lemma 3.1); infinite when n u >= 1/2, where the bound is useless
+double gamma_of(double n, int bits) {
+  const double nu = n * std::ldexp(1.0, -bits);
+  return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
+}
+double gamma_f64(double n) { return gamma_of(n, 53); }
+double gamma_f32(double n) { return gamma_of(n, 24); }
+
+constexpr double kSlack = 0x1.0p-40;  // covers the few roundings of the bounds themselves
+
+}  // namespace
+
+double UserDpSgdConfig::cancellation_ratio() const { return contribution == 1 ? 1.0 : 64.0; }
+
+double UserDpSgdConfig::accumulation_error() const {
+  // N <= m + 1 sampled users (the larger neighbour), N k summed columns per entry, plus the
+  // roundings of the scaling and of the product: gamma_(N k + 2) per entry, by layer blocks and
+  // Minkowski at most gamma_(N k + 2) sum_u w_u S_u <= gamma_(N k + 2) N R C for the whole vector.
+  // Both neighbours' sums carry such an error, hence the 2.
+  const double n = static_cast<double>(num_users) + 1.0;
+  // (1 + 2^-20) covers the computed S_u in the cap, within gamma_norm of the exact one
+  return 2.0 * gamma_f64(n * contribution + 2.0) * n * cancellation_ratio() * (1.0 + 0x1.0p-20);
+}
+
+double UserDpSgdConfig::sensitivity() const { return clip_norm * (1.0 + accumulation_error()); }
+
+SecurePlan user_dp_release_plan(const UserDpSgdConfig& cfg, std::size_t noised_values,
+                                bool secure) {
+  const double sens = cfg.sensitivity();
+  return gaussian_release_plan(cfg.noise_multiplier * sens, sens, noised_values, secure);
+}
+
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, double noise_sd, const GaussianRelease& release) {
   const int k = cfg.contribution;
   const double C = cfg.clip_norm;
+  const double R = cfg.cancellation_ratio();
   UserDpStepStats st;
   st.users = users;
-  thread_local std::vector<double> sq;
-  thread_local std::vector<float> weights;
-  thread_local std::vector<double> x;
-  // joint per-user squared norms over every trained network
+  thread_local std::vector<double> sq, sample_sq, weights, x;
+  // joint per-user squared norms over every trained network, and each transition's own squared
+  // norm t_j (for the rounding bound); the longest dot product and the terms summed set gamma
   sq.assign(users, 0.0);
+  sample_sq.assign(static_cast<std::size_t>(users) * k, 0.0);
+  double terms = 8.0, longest = 0.0;
   if (users > 0)
     for (const auto& g : nets) {
       DPRL_CHECK(g.cache->batch == users * k);
-      nn::add_group_sq_norms(*g.shape, *g.cache, k, sq);
+      nn::add_group_sq_norms(*g.shape, *g.cache, k, sq, sample_sq);
+      for (int l = 0; l < g.shape->num_layers(); ++l) {
+        const double len = std::max(g.shape->out(l), g.shape->in(l));
+        terms += static_cast<double>(k) * k + len;
+        longest = std::max(longest, len);
+      }
     }
+  // k = 1: float sums of squares, relative (nn_dp.hpp); (1 - gamma)^-2 <= 1 + 3 gamma here
+  const double relative = 1.0 + 3.0 * gamma_f32(longest + 3.0) + gamma_f64(terms);
+  // k > 1: double Gram sums, absolute in S_u^2
+  const double gamma_norm = 2.0 * gamma_f64(terms);
   weights.resize(static_cast<std::size_t>(users) * k);
-  thread_local std::vector<int> dropped;
-  dropped.clear();
   double total = 0.0;
   for (int u = 0; u < users; ++u) {
-    // sq holds |sum_j g_j|^2 over the user's k transitions; g_u is their mean
+    // S = sum_j |g_j| over the user's transitions: the computed |sum_j g_j|^2 is within
+    // gamma S^2 of the exact one (nn_dp.hpp), so `upper` bounds the exact norm of the sum
+    double S = 0.0;
+    for (int j = 0; j < k; ++j) S += std::sqrt(sample_sq[static_cast<std::size_t>(u) * k + j]);
+    const double upper =
+        std::sqrt(k == 1 ? sq[u] * relative : sq[u] + gamma_norm * S * S) * (1.0 + kSlack);
+    // g_u is the mean over the k transitions; a non-finite norm (NaN or inf loss, or a square
+    // that overflows) gets the clip factor 0: the user contributes the zero vector, which is
+    // inside the clip ball, so the sensitivity stays C and nothing depends on it
     const double norm = std::sqrt(sq[u]) / k;
-    // the user's mean over its k transitions, clipped; a non-finite norm (NaN or inf loss, or a
-    // square that overflows float) gets the clip factor 0: the user contributes the zero vector,
-    // which is inside the clip ball, so the sensitivity stays C and nothing depends on it
-    const bool finite = std::isfinite(norm);
-    if (!finite) dropped.push_back(u);
-    if (finite) total += norm;
-    if (finite && norm > C) ++st.clipped;
-    const float w = finite ? static_cast<float>(std::min(1.0, C / (norm + 1e-6)) / k) : 0.0f;
-    for (int j = 0; j < k; ++j) weights[static_cast<std::size_t>(u) * k + j] = w;
-  }
-  st.dropped = static_cast<int>(dropped.size());
-  st.mean_norm = users - st.dropped > 0 ? total / (users - st.dropped) : 0.0;
-  thread_local nn::MlpCache clean;
-  for (const auto& g : nets) {
-    std::fill(g.grad, g.grad + g.shape->num_params(), 0.0f);
-    if (users == 0) continue;
-    if (dropped.empty()) {
-      nn::accumulate_grad(*g.shape, *g.cache, weights, g.grad);
-      continue;
+    const bool finite = std::isfinite(upper) && std::isfinite(S);
+    double c = 0.0;
+    if (finite) {
+      total += norm;
+      if (norm > C) ++st.clipped;
+      // |c g_u| <= C for the exact g_u: the factor uses the upper bound and a relative margin
+      c = std::min(1.0, C * k / (upper * (1.0 + kSlack)));
+      // k > 1: transitions that cancel may make S far larger than the sum's norm; the cap keeps
+      // the rounding of the weighted product within R C per user (c S / k <= R C)
+      if (k > 1 && S > 0.0) c = std::min(c, R * C * k / (S * (1.0 + kSlack)));
+    } else {
+      ++st.dropped;
     }
-    // 0 * NaN and 0 * inf are NaN: a dropped user's columns are zeroed in a copy of the cache, so
-    // its weight 0 yields exactly zero and no NaN reaches the sum, the noise or the optimiser
-    clean = *g.cache;
-    for (int u : dropped)
-      for (int l = 0; l < g.shape->num_layers(); ++l) {
-        clean.a[l].middleCols(static_cast<Eigen::Index>(u) * k, k).setZero();
-        clean.delta[l].middleCols(static_cast<Eigen::Index>(u) * k, k).setZero();
-      }
-    nn::accumulate_grad(*g.shape, clean, weights, g.grad);
+    for (int j = 0; j < k; ++j) weights[static_cast<std::size_t>(u) * k + j] = c / k;
   }
-  // the release: the clipped sum over the real parameters (padding stays zero), noised, over b
+  st.mean_norm = users - st.dropped > 0 ? total / (users - st.dropped) : 0.0;
+  // the release: the clipped sum over the real parameters (padding stays zero), summed in double
+  // (a weight 0 drops its column, so a dropped user's NaN reaches neither the sum nor the noise),
+  // noised, over b
   x.resize(noised_values(nets));
-  auto blocks = [&](auto&& f) {
-    std::size_t pos = 0;
-    for (const auto& g : nets)
-      for (int l = 0; l < g.shape->num_layers(); ++l) {
-        const auto w = static_cast<std::size_t>(g.shape->out(l)) * g.shape->in(l);
-        f(g.grad + g.shape->weight_offset(l), w, pos);
-        pos += w;
-        f(g.grad + g.shape->bias_offset(l), static_cast<std::size_t>(g.shape->out(l)), pos);
-        pos += static_cast<std::size_t>(g.shape->out(l));
-      }
-  };
-  blocks([&](const float* src, std::size_t n, std::size_t pos) {
-    for (std::size_t i = 0; i < n; ++i) x[pos + i] = src[i];
-  });
+  std::size_t pos = 0;
+  for (const auto& g : nets) {
+    std::size_t n = 0;
+    for (int l = 0; l < g.shape->num_layers(); ++l)
+      n += static_cast<std::size_t>(g.shape->out(l)) * (g.shape->in(l) + 1);
+    const std::span<double> block(x.data() + pos, n);
+    if (users > 0)
+      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block);
+    else
+      std::fill(block.begin(), block.end(), 0.0);
+    pos += n;
+  }
   release(x, noise_sd);
   const double inv_b = 1.0 / cfg.expected_batch;
-  blocks([&](float* dst, std::size_t n, std::size_t pos) {
-    for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(x[pos + i] * inv_b);
-  });
+  pos = 0;
+  for (const auto& g : nets) {
+    std::fill(g.grad, g.grad + g.shape->num_params(), 0.0f);
+    for (int l = 0; l < g.shape->num_layers(); ++l) {
+      const auto w = static_cast<std::size_t>(g.shape->out(l)) * g.shape->in(l);
+      const auto o = static_cast<std::size_t>(g.shape->out(l));
+      float* gw = g.grad + g.shape->weight_offset(l);
+      float* gb = g.grad + g.shape->bias_offset(l);
+      for (std::size_t i = 0; i < w; ++i) gw[i] = static_cast<float>(x[pos + i] * inv_b);
+      pos += w;
+      for (std::size_t i = 0; i < o; ++i) gb[i] = static_cast<float>(x[pos + i] * inv_b);
+      pos += o;
+    }
+  }
   return st;
 }
 
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, NoiseSource& noise) {
-  return user_dp_gradient(cfg, nets, users, cfg.noise_multiplier * cfg.clip_norm,
+  return user_dp_gradient(cfg, nets, users, cfg.noise_multiplier * cfg.sensitivity(),
                           [&noise](std::span<double> x, double sd) { noise.add_gaussian(x, sd); });
 }
 
@@ -133,19 +190,11 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.accountant = in.accountant;
   r.neighbouring = "add-remove";
   r.unit = in.unit;
-  r.sensitivity = fmt::format("L2 C = {} per sampled user (joint norm over all trained networks)",
-                              in.cfg.clip_norm);
-  if (in.layers > 0) {
-    // the float accumulation's worst case (user_dp_sgd.hpp), at N = 2b sampled users
-    const double N = std::ceil(2.0 * in.cfg.expected_batch);
-    const double u = std::ldexp(1.0, -24), g = (N + 2) * u / (1 - (N + 2) * u);
-    r.sensitivity += in.cfg.contribution == 1
-                         ? fmt::format(
-                               "; float accumulation adds at most C 2 sqrt(L) N gamma_(N+2) for N "
-                               "sampled users (L = {}; {:.2g} C at N = 2b = {})",
-                               in.layers, 2 * std::sqrt(double(in.layers)) * N * g, N)
-                         : "; float accumulation error not bounded by C alone (contribution > 1)";
-  }
+  r.sensitivity = fmt::format(
+      "L2 C' = C (1 + beta) = {} with C = {} per sampled user (joint norm over all trained "
+      "networks; beta = {:.3g} covers the double-precision rounding of both neighbours' sums for "
+      "up to m + 1 sampled users, and the norms are bounded from above)",
+      in.cfg.sensitivity(), in.cfg.clip_norm, in.cfg.accumulation_error());
   r.covers = in.covers;
   r.formal = !in.seeded;
   r.noise_source = in.noise_source;
@@ -166,6 +215,8 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   d["noise_multiplier"] = in.cfg.noise_multiplier;
   d["noise_sd_on_sum"] = in.noise_sd;
   d["clip_norm"] = in.cfg.clip_norm;
+  d["sensitivity"] = in.cfg.sensitivity();
+  d["rounding_allowance"] = in.cfg.accumulation_error();
   d["expected_batch"] = in.cfg.expected_batch;
   d["num_users"] = in.cfg.num_users;
   d["sampling_rate"] = in.cfg.sampling_rate();

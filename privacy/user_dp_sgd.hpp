@@ -11,17 +11,20 @@
 //   2. each sampled user u contributes k transitions (k = contribution; k = 1 as paper 000);
 //   3. its gradient g_u = (1/k) sum_j grad loss(x_j) over ALL trained parameters of the learner
 //      (several networks: one joint L2 norm, one clip factor);
-//   4. g_u is clipped: c_u = min(1, C / (|g_u|_2 + 1e-6)) (Opacus' factor; |c_u g_u| <= C), and
-//      c_u = 0 when |g_u|_2 is NaN or infinite (the zero vector: still within C, no abort);
-//   5. release G = (sum_u c_u g_u + N(0, (z C)^2 I)) / b (divide by the expected, not the realised,
-//      batch size, so the normaliser carries no information).
+//   4. g_u is clipped: c_u = min(1, C / U_u) with U_u a proven upper bound on the exact |g_u|_2
+//      (the computed norm plus its rounding bound, below), so |c_u g_u| <= C exactly; c_u = 0 when
+//      the norm is NaN or infinite (the zero vector: still within C, no abort);
+//   5. release G = (sum_u c_u g_u + N(0, (z C')^2 I)) / b with C' = C (1 + beta) the sensitivity
+//      of the computed sum (below); divide by the expected, not the realised, batch size, so the
+//      normaliser carries no information.
 // Values computed from other released quantities (target networks, Adam moments, the policy) are
 // post-processing.
 //
 // Guarantee: each step is the Poisson-subsampled Gaussian mechanism with sampling rate q and noise
-// multiplier z on a sum whose L2 sensitivity is C: adding or removing ONE USER together with ALL
-// of their data changes the sum of clipped per-user gradients by at most C (the user is absent or
-// present in the sample; their k transitions enter through one clipped vector). N steps compose
+// multiplier z on a sum whose L2 sensitivity is C' = C (1 + beta): adding or removing ONE USER
+// together with ALL of their data changes the exact sum of clipped per-user gradients by at most
+// C (the user is absent or present in the sample; their k transitions enter through one clipped
+// vector), and the computed sum by at most C plus the rounding of both neighbours' sums. N steps compose
 // as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the Ledger;
 // the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's
 // user. Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded
@@ -31,14 +34,27 @@
 // discrete sampler's grid g and raises the noise std to cover the snapped sensitivity
 // C + sqrt(n) g (n noised values); the noise std passed here must be at least z times the
 // sensitivity of what release() sees.
-// Float rounding (not covered by C): the clipped sum is accumulated in float (GEMM over the N
-// sampled columns). With u = 2^-24, gamma_n = n u / (1 - n u) and L layer blocks over all nets,
-// the computed sum differs from the exact one by at most gamma_{N+2} sqrt(L) sum_i w_i |g_i|, which
-// is <= gamma_{N+2} sqrt(L) N C when contribution k = 1 (each w_i |g_i| <= C). The sensitivity
-// of the computed sum is then at most C (1 + 2 sqrt(L) N gamma_{N+2}) for N realised sampled
-// users (about 1.4e-5 at N = 8, L = 2; 1.4e-2 at N = 256, L = 3): a worst case that grows with
-// the realised batch, stated in the record and docs/privacy.md and not added to the noise. For
-// k > 1 a user's transitions may cancel, and no bound in terms of C alone holds.
+// Rounding, covered: the release is computed from float errors and activations, but every step
+// after them is in double (u = 2^-53, gamma_n = n u / (1 - n u)):
+//   - the norms: for k = 1 the squared norm is a product of float sums of squares, within a
+//     relative gamma_(n + 3) (u = 2^-24, n the longest column), and U_u = sqrt(computed (1 + 3
+//     gamma)); for k > 1 the products are exact in double and the computed |sum_j g_j|^2 is
+//     within gamma_M S_u^2 of the exact one (S_u = sum_j |g_j| over the user's transitions, M the
+//     longest dot product plus the k^2 L terms summed), and U_u = sqrt(computed + gamma_M S_u^2).
+//     Either way U_u bounds the exact norm, so c_u |g_u| <= C exactly;
+//   - the sum: each entry of the weighted product of N k columns is within gamma_(N k + 2)
+//     sum_i w_i |delta_i| |a_i| of the exact one; over all layer blocks (Minkowski) the vector is
+//     within gamma_(N k + 2) sum_u c_u S_u / k. For k = 1, S_u = |g_u| and c_u S_u <= C; for
+//     k > 1 the factor is capped so that c_u S_u / k <= R C (R = 64, cancellation_ratio(): a user
+//     whose transitions cancel more than R-fold (mean transition norm over the norm of the mean;
+//     about sqrt(k) for directions at random) is scaled down further, which only shrinks its
+//     vector).
+// With N <= m + 1 sampled users (the larger neighbour), the computed sums of two neighbours differ
+// by at most C' = C (1 + beta), beta = 2 gamma_((m+1) k + 2) (m + 1) R (accumulation_error(): 2.2e-10
+// at m = 10^3, 2.2e-6 at m = 10^5, k = 1), and the noise std is z C' (sensitivity()): the stated relation holds for
+// the computed release, not only for exact arithmetic. m is the public user count; with
+// public_users = M the dataset must have at most M users (the offline learners refuse it otherwise).
+// validate() refuses beta > kMaxAccumulationError = 0.01 (m above about 6.7 10^6 for k = 1).
 //
 // | field            | range          | meaning                                              |
 // |------------------|----------------|------------------------------------------------------|
@@ -60,6 +76,7 @@
 #include "engine/run_dir.hpp"
 #include "privacy/dp_event.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
 
@@ -79,6 +96,14 @@ struct UserDpSgdConfig {
   double sampling_rate() const { return expected_batch / static_cast<double>(num_users); }
   // The event of one step: poisson_sampled(q, gaussian(z)), or discrete_gaussian(z) inside.
   DpEvent step_event() const;
+  // The largest rounding allowance validate() accepts (the noise std then grows by at most 1%).
+  static constexpr double kMaxAccumulationError = 0.01;
+  // R of the rounding bound above: 1 for k = 1, 64 for k > 1.
+  double cancellation_ratio() const;
+  // beta above: the relative rounding allowance of the computed sum (both neighbours).
+  double accumulation_error() const;
+  // C' = C (1 + beta), the L2 sensitivity of the computed sum; the noise std is z C'.
+  double sensitivity() const;
 };
 
 // One trained network of the learner: its shape, the cache holding per-example errors of the
@@ -108,18 +133,23 @@ using GaussianRelease = std::function<void(std::span<double> x, double sd)>;
 // [u k, (u + 1) k) of every cache: joint per-user norms over all nets (double), clip factors,
 // the weighted sum into each grad, then release(sum, noise_sd) on every real parameter (the layer
 // blocks, in net, layer, weight-then-bias order) and the division by b. noise_sd must be at least
-// z times the sensitivity of the released sum (C, or more when the release snaps). users = 0
+// z times the sensitivity of the released sum (sensitivity(), or more when the release snaps). users = 0
 // releases pure noise. A user whose norm is not finite (a NaN or infinite loss, or a gradient
 // too large for float) gets the clip factor 0 and contributes exactly zero: the run never stops
 // or changes its output because of one user's data, and the count is only in the returned stats.
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, double noise_sd, const GaussianRelease& release);
-// The same with noise.add_gaussian and noise_sd = z C.
+// The same with noise.add_gaussian and noise_sd = z C' (z sensitivity()).
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, NoiseSource& noise);
 
 // The number of noised values per step (real parameters of the nets, padding excluded).
 std::size_t noised_values(std::span<const DpNetGrad> nets);
+
+// The release of one step: gaussian_release_plan with std z C' on sensitivity C' (C' =
+// cfg.sensitivity()), secure (snapped to the sampler's grid, std raised to cover it) or not.
+SecurePlan user_dp_release_plan(const UserDpSgdConfig& cfg, std::size_t noised_values,
+                                bool secure);
 
 // The guarantee record of a user-level DP-SGD run (summary.json "privacy").
 struct UserDpReportInput {
@@ -129,10 +159,9 @@ struct UserDpReportInput {
   double delta = 0;
   std::string accountant;
   std::string unit;          // the dataset's unit (expert, trajectory, person, user)
-  int layers = 0;            // layer blocks over all trained nets (0: not stated)
   std::string noise_source;  // NoiseSource::name()
   bool seeded = false;       // seeded noise: reproducible, not formal
-  double noise_sd = 0;       // the std of the noise on the sum (z C, or more for a snapped release)
+  double noise_sd = 0;       // the std of the noise on the sum (z C', more for a snapped release)
   double sampler_tv = 0;     // per step: SecurePlan::sampler_tv of the release (0 when seeded)
   std::vector<std::string> covers;
   std::string extra_json;  // more fields for details ({} text or "")

@@ -46,9 +46,7 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   in.seeded = seeded;
   in.noise_sd = noise_sd;
   // the plan the release used (cached), for its sampler's distance
-  in.sampler_tv = privacy::gaussian_release_plan(cfg.noise_multiplier * cfg.clip_norm,
-                                                 cfg.clip_norm, noised_values, secure)
-                      .sampler_tv;
+  in.sampler_tv = privacy::user_dp_release_plan(cfg, noised_values, secure).sampler_tv;
   in.covers = {"policy.bin (the released model)",
                "metrics.csv (evaluation returns of the model in public env episodes; epsilon)",
                "summary.json", privacy::Ledger::kFileName};
@@ -73,9 +71,9 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["budget_epsilon"] = p.epsilon2;
   d["noised_values"] = noised_values;
   d["release"] = secure ? "secure: the clipped sum snapped to the sampler's grid, table-based "
-                          "discrete Gaussian noise (sampler_delta); noise_sd covers C + sqrt(n) "
-                          "grid"
-                        : "NoiseSource::add_gaussian, noise_sd = z C";
+                          "discrete Gaussian noise (sampler_delta); noise_sd covers C' + "
+                          "sqrt(n) grid"
+                        : "NoiseSource::add_gaussian, noise_sd = z C'";
   d["public"] = "the number of experts m (it sets q0 = b/m), the coin draws (data-independent)";
   d["post_processing"] =
       "steps on D_stable (a DataRelease output), target networks, Adam state, the greedy policy "
@@ -92,8 +90,9 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   in.extra_json = d.dump();
   PrivacyReport rep = privacy::user_dp_report(in);
   rep.sensitivity = fmt::format(
-      "L2 C = {} per sampled expert (one transition; joint norm over all trained networks)",
-      cfg.clip_norm);
+      "L2 C' = C (1 + beta) = {} with C = {} per sampled expert (one transition; joint norm over "
+      "all trained networks; beta = {:.3g} covers the double-precision rounding of the sums)",
+      cfg.sensitivity(), cfg.clip_norm, cfg.accumulation_error());
   rep.formal = !seeded && !paper;
   return rep;
 }
@@ -214,8 +213,7 @@ void SelectiveRun::setup_noise() {
     for (const auto& t : learner.trained_nets())
       nets.push_back({&t.net->shape(), t.cache, nullptr});
     noised = privacy::noised_values(nets);
-    const privacy::SecurePlan plan = privacy::gaussian_release_plan(
-        p.noise_multiplier * p.clip_norm, p.clip_norm, noised, secure);
+    const privacy::SecurePlan plan = privacy::user_dp_release_plan(cfg, noised, secure);
     noise_sd = plan.scale;
     noise_grid = plan.grid;
   }

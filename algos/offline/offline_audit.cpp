@@ -186,8 +186,7 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   const PoissonUserSampler poisson(users, q, static_cast<std::size_t>(cfg.contribution));
 
   const bool secure = dp.noise == "os-entropy";
-  const privacy::SecurePlan plan = privacy::gaussian_release_plan(
-      dp.noise_multiplier * dp.clip_norm, dp.clip_norm, coords, secure);
+  const privacy::SecurePlan plan = privacy::user_dp_release_plan(cfg, coords, secure);
   double sd = plan.scale;                  // a mis-specified run shrinks it on the same grid
   privacy::UserDpSgdConfig run_cfg = cfg;  // what the learner is run with
   double canary_norm = dp.clip_norm;

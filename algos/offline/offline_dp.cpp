@@ -42,6 +42,14 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
                            : static_cast<std::int64_t>(plan.dataset->users().size());
   run->cfg.contribution = dp_.contribution;
   run->cfg.validate();
+  // the rounding allowance of the sum (user_dp_sgd.hpp) holds for at most m + 1 sampled users:
+  // a public M is a public upper bound on the dataset's users
+  const auto data_users = static_cast<std::int64_t>(plan.dataset->users().size());
+  if (dp_.public_users > 0 && data_users > dp_.public_users)
+    throw ParamError(fmt::format(
+        "{}.public_users = {} is below the dataset's {} users: M is the public upper bound on the "
+        "number of users (q = b / M)",
+        name_, dp_.public_users, data_users));
   run->unit = dataset_unit(*plan.dataset);
   // the release's noise: z C, or with the secure sampler enough more to cover its grid snapping
   const EnvSpec& spec = plan.env.spec();
@@ -51,8 +59,8 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
   run->noised_values = privacy::noised_values(nets);
   run->secure = dp_.noise == "os-entropy";
   run->cfg.discrete = run->secure;  // exact discrete Gaussian noise: its own proven bound
-  const privacy::SecurePlan release = privacy::gaussian_release_plan(
-      dp_.noise_multiplier * dp_.clip_norm, dp_.clip_norm, run->noised_values, run->secure);
+  const privacy::SecurePlan release =
+      privacy::user_dp_release_plan(run->cfg, run->noised_values, run->secure);
   run->noise_sd = release.scale;
   run->noise_grid = release.grid;
   run->sampler_tv = release.sampler_tv;
@@ -152,7 +160,6 @@ void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
   in.noise_source = run.noise_name;
   in.seeded = dp_.noise == "seeded";
   in.noise_sd = run.noise_sd;
-  for (const auto& t : trained()) in.layers += t.net->shape().num_layers();
   in.sampler_tv = run.sampler_tv;
   in.covers = {policy_file() + " (the released model)",
                "metrics.csv (evaluation returns of the released model in public env episodes; "
@@ -166,9 +173,9 @@ void OfflineLearner::finish_dp(const TrainContext& ctx, std::int64_t steps) {
   d["ledger_spent_before_run"] = run.spent_before;
   d["noised_values"] = run.noised_values;
   d["release"] = run.secure ? "secure: the clipped sum snapped to the sampler's grid, table-based "
-                              "discrete Gaussian noise (sampler_delta); noise_sd covers C + "
+                              "discrete Gaussian noise (sampler_delta); noise_sd covers C' + "
                               "sqrt(n) grid"
-                            : "NoiseSource::add_gaussian, noise_sd = z C";
+                            : "NoiseSource::add_gaussian, noise_sd = z C'";
   if (dp_.public_users > 0) {
     d["public"] =
         "m = public_users, a figure fixed in the configuration (it sets q = b / m); the env; the "

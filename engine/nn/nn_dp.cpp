@@ -51,20 +51,27 @@ void fill_standard_normal(Rng& rng, std::span<float> out) {
   }
 }
 
-void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size,
-                        std::span<double> sq) {
+void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size, std::span<double> sq,
+                        std::span<double> sample_sq) {
   DPRL_CHECK(group_size >= 1);
   DPRL_CHECK(static_cast<int>(sq.size()) * group_size == c.batch);
+  DPRL_CHECK(sample_sq.empty() || static_cast<int>(sample_sq.size()) == c.batch);
   const int groups = static_cast<int>(sq.size());
   thread_local Eigen::RowVectorXf dn, an;
+  // k > 1: float values are exact in double and so are their products; only the sums round
   for (int l = 0; l < s.num_layers(); ++l) {
     const Mat& d = c.delta[l];
     const Mat& a = c.a[l];
     if (group_size == 1) {
+      // sums of squares in float (positive terms: within a relative gamma_n of the exact sum,
+      // n the column length, u = 2^-24; a square that overflows is infinite, never smaller)
       dn = d.colwise().squaredNorm();
       an = a.colwise().squaredNorm();
-      for (int g = 0; g < groups; ++g)
-        sq[g] += static_cast<double>(dn[g]) * (static_cast<double>(an[g]) + 1.0);
+      for (int g = 0; g < groups; ++g) {
+        const double t = static_cast<double>(dn[g]) * (static_cast<double>(an[g]) + 1.0);
+        sq[g] += t;
+        if (!sample_sq.empty()) sample_sq[g] += t;
+      }
       continue;
     }
     for (int g = 0; g < groups; ++g) {
@@ -75,6 +82,7 @@ void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size,
           const double dd = d.col(c0 + j).cast<double>().dot(d.col(c0 + jj).cast<double>());
           const double aa = a.col(c0 + j).cast<double>().dot(a.col(c0 + jj).cast<double>());
           total += dd * (aa + 1.0);
+          if (j == jj && !sample_sq.empty()) sample_sq[c0 + j] += dd * (aa + 1.0);
         }
       sq[g] += total;
     }

@@ -6,7 +6,10 @@
 //   out   = sum_i c_i g_i + sigma * C * N(0, I)    (one weighted product per layer, then noise)
 //
 // The caller divides by the (expected) batch size and charges the privacy accountant
-// (privacy/); nothing here knows about epsilon. Noise comes from a NormalFill so deployments can
+// (privacy/); nothing here knows about epsilon. This is the float kernel (benchmarks, the
+// one-run audit's lower bounds): its sum carries float rounding beyond C. The private learners
+// use privacy/user_dp_sgd.hpp, which clips with a proven upper bound on each norm, sums in double
+// (accumulate_grad_f64) and calibrates the noise to the sensitivity of the computed sum. Noise comes from a NormalFill so deployments can
 // plug privacy/'s secure NoiseSource; fill_standard_normal is the fast seeded sampler (Box-Muller
 // with both outputs used, 53-bit radius uniforms so the tails reach 8.5 sigma, vectorised).
 //
@@ -49,8 +52,15 @@ DpSgdStats clip_factors(std::span<const float> sq_norms, double clip_norm,
 // gradient is sum_j delta_j a_j^T (+ bias sum_j delta_j), whose squared norm is
 // sum_{j,j'} (delta_j . delta_j') (a_j . a_j' + 1); for k = 1 this is |delta|^2 (|a|^2 + 1).
 // Call it once per network to get the joint norm over several networks (their parameters are
-// disjoint, so squared norms add). sq.size() * group_size must equal the cache's batch.
-void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size, std::span<double> sq);
+// disjoint, so squared norms add). sq.size() * group_size must equal the cache's batch. For
+// k = 1 the sums of squares are in float (positive terms, so each figure is within a relative
+// gamma_(n + 3) of the exact one, u = 2^-24, n the longest column); for k > 1 every product is
+// exact in double and the Gram sums round: each group's figure is within gamma_n (sum_j
+// sqrt(t_j))^2 of the exact one (u = 2^-53), t_j the squared norm of sample j's own gradient and
+// n the longest dot product plus the k^2 L terms summed (privacy/user_dp_sgd.cpp). When sample_sq
+// is not empty (size = batch) t_j is added to sample_sq[j] too.
+void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size, std::span<double> sq,
+                        std::span<double> sample_sq = {});
 
 // grad += std * N(0, I) from fill (scratch is resized to grad's size).
 void add_gaussian_noise(std::span<float> grad, double std, const NormalFill& fill, Buffer& scratch);

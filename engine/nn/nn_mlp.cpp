@@ -224,6 +224,38 @@ void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float
   }
 }
 
+void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
+                         std::span<double> out) {
+  using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+  DPRL_CHECK(static_cast<int>(weights.size()) == c.batch);
+  thread_local MatD scaled, act;
+  std::size_t pos = 0;
+  for (int l = 0; l < s.num_layers(); ++l) {
+    const Eigen::Index rows = s.out(l), cols = s.in(l);
+    DPRL_CHECK(pos + static_cast<std::size_t>(rows * (cols + 1)) <= out.size());
+    Eigen::Map<MatD> gw(out.data() + pos, rows, cols);
+    Eigen::Map<Eigen::VectorXd> gb(out.data() + pos + rows * cols, rows);
+    pos += static_cast<std::size_t>(rows * (cols + 1));
+    const Eigen::Map<const Eigen::RowVectorXd> wv(weights.data(), c.batch);
+    scaled = c.delta[l].cast<double>().array().rowwise() * wv.array();
+    act = c.a[l].cast<double>();
+    for (Eigen::Index i = 0; i < c.batch; ++i)
+      if (weights[static_cast<std::size_t>(i)] == 0.0) {
+        // a zero weight drops the column outright: 0 x NaN would be NaN
+        scaled.col(i).setZero();
+        act.col(i).setZero();
+      }
+    gw.setZero();
+    // half the float chunk: the packed double blocks then fit the same stack limit
+    for (Eigen::Index c0 = 0; c0 < c.batch; c0 += kGemmCols / 2) {
+      const Eigen::Index n = std::min(kGemmCols / 2, c.batch - c0);
+      gw.noalias() += scaled.middleCols(c0, n) * act.middleCols(c0, n).transpose();
+    }
+    gb = scaled.rowwise().sum();
+  }
+  DPRL_CHECK(pos == out.size());
+}
+
 void backward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& dout,
               MlpCache& c, float* grad, bool zero_first) {
   backward_errors(s, params, dout, c);

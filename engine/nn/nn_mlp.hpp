@@ -108,6 +108,15 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
 // product per layer. Empty weights mean w_i = 1.
 void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float> weights,
                      float* grad);
+// The weighted sum of accumulate_grad in double, for the private releases: out (overwritten) holds
+// every layer's weight block (out x in, column-major) then its bias, layer after layer, with
+// sum(out(l) (in(l) + 1)) values. The errors and inputs are converted exactly, each column is
+// scaled by its weight in double and the products are summed in double, so every entry is within
+// gamma_(B+2) sum_i w_i |delta_i,r| |a_i,c| of the exact weighted sum (u = 2^-53, B = batch;
+// privacy/user_dp_sgd.hpp uses this bound). A column whose weight is 0 is left out entirely, so
+// NaN or infinite errors or inputs in it do not reach the sum.
+void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
+                         std::span<double> out);
 // backward_errors then accumulate_grad with unit weights (grad is overwritten when zero_first).
 void backward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& dout,
               MlpCache& c, float* grad, bool zero_first = true);
