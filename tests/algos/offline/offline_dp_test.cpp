@@ -206,6 +206,31 @@ TEST_SUITE("unit") {
       }
     }
   }
+
+  TEST_CASE("public_users below the dataset's user count is refused before any step") {
+    // M bounds the sampled users for the rounding allowance of the sum (user_dp_sgd.hpp)
+    auto ds = users_data(20, 20);
+    auto p = private_cql();
+    p.common.hidden_sizes = "4";
+    p.common.batch_size = 2;
+    p.dp.epsilon = 10;
+    p.dp.public_users = 10;
+    dprl::algos::DiscreteCql cql(p);
+    auto ctx = ctx_for(ds, 5);
+    CHECK_THROWS_WITH_AS(cql.train(ctx),
+                         doctest::Contains("public_users = 10 is below the dataset's 20 users"),
+                         dprl::ParamError);
+    // the record of a run that may run states C' and beta
+    p.dp.public_users = 20;
+    dprl::algos::DiscreteCql ok(p);
+    auto ctx2 = ctx_for(ds, 5);
+    ok.train(ctx2);
+    const auto d = nlohmann::json::parse(ok.privacy()->details_json);
+    CHECK(d["sensitivity"].get<double>() > 1.0);
+    CHECK(d["sensitivity"].get<double>() < 1.0 + 1e-12);
+    CHECK(d["rounding_allowance"].get<double>() > 0.0);
+    CHECK(ok.privacy()->sensitivity.find("C' = C (1 + beta)") != std::string::npos);
+  }
 }
 
 TEST_SUITE("e2e") {
