@@ -5,8 +5,28 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace dprl {
+
+namespace {
+thread_local std::function<void(std::string_view)> g_note_sink;
+}  // namespace
+
+void note(std::string_view line) {
+  if (g_note_sink) {
+    g_note_sink(line);
+    return;
+  }
+  std::fflush(stdout);
+  fmt::print(stderr, "{}\n", line);
+  std::fflush(stderr);
+}
+
+NoteSink::NoteSink(std::function<void(std::string_view)> sink)
+    : previous_(std::exchange(g_note_sink, std::move(sink))) {}
+
+NoteSink::~NoteSink() { g_note_sink = std::move(previous_); }
 
 Progress::Progress(Mode mode, std::string label)
     : enabled_(mode == Mode::kOn || (mode == Mode::kAuto && ::isatty(STDERR_FILENO))),

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,22 @@ class Progress {
   std::string label_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
+};
+
+// A note or warning for the user ("dprl: note: ..."), one line without its newline: printed on
+// stderr, or handed to the sink a host installed on this thread (NoteSink; RunOptions::log).
+void note(std::string_view line);
+
+// Installs a sink for note() on the calling thread while it lives (the previous one returns after).
+class NoteSink {
+ public:
+  explicit NoteSink(std::function<void(std::string_view)> sink);
+  ~NoteSink();
+  NoteSink(const NoteSink&) = delete;
+  NoteSink& operator=(const NoteSink&) = delete;
+
+ private:
+  std::function<void(std::string_view)> previous_;
 };
 
 // Not thread-safe: callers serialise (the sweep dispatcher calls it under its lock).

@@ -24,16 +24,17 @@
 // multiplier z on a sum whose L2 sensitivity is C' = C (1 + beta): adding or removing ONE USER
 // together with ALL of their data changes the exact sum of clipped per-user gradients by at most
 // C (the user is absent or present in the sample; their k transitions enter through one clipped
-// vector), and the computed sum by at most C plus the rounding of both neighbours' sums. N steps compose
-// as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the Ledger;
-// the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the dataset's
-// user. Validity: the guarantee assumes the sampling and the noise are secret (OS entropy); seeded
-// noise gives a reproducible run that is NOT formally private (anyone with the seed can subtract
-// the noise). The release rule is the caller's (GaussianRelease): the offline learners use
-// secure_release.hpp's add_gaussian_release with OS-entropy noise, which snaps the sum to the
-// discrete sampler's grid g and raises the noise std to cover the snapped sensitivity
-// C + sqrt(n) g (n noised values); the noise std passed here must be at least z times the
-// sensitivity of what release() sees.
+// vector), and the computed sum by at most C plus the rounding of both neighbours' sums. N steps
+// compose as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the
+// Ledger; the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the
+// dataset's user. Validity: the guarantee assumes the sampling and the noise are secret (OS
+// entropy); seeded noise gives a reproducible run that is NOT formally private (anyone with the
+// seed can subtract the noise). The release rule is the caller's (GaussianRelease): the offline
+// learners use secure_release.hpp's add_gaussian_release with OS-entropy noise, which snaps the sum
+// to the discrete sampler's grid g and raises the noise std to cover the snapped sensitivity C +
+// sqrt(n) g (n noised values); the noise std passed here must be at least z times the sensitivity
+// of what release() sees.
+//
 // Rounding, covered: the release is computed from float errors and activations, but every step
 // after them is in double (u = 2^-53, gamma_n = n u / (1 - n u)):
 //   - the norms: for k = 1 the squared norm is a product of float sums of squares, within a
@@ -50,11 +51,12 @@
 //     about sqrt(k) for directions at random) is scaled down further, which only shrinks its
 //     vector).
 // With N <= m + 1 sampled users (the larger neighbour), the computed sums of two neighbours differ
-// by at most C' = C (1 + beta), beta = 2 gamma_((m+1) k + 2) (m + 1) R (accumulation_error(): 2.2e-10
-// at m = 10^3, 2.2e-6 at m = 10^5, k = 1), and the noise std is z C' (sensitivity()): the stated relation holds for
-// the computed release, not only for exact arithmetic. m is the public user count; with
-// public_users = M the dataset must have at most M users (the offline learners refuse it otherwise).
-// validate() refuses beta > kMaxAccumulationError = 0.01 (m above about 6.7 10^6 for k = 1).
+// by at most C' = C (1 + beta), beta = 2 gamma_((m+1) k + 2) (m + 1) R
+// (accumulation_error(): 2.2e-10 at m = 10^3, 2.2e-6 at m = 10^5, k = 1), and the noise std is z C'
+// (sensitivity()): the stated relation holds for the computed release, not only for exact
+// arithmetic. m is the public user count; with public_users = M the dataset must have at most M
+// users (the offline learners refuse it otherwise). validate() refuses beta > kMaxAccumulationError
+// = 0.01 (m above about 6.7 10^6 for k = 1).
 //
 // | field            | range          | meaning                                              |
 // |------------------|----------------|------------------------------------------------------|
@@ -133,10 +135,11 @@ using GaussianRelease = std::function<void(std::span<double> x, double sd)>;
 // [u k, (u + 1) k) of every cache: joint per-user norms over all nets (double), clip factors,
 // the weighted sum into each grad, then release(sum, noise_sd) on every real parameter (the layer
 // blocks, in net, layer, weight-then-bias order) and the division by b. noise_sd must be at least
-// z times the sensitivity of the released sum (sensitivity(), or more when the release snaps). users = 0
-// releases pure noise. A user whose norm is not finite (a NaN or infinite loss, or a gradient
-// too large for float) gets the clip factor 0 and contributes exactly zero: the run never stops
-// or changes its output because of one user's data, and the count is only in the returned stats.
+// z times the sensitivity of the released sum (sensitivity(), or more when the release snaps).
+// users = 0 releases pure noise. A user whose norm is not finite (a NaN or infinite loss, or a
+// gradient too large for float) gets the clip factor 0 and contributes exactly zero: the run never
+// stops or changes its output because of one user's data, and the count is only in the returned
+// stats.
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, double noise_sd, const GaussianRelease& release);
 // The same with noise.add_gaussian and noise_sd = z C' (z sensitivity()).
@@ -148,8 +151,7 @@ std::size_t noised_values(std::span<const DpNetGrad> nets);
 
 // The release of one step: gaussian_release_plan with std z C' on sensitivity C' (C' =
 // cfg.sensitivity()), secure (snapped to the sampler's grid, std raised to cover it) or not.
-SecurePlan user_dp_release_plan(const UserDpSgdConfig& cfg, std::size_t noised_values,
-                                bool secure);
+SecurePlan user_dp_release_plan(const UserDpSgdConfig& cfg, std::size_t noised_values, bool secure);
 
 // The guarantee record of a user-level DP-SGD run (summary.json "privacy").
 struct UserDpReportInput {

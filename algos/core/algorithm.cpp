@@ -20,7 +20,10 @@ TrainContext::TrainContext(std::function<std::unique_ptr<Env>()> make_env, std::
   next_eval_ = train_.eval_every > 0 ? train_.eval_every : train_.steps;
 }
 
-bool TrainContext::eval_due(std::int64_t step) const { return step >= next_eval_; }
+bool TrainContext::eval_due(std::int64_t step) const {
+  if (stop_now()) throw RunStopped(step);
+  return step >= next_eval_;
+}
 
 EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t episodes,
                                  const std::vector<std::pair<std::string, double>>& extra) {
@@ -41,6 +44,8 @@ EvalStats TrainContext::evaluate(Policy& policy, std::int64_t step, std::int64_t
     row.insert(row.end(), extra.begin(), extra.end());
     run_dir_->append_metrics(row);
   }
+  if (hooks_.on_eval) hooks_.on_eval(EvalReport{step, step_column_, last_eval_, epsilon_});
+  if (stop_now()) throw RunStopped(step);
   return last_eval_;
 }
 
@@ -127,7 +132,7 @@ bool TrainContext::resume(const SyncFn& sync) {
 bool TrainContext::checkpoint_due(std::int64_t step) const {
   // (only in a context that checkpoints: not in the teacher a kickstarting learner trains first)
   if (const auto k = test_kill_at_step(); ckpt_.every > 0 && k >= 0 && step >= k) kill_self();
-  return ckpt_.every > 0 && step >= next_checkpoint_;
+  return ckpt_.every > 0 && (step >= next_checkpoint_ || hooks_.stop.stop_requested());
 }
 
 void TrainContext::save_checkpoint(std::int64_t step, const SyncFn& sync) {
@@ -141,6 +146,7 @@ void TrainContext::save_checkpoint(std::int64_t step, const SyncFn& sync) {
   ++checkpoints_written_;
   if (const auto n = test_kill_after_checkpoints(); n >= 0 && checkpoints_written_ >= n)
     kill_self();
+  if (hooks_.stop.stop_requested()) throw RunStopped(step);
 }
 
 }  // namespace dprl::algos

@@ -16,6 +16,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +71,29 @@ struct RunPlan {
   bool resuming = false;
 };
 
+// One evaluation, as a host's callback sees it (RunOptions::on_eval): the step it was taken at
+// (env steps, or gradient steps for the offline learners: step_column says which), its figures,
+// and the epsilon spent so far (NaN when the run is not private).
+struct EvalReport {
+  std::int64_t step = 0;
+  std::string step_column;
+  EvalStats stats;
+  double epsilon = 0;
+};
+
+// Thrown at a safe point of training after a host asked the run to stop (TrainContext::Hooks):
+// after the learner saved a checkpoint when the run has checkpoints, so the run directory is left
+// as a killed run leaves it and resumes from there.
+class RunStopped : public std::runtime_error {
+ public:
+  explicit RunStopped(std::int64_t step)
+      : std::runtime_error("the run was asked to stop"), step_(step) {}
+  std::int64_t step() const { return step_; }
+
+ private:
+  std::int64_t step_;
+};
+
 class TrainContext {
  public:
   TrainContext(std::function<std::unique_ptr<Env>()> make_env, std::uint64_t seed,
@@ -79,6 +104,16 @@ class TrainContext {
   std::uint64_t seed() const { return seed_; }
   const TrainParams& train() const { return train_; }
   Progress& progress() { return *progress_; }
+
+  // A host's hooks (RunOptions): on_eval is called after every evaluation, on the training thread;
+  // a stop request ends training at the next safe point: with checkpoints, checkpoint_due()
+  // answers true and save_checkpoint() throws RunStopped after writing; without, eval_due() and
+  // evaluate() throw it.
+  struct Hooks {
+    std::function<void(const EvalReport&)> on_eval;
+    std::stop_token stop;
+  };
+  void set_hooks(Hooks hooks) { hooks_ = std::move(hooks); }
 
   // Whether an evaluation falls due at this step count (every eval_every steps).
   bool eval_due(std::int64_t step) const;
@@ -151,6 +186,10 @@ class TrainContext {
   std::int64_t next_checkpoint_ = 0;
   std::int64_t checkpoints_written_ = 0;
   bool resumed_previous_ = false;
+  Hooks hooks_;
+
+  // a stop was asked for and the run has no checkpoints to save first
+  bool stop_now() const { return hooks_.stop.stop_requested() && ckpt_.every <= 0; }
 
   // the context's own part of a checkpoint
   void sync_state(StateIo& io, std::int64_t& step);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/error.hpp"
+#include "engine/progress.hpp"
 #include "engine/rng.hpp"
 
 namespace dprl::algos {
@@ -31,11 +32,10 @@ std::unique_ptr<privacy::NoiseSource> make_private_noise(const std::string& mode
   static std::set<std::string> warned;
   const std::lock_guard<std::mutex> lock(mu);
   if (warned.insert(learner).second) {
-    std::fflush(stdout);
-    fmt::print(stderr,
-               "dprl: warning: {}: noise: seeded is reproducible from the config, so the run is "
-               "not formally private (use noise: os-entropy for real data)\n",
-               learner);
+    note(fmt::format(
+        "dprl: warning: {}: noise: seeded is reproducible from the config, so the run is not "
+        "formally private (use noise: os-entropy for real data)",
+        learner));
   }
   return privacy::make_seeded_noise(seed, stream, privacy_stream_id(params));
 }

@@ -219,8 +219,8 @@ CheckpointSetup plan_checkpoints(const Parsed& p, const RunOptions& opts, const 
     if (c.resume_payload.empty())
       throw DataError(fmt::format("{}: empty checkpoint", c.resume_file.string()));
   } else {
-    fmt::print(stderr, "dprl: note: {} has no checkpoint yet; the run starts from step 0\n",
-               p.out.string());
+    note(fmt::format("dprl: note: {} has no checkpoint yet; the run starts from step 0",
+                     p.out.string()));
   }
   return c;
 }
@@ -237,6 +237,8 @@ Node resolve_experiment(const Node& config, const std::string& default_name,
 }
 
 RunSummary run_experiment(Node config, const std::string& default_name, const RunOptions& opts) {
+  std::optional<NoteSink> sink;
+  if (opts.log) sink.emplace(opts.log);
   for (const auto& o : opts.overrides) apply_override(config, o);
   const Parsed p = parse(config, default_name, opts);
   // build everything before touching the disk: a bad config fails here
@@ -283,8 +285,10 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   TrainContext ctx(make_env, p.seed, p.train, dir ? &*dir : nullptr, &progress);
   if (data) ctx.set_dataset(data, p.data_path);
   ctx.set_checkpoints(std::move(ckpt));
+  ctx.set_hooks({opts.on_eval, opts.stop});
   const std::int64_t steps = algo->train(ctx);
   progress.finish();
+  ctx.set_hooks({opts.on_eval, {}});  // training is over: the final evaluation is not a stop point
 
   s.env_steps = algo->needs_dataset() ? 0 : steps;  // offline learners: gradient steps in extra
   s.episodes = algo->train_episodes();

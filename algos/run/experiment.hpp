@@ -36,11 +36,15 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algos/audit/audit_report.hpp"
+#include "algos/core/algorithm.hpp"
 #include "engine/config.hpp"
 #include "engine/progress.hpp"
 #include "engine/run_dir.hpp"
@@ -61,6 +65,16 @@ struct RunOptions {
   // budget against a fresh ledger, resume) and return the summary's name, env, algo and seed,
   // without training and without touching the run directory.
   bool check_only = false;
+  // Hooks for a host program (the CLI sets none). on_eval: called after every evaluation, on the
+  // training thread, with its step, figures and the epsilon spent. stop: a request ends the run
+  // at its next safe point (after saving a checkpoint when it has checkpoints) and
+  // run_experiment throws RunStopped (algos/core/algorithm.hpp); the run directory is left as a
+  // killed run leaves it, so the same call with resume = true continues it. log: receives the
+  // run's notes and warnings, one line each, instead of stderr (the progress line stays on a
+  // terminal's stderr: set progress = kOff).
+  std::function<void(const EvalReport&)> on_eval;
+  std::stop_token stop;
+  std::function<void(std::string_view)> log;
 };
 
 struct Experiment;

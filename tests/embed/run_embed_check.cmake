@@ -5,7 +5,7 @@
 # yaml-cpp, Box2D, MuJoCo and HDF5 hidden from CMake. Finally docs/embedding.md must contain every
 # program verbatim.
 # LAUNCHER (optional): the compiler launcher of the outer build (ccache).
-set(examples env_loop accountant mlp direct_learner experiment)
+set(examples env_loop accountant mlp direct_learner experiment run_hooks)
 file(READ ${SOURCE_DIR}/docs/embedding.md doc)
 foreach(example ${examples})
   file(READ ${SOURCE_DIR}/tests/embed/project/${example}.cpp text)

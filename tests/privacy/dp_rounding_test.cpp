@@ -78,7 +78,9 @@ Mat drop_cols(const Mat& m, int first, int k) {
 }  // namespace
 
 TEST_SUITE("unit") {
-  TEST_CASE("user-level DP-SGD: two neighbours' computed sums differ by at most the noise's sensitivity") {
+  TEST_CASE(
+      "user-level DP-SGD: two neighbours' computed sums differ by at most the noise's "
+      "sensitivity") {
     // N users whose gradients all point nearly the same way, each far above C (all clipped), so
     // the sum grows to about N C; removing one user must move it by at most sd / z
     const int N = 4096, in = 3, out = 2;
@@ -101,8 +103,8 @@ TEST_SUITE("unit") {
     double worst = 0;
     for (int j : {0, 1, 777, N / 2, N - 2, N - 1}) {
       CAPTURE(j);
-      const auto [y, sd2] = release_of(cfg, s, one_layer_cache(drop_cols(a, j, 1), drop_cols(d, j, 1)),
-                                       N - 1);
+      const auto [y, sd2] =
+          release_of(cfg, s, one_layer_cache(drop_cols(a, j, 1), drop_cols(d, j, 1)), N - 1);
       CHECK(sd2 == sd);
       worst = std::max(worst, distance(x, y));
     }
@@ -159,7 +161,8 @@ TEST_SUITE("unit") {
     MESSAGE("largest released norm / C = " << worst);
   }
 
-  TEST_CASE("DP-FedAvg: two neighbours' computed averages differ by at most the noise's sensitivity") {
+  TEST_CASE(
+      "DP-FedAvg: two neighbours' computed averages differ by at most the noise's sensitivity") {
     // N clients with the same-signed clipped update of norm C each; the average of N and of N - 1
     // of them must differ by at most sd / z (the fixed denominator q K is the same for both)
     const int N = 4096;
@@ -210,12 +213,10 @@ TEST_SUITE("unit") {
     const double u = std::ldexp(1.0, -53);
     auto gamma = [u](double n) { return n * u / (1 - n * u); };
     // beta = 2 gamma_((m + 1) k + 2) (m + 1) R, R = 1 (k = 1) or 64 (k > 1)
-    CHECK(cfg.accumulation_error() ==
-          doctest::Approx(2 * gamma(1003) * 1001).epsilon(1e-5));
+    CHECK(cfg.accumulation_error() == doctest::Approx(2 * gamma(1003) * 1001).epsilon(1e-5));
     CHECK(cfg.sensitivity() == doctest::Approx(1 + 2 * gamma(1003) * 1001).epsilon(1e-15));
     cfg.contribution = 4;
-    CHECK(cfg.accumulation_error() ==
-          doctest::Approx(2 * gamma(4006) * 1001 * 64).epsilon(1e-5));
+    CHECK(cfg.accumulation_error() == doctest::Approx(2 * gamma(4006) * 1001 * 64).epsilon(1e-5));
     CHECK(cfg.accumulation_error() < 1e-6);
     // beta grows as m^2: beyond 1% of C the configuration is refused
     cfg.contribution = 1;
