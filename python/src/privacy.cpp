@@ -266,8 +266,14 @@ void bind_privacy(py::module_& m) {
       [](const std::string& mechanism, const py::object& z, const py::object& eps,
          double concentration, const py::object& claim, const py::object& delta, int dim,
          bool secure, std::int64_t samples, std::uint64_t seed, double confidence,
-         const std::string& mis_specify, const std::string& attack) {
+         const py::object& pair, const std::string& mis_specify, const std::string& attack) {
         pv::audit::MechanismAuditParams p;
+        if (!pair.is_none()) {
+          const auto xs = pair.cast<std::pair<double, double>>();
+          p.has_pair = true;
+          p.x0 = xs.first;
+          p.x1 = xs.second;
+        }
         p.mechanism = mechanism;
         p.noise_multiplier = optional(z);
         p.epsilon = optional(eps);
@@ -302,14 +308,15 @@ void bind_privacy(py::module_& m) {
         d["fnr_upper"] = r.fnr_upper;
         d["sets"] = r.sets;
         d["attack"] = r.attack;
+        d["classifier_train"] = r.classifier_train;
         return d;
       },
       py::kw_only(), py::arg("mechanism") = "gaussian", py::arg("noise_multiplier") = py::none(),
       py::arg("epsilon") = py::none(), py::arg("concentration") = 2.0,
       py::arg("claim_epsilon") = py::none(), py::arg("delta") = py::none(), py::arg("dim") = 1,
       py::arg("secure") = false, py::arg("samples") = 100000, py::arg("seed") = 0,
-      py::arg("confidence") = 0.95, py::arg("mis_specify") = "none", py::arg("attack") = "auto",
-      "black-box audit of one mechanism (dprl audit mechanism)");
+      py::arg("confidence") = 0.95, py::arg("pair") = py::none(), py::arg("mis_specify") = "none",
+      py::arg("attack") = "auto", "black-box audit of one mechanism (dprl audit mechanism)");
   m.def(
       "audit_dpsgd",
       [](std::int64_t canaries, double z, std::int64_t steps, std::int64_t examples,
