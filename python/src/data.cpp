@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -78,6 +79,7 @@ DatasetPtr from_arrays(const py::object& observations, const py::object& actions
   info.env_params = kwargs_to_params(env_params, "Dataset");
   if (!env_id.empty()) {
     auto env = envs::make_env(env_id, info.env_params);
+    info.env_id = env->spec().id;  // the registry name (an alias's preset is in the params)
     info.env_params = env->params();
     info.observation_space = env->spec().observation;
     info.action_space = env->spec().action;
