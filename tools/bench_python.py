@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Speed of the Python module dprl (docs/python.md, docs/benchmarks.md): standard library + numpy.
+
+    PYTHONPATH=build/python python3 tools/bench_python.py [--repetitions 5] [--json]
+
+Measures, as medians over repetitions:
+  step        env.step from a Python loop on CartPole-v1 (random actions, reset on episode end):
+              wall ns per call, the loop included (what a Python training loop pays)
+  vec         make_vec("CartPole-v1", 64).step: wall ns per env step, with new arrays every call
+              (copy=True, the default) and with reused ones (copy=False)
+  pld         dprl.privacy.epsilon(accountant="pld") for 10^4 compositions of the Poisson-
+              subsampled Gaussian at delta 1e-5 (value interval 1e-4), the two cases of
+              docs/benchmarks.md's privacy table; process CPU time (the PLD's second direction
+              runs on a second thread) and wall time, and the ratio to dp_accounting 0.6.0's CPU
+              time quoted there
+Targets (issue 32): step <= 1000 ns, vec <= 40 ns per env step, pld >= 10x dp_accounting.
+"""
+import argparse
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+
+import dprl
+
+# dp_accounting 0.6.0's CPU time for the same two inputs, quoted from docs/benchmarks.md
+# ("Privacy core"): z = 0.25, q = 1e-3 and z = 0.8, q = 0.01, T = 10^4, interval 1e-4
+DP_ACCOUNTING_MS = {(0.25, 1e-3): 3465.0, (0.8, 0.01): 683.0}
+
+
+def bench_step(steps):
+    env = dprl.make("CartPole-v1")
+    actions = np.random.default_rng(0).integers(0, 2, size=steps).tolist()
+    step, reset = env.step, env.reset
+    reset(seed=0)
+    start = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = step(a)
+        if terminated or truncated:
+            reset()
+    return (time.perf_counter() - start) * 1e9 / steps
+
+
+def bench_vec(calls, num_envs, copy):
+    envs = dprl.make_vec("CartPole-v1", num_envs, copy=copy)
+    envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    batches = [rng.integers(0, 2, size=num_envs) for _ in range(64)]
+    step = envs.step
+    start = time.perf_counter()
+    for i in range(calls):
+        step(batches[i & 63])
+    return (time.perf_counter() - start) * 1e9 / (calls * num_envs)
+
+
+def bench_pld(z, q):
+    cpu, wall = time.process_time(), time.perf_counter()
+    eps = dprl.privacy.epsilon(noise_multiplier=z, sampling_rate=q, steps=10000, delta=1e-5,
+                               accountant="pld")
+    return (time.process_time() - cpu) * 1e3, (time.perf_counter() - wall) * 1e3, eps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=500000, help="env.step calls per repetition")
+    ap.add_argument("--vec-calls", type=int, default=20000, help="make_vec steps per repetition")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    r = a.repetitions
+    out = {"load_average_before": os.getloadavg()[0]}
+    out["step_ns"] = statistics.median(bench_step(a.steps) for _ in range(r))
+    for copy in (True, False):
+        out[f"vec64_ns_per_env_step_copy_{copy}".lower()] = statistics.median(
+            bench_vec(a.vec_calls, 64, copy) for _ in range(r))
+    pld = []
+    for (z, q), theirs in DP_ACCOUNTING_MS.items():
+        runs = [bench_pld(z, q) for _ in range(r)]
+        cpu = statistics.median(x[0] for x in runs)
+        pld.append({"noise_multiplier": z, "sampling_rate": q, "steps": 10000,
+                    "epsilon": runs[0][2], "cpu_ms": cpu,
+                    "wall_ms": statistics.median(x[1] for x in runs),
+                    "dp_accounting_cpu_ms": theirs, "speedup": theirs / cpu})
+    out["pld"] = pld
+    out["load_average_after"] = os.getloadavg()[0]
+    if a.json:
+        print(json.dumps(out))
+        return
+    print(f"load average (1 min): {out['load_average_before']:.2f} before, "
+          f"{out['load_average_after']:.2f} after; medians of {r}")
+    print(f"env.step (CartPole-v1, Python loop): {out['step_ns']:.0f} ns per call "
+          f"(target <= 1000)")
+    print(f"make_vec(64).step: {out['vec64_ns_per_env_step_copy_true']:.1f} ns per env step "
+          f"(copy=True), {out['vec64_ns_per_env_step_copy_false']:.1f} (copy=False) "
+          f"(target <= 40)")
+    for p in pld:
+        print(f"PLD epsilon, z = {p['noise_multiplier']}, q = {p['sampling_rate']}, T = 10^4: "
+              f"{p['cpu_ms']:.1f} ms CPU, {p['wall_ms']:.1f} ms wall (epsilon {p['epsilon']:.4f}); "
+              f"dp_accounting {p['dp_accounting_cpu_ms']:.0f} ms: {p['speedup']:.1f}x "
+              f"(target >= 10x)")
+
+
+if __name__ == "__main__":
+    main()
