@@ -41,7 +41,8 @@ py::array view(const T* p, std::size_t n, std::size_t cols, bool matrix, const p
 }
 
 Space space_from_py(const py::handle& s, const char* what) {
-  if (py::hasattr(s, "n") && !s.attr("n").is_none()) return Space::discrete(s.attr("n").cast<std::int64_t>());
+  if (py::hasattr(s, "n") && !s.attr("n").is_none())
+    return Space::discrete(s.attr("n").cast<std::int64_t>());
   if (py::hasattr(s, "low") && py::hasattr(s, "high")) {
     auto lo = py::array_t<double, py::array::forcecast>::ensure(s.attr("low"));
     auto hi = py::array_t<double, py::array::forcecast>::ensure(s.attr("high"));
@@ -74,8 +75,8 @@ DatasetPtr from_arrays(const py::object& observations, const py::object& actions
                        const std::string& dataset_id, const py::object& metadata) {
   DatasetInfo info;
   info.env_id = env_id;
-  info.dataset_id = dataset_id.empty() && !env_id.empty() ? "dprl/" + env_id + "/python-v0"
-                                                          : dataset_id;
+  info.dataset_id =
+      dataset_id.empty() && !env_id.empty() ? "dprl/" + env_id + "/python-v0" : dataset_id;
   info.env_params = kwargs_to_params(env_params, "Dataset");
   if (!env_id.empty()) {
     auto env = envs::make_env(env_id, info.env_params);
@@ -108,7 +109,8 @@ DatasetPtr from_arrays(const py::object& observations, const py::object& actions
     for (std::size_t e = 0; e < episodes; ++e) a.user_ids.push_back(static_cast<std::int64_t>(e));
   a.seeds = to_vector<std::int64_t>(seeds, "seeds");
   if (seeds.is_none()) a.seeds.assign(episodes, -1);
-  auto d = std::make_shared<Dataset>(Dataset::from_arrays(std::move(info), std::move(a), "Dataset"));
+  auto d =
+      std::make_shared<Dataset>(Dataset::from_arrays(std::move(info), std::move(a), "Dataset"));
   d->validate("Dataset");
   return d;
 }
@@ -168,13 +170,14 @@ void bind_data(py::module_& m) {
                                auto& d = self.cast<Dataset&>();
                                return view(d.user_ids().data(), d.num_episodes(), 1, false, self);
                              })
-      .def_property_readonly("seeds",
-                             [](const Dataset& d) {
-                               py::array_t<std::int64_t> a(static_cast<py::ssize_t>(d.num_episodes()));
-                               for (std::size_t e = 0; e < d.num_episodes(); ++e)
-                                 a.mutable_data()[e] = d.episode_seed(e);
-                               return a;
-                             })
+      .def_property_readonly(
+          "seeds",
+          [](const Dataset& d) {
+            py::array_t<std::int64_t> a(static_cast<py::ssize_t>(d.num_episodes()));
+            for (std::size_t e = 0; e < d.num_episodes(); ++e)
+              a.mutable_data()[e] = d.episode_seed(e);
+            return a;
+          })
       .def_property_readonly("episode_starts",
                              [](const Dataset& d) {
                                const auto n = d.num_episodes();
@@ -192,9 +195,10 @@ void bind_data(py::module_& m) {
               throw ParamError(fmt::format("episode {} is not below {}", e, d.num_episodes()));
             const std::size_t t0 = d.episode_start(e), n = d.episode_length(e);
             py::dict out;
-            out["observations"] =
-                view(d.observations().data() + (t0 + e) * d.obs_dim(), n + 1, d.obs_dim(), true, self);
-            out["actions"] = view(d.actions().data() + t0 * d.act_dim(), n, d.act_dim(), true, self);
+            out["observations"] = view(d.observations().data() + (t0 + e) * d.obs_dim(), n + 1,
+                                       d.obs_dim(), true, self);
+            out["actions"] =
+                view(d.actions().data() + t0 * d.act_dim(), n, d.act_dim(), true, self);
             out["rewards"] = view(d.rewards().data() + t0, n, 1, false, self);
             out["terminations"] =
                 view(d.terminations().data() + t0, n, 1, false, self, py::dtype("bool"));
@@ -210,8 +214,9 @@ void bind_data(py::module_& m) {
       .def_property_readonly("env_id", [](const Dataset& d) { return d.info().env_id; })
       .def_property_readonly("env_params",
                              [](const Dataset& d) { return params_to_dict(d.info().env_params); })
-      .def_property_readonly("observation_space",
-                             [](const Dataset& d) { return space_to_py(d.info().observation_space); })
+      .def_property_readonly(
+          "observation_space",
+          [](const Dataset& d) { return space_to_py(d.info().observation_space); })
       .def_property_readonly("action_space",
                              [](const Dataset& d) { return space_to_py(d.info().action_space); })
       .def_property_readonly("metadata", &metadata_of)

@@ -4,9 +4,9 @@
 // is reset with derive_seed(s, kEnvReset, slot, k), the formula of the engine's own loops
 // (engine/vec_env.hpp), slot 0 for make() and slot i for env i of make_vec(). A first reset without
 // a seed draws the root from the OS (as Gymnasium does).
-// Vector auto-reset is Gymnasium 1.x's default, next-step mode: the step on which env i ends returns
-// its final observation and flags; the next step ignores env i's action, resets it and returns its
-// first observation with reward 0 and both flags false.
+// Vector auto-reset is Gymnasium 1.x's default, next-step mode: the step on which env i ends
+// returns its final observation and flags; the next step ignores env i's action, resets it and
+// returns its first observation with reward 0 and both flags false.
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 
@@ -87,13 +87,13 @@ class PyEnv {
     if (!seed.is_none()) {
       root_ = seed_from(seed);
       episode_ = 0;
-    } else if (!started_) {
+    } else if (!rooted_) {
       root_ = entropy_seed();
       episode_ = 0;
     } else {
       ++episode_;
     }
-    started_ = true;
+    rooted_ = started_ = true;
     py::object obs = new_obs();
     env_->reset(derive_seed(root_, Domain::kEnvReset, 0, episode_), obs_span());
     return py::make_tuple(finish_obs(obs), info());
@@ -171,7 +171,8 @@ class PyEnv {
   std::vector<double> action_;
   std::vector<std::uint8_t> mask_;
   std::uint64_t root_ = 0, episode_ = 0;
-  bool started_ = false;
+  bool rooted_ = false;   // root_ chosen (by a reset)
+  bool started_ = false;  // reset or set_state called: step() may run
 };
 
 class PyVecEnv {
@@ -312,8 +313,8 @@ class PyVecEnv {
       const std::int64_t* d = a.data();
       for (std::size_t i = 0; i < n_; ++i) {
         if (!autoreset_[i] && !spec_.action.contains(d[i]))
-          throw InvalidAction(fmt::format("actions[{}] = {} is not in {}", i, d[i],
-                                          spec_.action.describe()));
+          throw InvalidAction(
+              fmt::format("actions[{}] = {} is not in {}", i, d[i], spec_.action.describe()));
         discrete_action_[i] = d[i];
       }
       return;
@@ -326,8 +327,8 @@ class PyVecEnv {
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t k = 0; k < adim_; ++k)
         if (!autoreset_[i] && !std::isfinite(d[i * adim_ + k]))
-          throw InvalidAction(fmt::format("actions[{}] holds {}, not a finite number", i,
-                                          d[i * adim_ + k]));
+          throw InvalidAction(
+              fmt::format("actions[{}] holds {}, not a finite number", i, d[i * adim_ + k]));
     std::copy(d, d + n_ * adim_, action_.begin());
   }
 
@@ -349,8 +350,8 @@ py::dict spec_dict(const EnvSpec& s, const ParamMap& params) {
   py::dict d;
   d["id"] = s.id;
   d["max_episode_steps"] = s.max_episode_steps;
-  d["reward_threshold"] = s.has_reward_threshold ? py::object(py::float_(s.reward_threshold))
-                                                 : py::object(py::none());
+  d["reward_threshold"] =
+      s.has_reward_threshold ? py::object(py::float_(s.reward_threshold)) : py::object(py::none());
   d["params"] = params_to_dict(params);
   return d;
 }
@@ -362,13 +363,14 @@ void bind_envs(py::module_& m) {
       .def("reset", &PyEnv::reset, py::kw_only(), py::arg("seed") = py::none(),
            py::arg("options") = py::none(),
            "Starts an episode: (obs, info). seed: the root of this and later episodes.")
-      .def("step", &PyEnv::step, py::arg("action"),
-           "(obs, reward, terminated, truncated, info)")
+      .def("step", &PyEnv::step, py::arg("action"), "(obs, reward, terminated, truncated, info)")
       .def_readonly("observation_space", &PyEnv::obs_space_)
       .def_readonly("action_space", &PyEnv::act_space_)
-      .def_property_readonly("spec", [](const PyEnv& e) { return spec_dict(e.spec(), e.env().params()); })
+      .def_property_readonly("spec",
+                             [](const PyEnv& e) { return spec_dict(e.spec(), e.env().params()); })
       .def_property_readonly("unwrapped", [](py::object self) { return self; })
-      .def_property_readonly("elapsed_steps", [](const PyEnv& e) { return e.env().elapsed_steps(); })
+      .def_property_readonly("elapsed_steps",
+                             [](const PyEnv& e) { return e.env().elapsed_steps(); })
       .def_property_readonly("state", &PyEnv::state,
                              "The internal state (what `dprl env replay` takes as state)")
       .def("set_state", &PyEnv::set_state, py::arg("state"),
@@ -398,7 +400,10 @@ void bind_envs(py::module_& m) {
       });
 
   m.def(
-      "make", [](const std::string& id, const py::kwargs& params) { return std::make_unique<PyEnv>(id, params); },
+      "make",
+      [](const std::string& id, const py::kwargs& params) {
+        return std::make_unique<PyEnv>(id, params);
+      },
       py::arg("env_id"), "An env by id or Gymnasium alias, parameters as keywords");
   m.def(
       "make_vec",
@@ -408,8 +413,7 @@ void bind_envs(py::module_& m) {
       py::arg("env_id"), py::arg("num_envs") = 1, py::kw_only(), py::arg("copy") = true,
       "num_envs envs of one id stepped in C++ with next-step auto-reset");
   m.def(
-      "env_ids",
-      [] { return envs::env_registry().all_names(); },
+      "env_ids", [] { return envs::env_registry().all_names(); },
       "Every registered env id and alias");
 }
 

@@ -48,7 +48,8 @@ PyObject* make_exception(py::module_& m, const char* name, PyObject* base, py::t
   bases.append(py::handle(base));
   for (auto b : extra) bases.append(b);
   const std::string qualified = std::string("dprl.") + name;
-  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, py::tuple(bases).ptr(), nullptr);
+  PyObject* cls =
+      PyErr_NewExceptionWithDoc(qualified.c_str(), doc, py::tuple(bases).ptr(), nullptr);
   if (!cls) throw py::error_already_set();
   m.add_object(name, py::handle(cls));
   return cls;
@@ -82,8 +83,8 @@ PYBIND11_MODULE(_core, m) {
       make_exception(m, "DataError", base, file_problem, "A malformed or unreadable data file");
   static PyObject* invalid_action =
       make_exception(m, "InvalidAction", base, bad_input, "An action outside the action space");
-  static PyObject* budget_exceeded = make_exception(m, "BudgetExceeded", base, bad_input,
-                                                    "A charge beyond the privacy budget");
+  static PyObject* budget_exceeded =
+      make_exception(m, "BudgetExceeded", base, bad_input, "A charge beyond the privacy budget");
   static PyObject* model_load_error =
       make_exception(m, "ModelLoadError", base, file_problem, "A model that cannot be loaded");
   static PyObject* error = base;

@@ -35,7 +35,8 @@ namespace pv = dprl::privacy;
 
 // the checks of tools/cli_privacy.cpp, worded alike
 void require_finite(double v, const char* name) {
-  if (std::isnan(v) || std::isinf(v)) throw ParamError(fmt::format("{} = {} must be finite", name, v));
+  if (std::isnan(v) || std::isinf(v))
+    throw ParamError(fmt::format("{} = {} must be finite", name, v));
 }
 void require_positive(double v, const char* name) {
   require_finite(v, name);
@@ -142,12 +143,13 @@ double optional(const py::object& v) { return v.is_none() ? NAN : v.cast<double>
 }  // namespace
 
 void bind_privacy(py::module_& m) {
-  py::class_<pv::DpEvent>(m, "DpEvent", "What a release did to private data (dp_accounting's algebra)")
+  py::class_<pv::DpEvent>(m, "DpEvent",
+                          "What a release did to private data (dp_accounting's algebra)")
       .def_static("gaussian", &pv::DpEvent::gaussian, py::arg("noise_multiplier"))
       .def_static("discrete_gaussian", &pv::DpEvent::discrete_gaussian, py::arg("noise_multiplier"))
       .def_static("laplace", &pv::DpEvent::laplace, py::arg("scale"))
-      .def_static("poisson_sampled", &pv::DpEvent::poisson_sampled,
-                  py::arg("sampling_probability"), py::arg("event"))
+      .def_static("poisson_sampled", &pv::DpEvent::poisson_sampled, py::arg("sampling_probability"),
+                  py::arg("event"))
       .def_static("self_composed", &pv::DpEvent::self_composed, py::arg("event"), py::arg("count"))
       .def_static("composed", &pv::DpEvent::composed, py::arg("events"))
       .def_static("from_json", &pv::DpEvent::from_json, py::arg("text"))
@@ -210,8 +212,7 @@ void bind_privacy(py::module_& m) {
         py::arg("discrete") = false,
         "epsilon of T steps of the Poisson-subsampled Gaussian (dprl privacy epsilon)");
   m.def("noise_multiplier", &noise_multiplier, py::kw_only(), py::arg("epsilon"),
-        py::arg("sampling_rate"), py::arg("steps"), py::arg("delta"),
-        py::arg("accountant") = "rdp",
+        py::arg("sampling_rate"), py::arg("steps"), py::arg("delta"), py::arg("accountant") = "rdp",
         "smallest noise multiplier reaching epsilon (dprl privacy noise)");
   m.def("gaussian_sigma", &gaussian_sigma, py::kw_only(), py::arg("epsilon"), py::arg("delta"),
         py::arg("sensitivity") = 1.0, py::arg("analytic") = false,
@@ -232,8 +233,8 @@ void bind_privacy(py::module_& m) {
   py::class_<pv::NoiseSource>(m, "NoiseSource", "Where a mechanism's randomness comes from")
       .def_property_readonly("name", &pv::NoiseSource::name)
       .def_property_readonly("secure", &pv::NoiseSource::secure);
-  m.def("seeded_noise", &pv::make_seeded_noise, py::arg("seed"), py::arg("a") = 0,
-        py::arg("b") = 0, py::arg("secure") = false,
+  m.def("seeded_noise", &pv::make_seeded_noise, py::arg("seed"), py::arg("a") = 0, py::arg("b") = 0,
+        py::arg("secure") = false,
         "reproducible noise (experiments only: the seed reveals the noise)");
   m.def("os_entropy_noise", &pv::make_os_entropy_noise, py::arg("secure") = true,
         "ChaCha20 keyed from the OS (deployments)");
@@ -252,7 +253,9 @@ void bind_privacy(py::module_& m) {
            py::arg("noise") = py::none(),
            "values + noise (a copy); default noise: OS entropy, secure (snapped, exact discrete)");
   py::class_<pv::LaplaceMechanism>(m, "LaplaceMechanism")
-      .def(py::init([](double l1, double eps) { return pv::LaplaceMechanism({l1, eps}); }),
+      .def(py::init([](double l1, double eps) {
+             return pv::LaplaceMechanism({l1, eps});
+           }),
            py::kw_only(), py::arg("l1_sensitivity") = 1.0, py::arg("epsilon") = 1.0)
       .def_property_readonly("scale", &pv::LaplaceMechanism::scale)
       .def("event", &pv::LaplaceMechanism::event)

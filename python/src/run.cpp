@@ -1,5 +1,5 @@
-// dprl.run / dprl.sweep: the experiment runner of `dprl run` and `dprl sweep` (algos/run/), with the
-// GIL released while training; returns summary.json's content as a dict.
+// dprl.run / dprl.sweep: the experiment runner of `dprl run` and `dprl sweep` (algos/run/), with
+// the GIL released while training; returns summary.json's content as a dict.
 //
 // A config is a file path (an experiment or a pipeline file, as `dprl run` takes) or a dict with
 // the same keys as the YAML; a dict's values keep their place in error messages
@@ -107,7 +107,8 @@ py::dict run(const py::object& config, const py::object& seed, const py::object&
 }
 
 py::dict sweep(const std::filesystem::path& file, int jobs, bool force, bool quiet) {
-  if (jobs < 1 || jobs > 4096) throw ParamError(fmt::format("jobs = {} must be in [1, 4096]", jobs));
+  if (jobs < 1 || jobs > 4096)
+    throw ParamError(fmt::format("jobs = {} must be in [1, 4096]", jobs));
   algos::SweepOptions opts;
   opts.jobs = jobs;
   opts.force = force;

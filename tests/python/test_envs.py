@@ -83,6 +83,16 @@ class Api(unittest.TestCase):
         self.assertTrue(np.array_equal(obs, again))
         following, _ = env.reset()  # the next episode of the same root
         self.assertFalse(np.array_equal(obs, following))
+        # without a seed, the first reset draws its root from the OS (two 64-bit draws colliding,
+        # or two CartPole starts of four uniform floats coinciding, has probability ~1e-19)
+        a, _ = dprl.make("CartPole-v1").reset()
+        b, _ = dprl.make("CartPole-v1").reset()
+        self.assertFalse(np.array_equal(a, b))
+        # set_state does not pick a root: the reset after it still draws one
+        c, d = dprl.make("CartPole-v1"), dprl.make("CartPole-v1")
+        c.set_state(np.zeros(4))
+        d.set_state(np.zeros(4))
+        self.assertFalse(np.array_equal(c.reset()[0], d.reset()[0]))
         obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
         self.assertIsInstance(reward, float)
         self.assertIsInstance(terminated, bool)
