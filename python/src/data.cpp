@@ -44,8 +44,9 @@ Space space_from_py(const py::handle& s, const char* what) {
   if (py::hasattr(s, "n") && !s.attr("n").is_none())
     return Space::discrete(s.attr("n").cast<std::int64_t>());
   if (py::hasattr(s, "low") && py::hasattr(s, "high")) {
-    auto lo = py::array_t<double, py::array::forcecast>::ensure(s.attr("low"));
-    auto hi = py::array_t<double, py::array::forcecast>::ensure(s.attr("high"));
+    auto lo = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(s.attr("low"));
+    auto hi =
+        py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(s.attr("high"));
     return Space::box(std::vector<double>(lo.data(), lo.data() + lo.size()),
                       std::vector<double>(hi.data(), hi.data() + hi.size()));
   }

@@ -116,8 +116,9 @@ py::dict compose(double eps, double delta, std::int64_t count, double slack) {
 
 // A copy of values with the mechanism's noise added.
 template <class M>
-py::array_t<double> release(const M& mech, const py::array_t<double, py::array::forcecast>& values,
-                            pv::NoiseSource* noise) {
+py::array_t<double> release(
+    const M& mech, const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
+    pv::NoiseSource* noise) {
   py::array_t<double> out(values.request().shape);
   std::copy(values.data(), values.data() + values.size(), out.mutable_data());
   std::unique_ptr<pv::NoiseSource> own;
@@ -238,6 +239,7 @@ void bind_privacy(py::module_& m) {
         "reproducible noise (experiments only: the seed reveals the noise)");
   m.def("os_entropy_noise", &pv::make_os_entropy_noise, py::arg("secure") = true,
         "ChaCha20 keyed from the OS (deployments)");
+  m.def("zero_noise", &pv::make_zero_noise, "always zero: a test double (no privacy at all)");
 
   py::class_<pv::GaussianMechanism>(m, "GaussianMechanism")
       .def(py::init([](double l2, double eps, double delta, bool analytic) {

@@ -131,6 +131,9 @@ class Mechanisms(unittest.TestCase):
         b = mech.release(x, privacy.seeded_noise(5))
         self.assertTrue(np.array_equal(a, b))
         self.assertTrue(np.array_equal(x, np.zeros(8)))  # the input is not modified
+        # a strided view is read element by element (zero noise: the values come back)
+        y = np.arange(10.0)[::2]
+        self.assertTrue(np.array_equal(mech.release(y, privacy.zero_noise()), y))
         # the secure release: snapped to the plan's grid, exact discrete noise
         plan = mech.secure_plan(8)
         s = mech.release(np.full(8, 0.3), privacy.seeded_noise(5, secure=True))
