@@ -100,6 +100,13 @@ def main():
         name = f"vec64_copy_{copy}".lower()
         out[name + "_ns_cpu"] = statistics.median(x[0] for x in runs)
         out[name + "_ns_wall"] = statistics.median(x[1] for x in runs)
+    if a.cli:
+        # the engine's own loop on the same env at the same time (C++, wall ns per step): what
+        # the Python figures compare with when the machine is loaded
+        runs = [json.loads(subprocess.run(
+            [a.cli, "bench", "env", "CartPole-v1", "--steps", "5000000", "--json"], check=True,
+            capture_output=True, text=True).stdout)["ns_per_step"] for _ in range(r)]
+        out["cli_bench_env_ns"] = statistics.median(runs)
     pld = []
     for (z, q), theirs in DP_ACCOUNTING_MS.items():
         runs = [bench_pld(z, q) for _ in range(r)]
@@ -124,6 +131,9 @@ def main():
     for copy in ("true", "false"):
         print(f"make_vec(64).step, copy={copy.title()}: {out[f'vec64_copy_{copy}_ns_cpu']:.1f} ns "
               f"CPU, {out[f'vec64_copy_{copy}_ns_wall']:.1f} ns wall per env step (target <= 40)")
+    if "cli_bench_env_ns" in out:
+        print(f"  the engine's own loop (dprl bench env CartPole-v1): "
+              f"{out['cli_bench_env_ns']:.1f} ns wall per step")
     for p in pld:
         print(f"PLD epsilon, z = {p['noise_multiplier']}, q = {p['sampling_rate']}, T = 10^4: "
               f"{p['cpu_ms']:.1f} ms CPU, {p['wall_ms']:.1f} ms wall (epsilon {p['epsilon']:.4f}); "
