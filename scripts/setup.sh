@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build git pkg-config ccache
           libeigen3-dev libbox2d-dev libmujoco-dev libyaml-cpp-dev doctest-dev libcli11-dev
           libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev libhdf5-dev
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin pybind11-dev python3-dev python3-numpy)
 fuzz=0 tests=0 build=1
 for arg in "$@"; do
   case "$arg" in
@@ -58,7 +58,12 @@ if ((tests)) && [ "${DPRL_SANITIZE:-1}" != 0 ]; then
   asan=(-DDPRL_SANITIZER_BUILD="$PWD/build-asan")
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${asan[@]}" >/dev/null
+# the Python module (docs/python.md) is built for Debian's interpreter, which has python3-numpy,
+# rather than for a pyenv or virtualenv python3 that may come first on PATH
+python=()
+[ -x /usr/bin/python3 ] && python=(-DPython3_EXECUTABLE=/usr/bin/python3)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${asan[@]}" "${python[@]}" \
+  >/dev/null
 if ((tests)); then
   cmake --build build -j"$jobs"
 else

@@ -4,7 +4,8 @@
 Usage: python3 tools/check_layout.py [REPO_ROOT]   (default: the folder above tools/)
 
 Fails (exit 1, one line per finding) when:
-- a top-level folder includes one above it (engine <- envs, privacy <- algos <- tools);
+- a top-level folder includes one above it (engine <- envs, privacy <- algos <- tools), or the
+  Python module (python/) includes the CLI (tools/): it binds the library's public API;
 - inside engine/, the core includes nn/ or data/, or nn/ and data/ include each other;
 - a .cpp/.hpp stands directly in algos/ (every file lives in a family folder);
 - algos/core/ includes anything else of algos/, or algos/audit/ anything but core/ and audit/;
@@ -20,7 +21,7 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-TOP = ["engine", "envs", "privacy", "algos", "tools"]
+TOP = ["engine", "envs", "privacy", "algos", "tools", "python"]
 GENERATED = {"engine/version.hpp"}  # written into the build tree by CMake
 # what each top-level folder may include (besides itself)
 TOP_ALLOWED = {
@@ -29,6 +30,7 @@ TOP_ALLOWED = {
     "privacy": {"engine"},
     "algos": {"engine", "envs", "privacy"},
     "tools": {"engine", "envs", "privacy", "algos"},
+    "python": {"engine", "envs", "privacy", "algos"},
 }
 SHARED = {"core", "audit"}
 LEARNERS = {"online", "actor_critic", "lsvi", "kickstart", "offline", "expert_level", "model_based"}

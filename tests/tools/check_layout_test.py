@@ -30,6 +30,7 @@ GOOD = {
     "algos/offline/bc.hpp": '#include "algos/core/algorithm.hpp"\n',
     "algos/run/experiment.hpp": '#include "algos/online/dqn.hpp"\n',
     "tools/cli.cpp": '#include "algos/run/experiment.hpp"\n',
+    "python/src/run.cpp": '#include "algos/run/experiment.hpp"\n',
     "tests/algos/offline/offline_test_util.hpp": "",
     "tests/algos/offline/bc_test.cpp": '#include "offline_test_util.hpp"\n',
 }
@@ -38,6 +39,7 @@ GOOD = {
 BAD = [
     ("engine includes envs", {"engine/env.cpp": '#include "envs/cartpole.hpp"\n'}),
     ("privacy includes algos", {"privacy/x.cpp": '#include "algos/core/algorithm.hpp"\n'}),
+    ("the Python module includes the CLI", {"python/src/x.cpp": '#include "tools/cli.hpp"\n'}),
     ("engine core includes nn", {"engine/rng.cpp": '#include "engine/nn/nn_mlp.hpp"\n'}),
     ("nn includes data", {"engine/nn/x.cpp": '#include "engine/data/dataset.hpp"\n'}),
     ("a file directly in algos", {"algos/stray.cpp": "\n"}),

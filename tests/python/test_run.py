@@ -1,0 +1,99 @@
+"""dprl.run / dprl.sweep: a run from Python writes the bytes the CLI writes for the same config and
+seed (every file but timing.json, the wall-clock one), and returns summary.json as a dict.
+"""
+import json
+import os
+import shutil
+import unittest
+
+from common import SOURCE_DIR, cli, cli_error, scratch
+import dprl
+
+QUICKSTART = os.path.join(SOURCE_DIR, "configs", "quickstart.yaml")
+SHORT = ["train.steps=30000", "train.eval_every=10000", "train.eval_episodes=20"]
+
+
+def tree_bytes(root):
+    """{relative path: bytes} of every file below root except timing.json."""
+    out = {}
+    for folder, _, files in os.walk(root):
+        for f in files:
+            if f == "timing.json":
+                continue
+            p = os.path.join(folder, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = fh.read()
+    return out
+
+
+class Run(unittest.TestCase):
+    def test_same_bytes_as_the_cli(self):
+        with scratch() as tmp:
+            out = os.path.join(tmp, "run")
+            sets = [a for s in SHORT for a in ("--set", s)]
+            cli("run", QUICKSTART, "--seed", 3, "--out", out, "--quiet", *sets)
+            want = tree_bytes(out)
+            self.assertIn("metrics.csv", want)
+            self.assertIn("policy.json", want)
+            shutil.rmtree(out)
+            summary = dprl.run(QUICKSTART, seed=3, out=out, set=SHORT, quiet=True)
+            self.assertEqual(tree_bytes(out), want)
+            with open(os.path.join(out, "summary.json")) as f:
+                on_disk = json.load(f)
+            self.assertEqual({k: v for k, v in summary.items() if k not in ("dir", "wall_time_s")},
+                             on_disk)
+            self.assertEqual(summary["dir"], out)
+            self.assertEqual(summary["env_steps"], 30000)
+
+            # the same experiment as a dict: the same resolved config and results
+            shutil.rmtree(out)
+            config = {"name": "quickstart", "seed": 1, "env": {"id": "taxi"},
+                      "algo": {"id": "q_learning",
+                               "params": {"learning_rate": 0.5, "gamma": 0.99,
+                                          "epsilon_start": 1.0, "epsilon_end": 0.05,
+                                          "exploration_fraction": 0.5}},
+                      "train": {"steps": 30000, "eval_every": 10000, "eval_episodes": 20}}
+            dprl.run(config, seed=3, out=out, quiet=True)
+            self.assertEqual(tree_bytes(out), want)
+
+    def test_check_and_errors(self):
+        s = dprl.run(QUICKSTART, check=True)
+        self.assertEqual((s["name"], s["algo"], s["env"]), ("quickstart", "q_learning", "taxi"))
+        with self.assertRaises(dprl.ParamError) as e:
+            dprl.run(QUICKSTART, set=["algo.params.gamma=3"], check=True)
+        self.assertEqual(str(e.exception),
+                         cli_error("run", QUICKSTART, "--set", "algo.params.gamma=3", "--check"))
+        with self.assertRaises(ValueError) as e:
+            dprl.run({"seed": 1, "env": {"id": "taxi"}, "algo": {"id": "q_learning",
+                      "params": {"lerning_rate": 0.5}}}, check=True)
+        self.assertIn("config['algo']['params']['lerning_rate']", str(e.exception))
+        with self.assertRaises(ValueError):
+            dprl.run(QUICKSTART, seed=-1)
+
+
+class Sweep(unittest.TestCase):
+    def test_same_bytes_as_the_cli(self):
+        with scratch() as tmp:
+            shutil.copy(QUICKSTART, os.path.join(tmp, "base.yaml"))
+            sweep = os.path.join(tmp, "sweep.yaml")
+            with open(sweep, "w") as f:
+                f.write("base: base.yaml\nout: %s\nseeds: [1, 2]\n"
+                        "set:\n  train.steps: 20000\n  train.eval_every: 0\n"
+                        "  train.eval_episodes: 10\n"
+                        "grid:\n  algo.params.learning_rate: [0.3, 0.6]\n"
+                        % os.path.join(tmp, "out"))
+            cli("sweep", sweep, "--quiet", "--jobs", 2)
+            want = tree_bytes(os.path.join(tmp, "out"))
+            shutil.rmtree(os.path.join(tmp, "out"))
+            result = dprl.sweep(sweep, jobs=2, quiet=True)
+            self.assertEqual(tree_bytes(os.path.join(tmp, "out")), want)
+            self.assertEqual((result["ran"], result["skipped"], result["failed"]), (4, 0, 0))
+            self.assertEqual(len(result["runs"]), 4)
+            self.assertEqual(result["summary_md"].encode(), want["summary.md"])
+            self.assertEqual(result["runs"][0]["summary"]["env_steps"], 20000)
+            again = dprl.sweep(sweep, quiet=True)  # complete runs are skipped
+            self.assertEqual((again["ran"], again["skipped"]), (0, 4))
+
+
+if __name__ == "__main__":
+    unittest.main()
