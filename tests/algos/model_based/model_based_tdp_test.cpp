@@ -162,10 +162,10 @@ TEST_SUITE("unit") {
     round.begin();
     for (const auto& d : ds) round.add(d);
     round.release(theta, nullptr);
-    const float inv = static_cast<float>(1.0 / 5.0);
+    // the sum in double (the clipped float updates are exact there), divided in double
     for (std::size_t k = 0; k < theta.size(); ++k) {
-      const float s = (ds[0][k] + ds[1][k]) + ds[2][k];
-      CHECK(theta[k] == theta0[k] + s * inv);
+      const double s = ((0.0 + ds[0][k]) + ds[1][k]) + ds[2][k];
+      CHECK(theta[k] == theta0[k] + static_cast<float>(s / 5.0));
     }
   }
 
@@ -178,9 +178,13 @@ TEST_SUITE("unit") {
     cfg.units = 50;  // sd = 0.7 * 1 / 5 = 0.14 for sensitivity 1 / 5 = 0.2
     pv::DpFedAvgRound round(l, cfg);
     REQUIRE(round.noised_values() == 56);
+    // the sensitivity is C / qK widened by the rounding allowance of the double sum (about 6e-13)
+    CHECK(round.sensitivity() == doctest::Approx(0.2 * (1 + round.accumulation_error())));
+    CHECK(round.accumulation_error() < 1e-12);
     const auto plan = pv::secure_release_plan(pv::SecureNoise::kGaussian, round.noise_std(),
-                                              1.0 / round.denominator(), 56);
-    CHECK(round.released_noise_std(false) == doctest::Approx(0.14).epsilon(1e-15));
+                                              round.sensitivity(), 56);
+    CHECK(round.released_noise_std(false) ==
+          doctest::Approx(0.14 * (1 + round.accumulation_error())).epsilon(1e-15));
     CHECK(round.released_noise_std(true) == plan.scale);
     CHECK(plan.scale == doctest::Approx(0.14 * (1 + std::sqrt(56.0) * plan.grid / 0.2)));
     CHECK(plan.grid <= 0.14 / 4096);
