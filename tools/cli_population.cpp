@@ -95,7 +95,7 @@ void cmd_population(const PopOpts& o) {
     bool root_ready = false, same_plan = false;
     if (!world.agree(plan.has_value(), plan ? plan_digest(*plan) : std::string(), root_ready,
                      same_plan)) {
-      if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", error);
+      if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", printable(error));
       if (world.rank() > 0 && root_ready && plan && !same_plan)
         fmt::print(stderr, "dprl: rank {}: the population plan differs from rank 0's\n",
                    world.rank());

@@ -167,9 +167,9 @@ void cmd_sweep_mpi(const SweepOpts& o, const algos::SweepOptions& opts) {
                                  root_ready, same_plan);
   if (!ready) {
     // when rank 0 failed, every rank failed alike (shared files): its line is enough
-    if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", error);
+    if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", printable(error));
     if (world.rank() > 0 && root_ready && !plan)
-      fmt::print(stderr, "dprl: rank {}: {}\n", world.rank(), error);
+      fmt::print(stderr, "dprl: rank {}: {}\n", world.rank(), printable(error));
     if (world.rank() > 0 && root_ready && plan && !same_plan)
       fmt::print(stderr,
                  "dprl: rank {}: the sweep plan differs from rank 0's (run directories need a "
@@ -203,8 +203,8 @@ void check_sweep(const SweepOpts& o) {
     } catch (const Error& e) {
       ++failed;
       std::fflush(stdout);
-      fmt::print(stderr, "dprl: {}: run {} ({}, seed {}): {}\n", o.file, run.index, run.label,
-                 run.seed, e.what());
+      fmt::print(stderr, "dprl: {}: run {} ({}, seed {}): {}\n", printable(o.file), run.index,
+                 printable(run.label), run.seed, printable(e.what()));
     }
   }
   if (failed > 0) throw ExitStatus{2};

@@ -9,6 +9,8 @@
 #include "algos/core/algorithm.hpp"
 #include "algos/run/experiment.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/limits.hpp"
 #include "engine/rng.hpp"
 #include "engine/sha256.hpp"
 #include "envs/register_envs.hpp"
@@ -73,6 +75,9 @@ void check_spec(const PopulationSpec& s, const Node& where) {
                     s.settings()));
   if (s.episodes < 1) fail("population.demos.episodes must be >= 1");
   if (s.max_steps < 1) fail("population.demos.max_steps must be >= 1");
+  // an out: that cannot be created is refused before any run, not once per run
+  if (const std::string problem = dir_problem(s.out); !problem.empty())
+    fail(fmt::format("population.out = '{}': {}", s.out.string(), problem));
   // the default env: discrete actions, a valid floor, a settable episode cap
   const auto env = envs::make_env(s.env_id, s.env_params);
   const Space& a = env->spec().action;

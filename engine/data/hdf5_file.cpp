@@ -17,6 +17,7 @@
 
 #include "engine/data/hdf5_detail.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 
 namespace dprl::h5 {
 using detail::classify;
@@ -144,8 +145,10 @@ File File::open(const std::filesystem::path& path) {
   std::unique_lock lock(library_mutex());
   silence_hdf5();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw DataError(fmt::format("{}: no such file", path.string()));
+  // a FIFO or a folder is named as such (HDF5 would block on a FIFO, or say "no such file")
+  if (const std::string problem = file_problem(path); !problem.empty())
+    throw DataError(fmt::format("{}: {}", path.string(), problem == "missing" ? "no such file"
+                                                                               : problem));
   probe_in_child(path);
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");

@@ -146,6 +146,10 @@ class File {
   // 1-D flags as h5py writes numpy bool: an enum over int8 with FALSE = 0, TRUE = 1.
   std::uint64_t write_flags(const std::string& key, std::span<const std::uint8_t> data);
   void set_attr(const std::string& path, const std::string& name, std::int64_t value);
+  // Attributes of other types (a float64 scalar, a variable-length UTF-8 string), as other
+  // writers (h5py) store them; the readers must refuse them where an integer is required.
+  void set_attr_double(const std::string& path, const std::string& name, double value);
+  void set_attr_string(const std::string& path, const std::string& name, const std::string& value);
 
  private:
   friend class Array;
