@@ -413,6 +413,49 @@ std::string axis(const std::string& key, int n) {
 }  // namespace
 
 TEST_SUITE("e2e") {
+  TEST_CASE("bad input: privacy units that are not exact integers are refused, never coerced") {
+    std::vector<Case> cases;
+    // every reader of a Minari folder: info, validate, merge, an offline run
+    const std::vector<std::pair<std::string, std::string>> units = {
+        {"u_string", "'alice' (a string)"},
+        {"u_string1", "episode_1@user_id"},
+        {"u_frac", "0.5"},
+        {"u_huge", "1e+19"},
+        {"u_nan", "nan"},
+        {"u_inf", "inf"},
+        {"u_2p60", "episode_0@user_id"},
+        {"u_ctrl", "episode_0@user_id"},
+    };
+    for (const auto& [name, needle] : units) {
+      const File data{"ds", "@copy:" + name};
+      cases.push_back({"dataset info ds", {data}, needle});
+      cases.push_back({"dataset validate ds --env cartpole", {data}, needle});
+      cases.push_back({"dataset merge ds {fx}/ds --out m", {data}, needle});
+      cases.push_back({"run c.yaml", {data, {"c.yaml", offline("ds")}}, needle});
+    }
+    // the structural attributes: a fractional id or step count is not rounded to fit
+    for (const char* name : {"id_frac", "steps_frac"}) {
+      const File data{"ds", std::string("@copy:") + name};
+      const std::string needle = name[0] == 'i' ? "episode_0@id" : "episode_0@total_steps";
+      cases.push_back({"dataset info ds", {data}, needle});
+      cases.push_back({"run c.yaml", {data, {"c.yaml", offline("ds")}}, needle});
+    }
+    // D4RL user columns of fractions (also one whose fraction would truncate onto the episode's
+    // neighbour), NaN and beyond int64
+    for (const char* name : {"d4_frac.hdf5", "d4_trunc.hdf5", "d4_nan.hdf5", "d4_huge.hdf5"}) {
+      const std::string f = std::string("{fx}/") + name;
+      cases.push_back({"dataset info " + f + " --user-key infos/user_id", {}, "infos/user_id"});
+      cases.push_back({"dataset validate " + f + " --user-key infos/user_id", {}, "infos/user_id"});
+    }
+    // merge --users offset at the ends of int64: ids would wrap round and two inputs share one
+    cases.push_back({"dataset merge {fx}/u_ends {fx}/ds --out m", {}, "int64"});
+    cases.push_back({"dataset merge {fx}/u_zero_max {fx}/ds --out m", {}, "int64"});
+    cases.push_back({"dataset merge {fx}/ds {fx}/u_zero_max {fx}/ds --out m", {}, "int64"});
+    cases.push_back(
+        {"dataset merge {fx}/u_zero_max {fx}/ds_max --users offset --out m", {}, "ds_max"});
+    run_matrix("privacy units", cases);
+  }
+
   TEST_CASE("bad input: messages name what is wrong and echo no control characters") {
     const std::string esc = "\x1b[2J\x1b[H";
     const std::string good =
@@ -442,6 +485,7 @@ TEST_SUITE("e2e") {
              {{"p.json", "{\"format\": \"\\u001b[2Jdprl-policy\"}"}},
              "p.json"},
             {"env replay r.json", {{"r.json", "{\"env\": \"\\u001b[2J\\u009bcart\"}"}}, "cart"},
+            {"dataset info ds", {{"ds", "@copy:u_ctrl"}}, "bob"},
             {"\x1b[2Jbogus", {}, "bogus"},
             // FIFOs, folders and links where files must be: named, never waited on
             {"dataset info f.hdf5", {{"f.hdf5", "@fifo"}}, "FIFO"},
