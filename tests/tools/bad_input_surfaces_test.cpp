@@ -456,6 +456,26 @@ TEST_SUITE("e2e") {
     run_matrix("privacy units", cases);
   }
 
+  TEST_CASE("bad input: no data set or run directory is replaced or deleted without --overwrite") {
+    run_matrix(
+        "data loss",
+        {
+            {"bench dataset --transitions 100 --dir d", {{"d", "@copy:ds"}}, "--dir d"},
+            {"bench dataset --transitions 100 --dir d --keep", {{"d", "@copy:ds"}}, "--overwrite"},
+            {"bench dataset --transitions 100 --dir existing", {}, "existing"},
+            {"bench dataset --transitions 100 --dir existing --overwrite",
+             {},
+             "not a Minari dataset folder"},
+            {"bench dataset --transitions 100 --dir notes", {{"notes/a.txt", "mine"}}, "notes"},
+            {"bench dataset --transitions 100 --dir /proc/dprl_nope", {}, "/proc"},
+            {"collect --env cartpole --policy random --episodes 1 --out d",
+             {{"d", "@copy:ds"}},
+             "d"},
+            {"dataset merge {fx}/ds --out d", {{"d", "@copy:ds"}}, "d"},
+            {"dataset merge {fx}/ds --out existing --overwrite", {}, "existing"},
+        });
+  }
+
   TEST_CASE("bad input: messages name what is wrong and echo no control characters") {
     const std::string esc = "\x1b[2J\x1b[H";
     const std::string good =
