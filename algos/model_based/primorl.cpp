@@ -62,8 +62,14 @@ void check_spaces(const Dataset& d, const Env& env) {
 
 void PrimorlParams::check() const {
   parse_hidden_sizes(data_hidden, "primorl.data_hidden");
-  parse_hidden_sizes(model_hidden, "primorl.model_hidden");
-  parse_hidden_sizes(sac_hidden, "primorl.sac_hidden");
+  // every ensemble member sees each model batch and each rollout state
+  const double m = members;
+  parse_hidden_sizes(model_hidden, "primorl.model_hidden",
+                     m * std::max(local_batch_size, pooled_batch_size),
+                     "primorl.members x model batch");
+  parse_hidden_sizes(model_hidden, "primorl.model_hidden", m * rollout_batch,
+                     "primorl.members x rollout_batch");
+  parse_hidden_sizes(sac_hidden, "primorl.sac_hidden", sac_batch_size, "primorl.sac_batch_size");
   mb::parse_weight_decay(weight_decay);
   if (penalty == "mpd" && members < 2)
     throw ParamError(fmt::format("primorl.members = {} must be >= 2 for penalty = mpd", members));

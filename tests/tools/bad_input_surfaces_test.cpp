@@ -456,6 +456,87 @@ TEST_SUITE("e2e") {
     run_matrix("privacy units", cases);
   }
 
+  TEST_CASE("bad input: products of valid sizes are refused before anything is allocated") {
+    const std::string pop = "population pop.yaml --quiet";
+    const File dqn{"c.yaml",
+                   "name: t\nseed: 1\nenv: {id: cartpole}\nalgo: {id: dqn, params: {batch_size: "
+                   "1000000, hidden_sizes: \"100000\"}}\ntrain: {steps: 1000}\n"};
+    const File cql{"c.yaml", offline("ds")};
+    const File ds{"ds", "@copy:ds"};
+    run_matrix(
+        "sizes",
+        {
+            {"bench nn --layers 4,60000,60000,2", {}, "--layers"},
+            {"bench nn --layers 65536,65536 --batch 1048576", {}, "--layers"},
+            {"bench nn --layers 4,50000,2 --batch 1048576", {}, "--batch"},
+            {"bench primorl --hidden 100000,100000", {}, "--hidden"},
+            {"bench primorl --hidden 60000 --members 100 --rollout-batch 10000000",
+             {},
+             "--rollout-batch"},
+            {"bench primorl --hidden 60000 --members 100 --batch 100000", {}, "--batch"},
+            {"bench primorl --clients 100000 --traj-len 1000000", {}, "--traj-len"},
+            {"bench primorl --obs 0", {}, "--obs"},
+            {"bench primorl --act -3", {}, "--act"},
+            {"bench primorl --obs 100000000", {}, "--obs"},
+            {"bench dataset --transitions 17179869184", {}, "--transitions"},
+            {"bench data-release --trajectories 10000000 --length 100000", {}, "--trajectories"},
+            {"bench data-release --experts 1000000 --hidden 10000,10000", {}, "--experts"},
+            {"bench data-release --trajectories 10 --examined 20", {}, "--examined"},
+            {"bench offline --batch 1048576 --obs 65536", {}, "--batch"},
+            {"bench offline --batch 1048576 --hidden 8000,8000", {}, "--batch"},
+            {"privacy dirichlet --k 5 --eta 0.1 --tau 0.01 --actions 2 --lipschitz 1 "
+             "--adjacency 0.1 --samples 9000000000000000000",
+             {},
+             "--samples"},
+            {"privacy dirichlet --k 5 --eta 0.01 --tau 0.001 --actions 2000000000 --lipschitz 1 "
+             "--adjacency 0.1 --samples 1",
+             {},
+             "--actions"},
+            // a population grid of a billion runs, and counts that would be narrowed to int
+            {pop,
+             {{"pop.yaml", pop_edit("  runs_per_setting: 2\n",
+                                    "  variants:\n    grid:\n" + axis("gravity", 1000) +
+                                        axis("force_mag", 1000) + axis("masscart", 1000) +
+                                        "  runs_per_setting: 2\n")}},
+             "runs"},
+            {pop,
+             {{"pop.yaml", pop_edit("  runs_per_setting: 2\n", "  variants:\n    grid:\n" +
+                                                                   axis("gravity", 1000000000) +
+                                                                   "  runs_per_setting: 2\n")}},
+             "linspace"},
+            {pop,
+             {{"pop.yaml", pop_edit("  runs_per_setting: 2\n",
+                                    "  variants:\n    grid:\n      gravity: "
+                                    "linspace(1, 2, 99999999999999999999)\n"
+                                    "  runs_per_setting: 2\n")}},
+             "linspace"},
+            {pop,
+             {{"pop.yaml", pop_edit("runs_per_setting: 2", "runs_per_setting: 4294967298")}},
+             "runs_per_setting"},
+            {pop, {{"pop.yaml", pop_edit("k: 2}", "k: 4294967298}")}}, "select.k"},
+            {pop,
+             {{"pop.yaml", pop_edit("episodes: 2,", "episodes: 1000000000000,")}},
+             "population.demos"},
+            // learners: a batch times the hidden widths
+            {"run c.yaml", {dqn}, "batch_size"},
+            {"run c.yaml --set env.id=pendulum --set algo.id=sac", {dqn}, "batch_size"},
+            {"run c.yaml --set env.id=pendulum --set algo.id=ddpg", {dqn}, "batch_size"},
+            {"run c.yaml --set algo.params.batch_size=1000000 --set "
+             "'algo.params.hidden_sizes=\"100000\"'",
+             {cql, ds},
+             "batch_size"},
+            {"run c.yaml --set algo.id=bc --set 'algo.params={batch_size: 1000000, "
+             "hidden_sizes: \"100000\"}'",
+             {cql, ds},
+             "batch_size"},
+            {"run " + kSrc +
+                 "/configs/paper004/smoke.yaml --out o --set algo.params.rollout_batch=10000000 "
+                 "--set algo.params.members=100 --set 'algo.params.model_hidden=\"6000\"'",
+             {},
+             "rollout_batch"},
+        });
+  }
+
   TEST_CASE("bad input: no data set or run directory is replaced or deleted without --overwrite") {
     run_matrix(
         "data loss",
