@@ -17,6 +17,7 @@
 #include "algos/online/sac_learner.hpp"
 #include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "engine/rng.hpp"
 
 namespace dprl::algos {
@@ -100,6 +101,13 @@ void Primorl::check(const RunPlan& plan) {
     throw ParamError(fmt::format(
         "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
         p_.data_export));
+  // both folders are written after the data is collected: one that cannot be created is refused
+  // now, before any collection
+  for (const auto& [key, dir] : {std::pair{"primorl.data_export", &p_.data_export},
+                                 std::pair{"primorl.data_cache", &p_.data_cache}})
+    if (!dir->empty())
+      if (const std::string problem = dir_problem(*dir); !problem.empty())
+        throw ParamError(fmt::format("{} = '{}': {}", key, *dir, problem));
   std::size_t episodes = 0;
   external_ = plan.dataset;
   if (external_) {

@@ -456,6 +456,60 @@ TEST_SUITE("e2e") {
     run_matrix("privacy units", cases);
   }
 
+  TEST_CASE("bad input: refusals come before any budget is spent or any file written") {
+    const std::string ac = kSrc +
+                           "/configs/paper001/taxi.yaml --set algo.params.dp=both --set "
+                           "algo.params.budget_epsilon=50 --set algo.params.episodes=2 --set "
+                           "train.eval_episodes=1 --set algo.params.ledger=l.json --out o --quiet";
+    const std::string primorl = kSrc + "/configs/paper004/smoke.yaml --out o --quiet --set ";
+    const File pipe{"p.yaml", kPipeline};
+    run_matrix(
+        "before any stage",
+        {
+            // a ledger of another budget: refused without leaving its lock file
+            {"run " + ac, {{"l.json", "@copy:ac/privacy_ledger.json"}}, "l.json"},
+            {"run " + ac + " --set algo.params.budget_epsilon=200",
+             {{"l.json", "@copy:ac/privacy_ledger.json"}},
+             "l.json"},
+            // a pipeline whose learner batch exceeds its experts: refused before the population
+            {"run p.yaml --quiet --set learner.params.batch_size=3", {pipe}, "batch_size"},
+            {"run p.yaml --check --set learner.params.batch_size=3", {pipe}, "batch_size"},
+            {"run p.yaml --quiet --set learner.params.batch_size=1000000", {pipe}, "batch_size"},
+            // its run directory cannot be created, its ledger is damaged or spent
+            {"run p.yaml --quiet --out afile", {pipe, {"afile", "x"}}, "afile"},
+            {"run p.yaml --quiet --out afile/sub", {pipe, {"afile", "x"}}, "afile"},
+            {"run p.yaml --quiet --out /proc/dprl_nope", {pipe}, "/proc"},
+            {"run p.yaml --check --out afile", {pipe, {"afile", "x"}}, "afile"},
+            {"run p.yaml --quiet", {pipe, {"o/pipeline_ledger.json", "{"}}, "pipeline_ledger"},
+            {"run p.yaml --check", {pipe, {"o/pipeline_ledger.json", "[]"}}, "pipeline_ledger"},
+            {"run p.yaml --quiet",
+             {pipe,
+              {"o/pipeline_ledger.json",
+               "{\"charges\": [{\"stage\": \"release\", \"digest\": \"x\", \"label\": \"x\", "
+               "\"epsilon\": 10, \"delta\": 0}], \"checksum\": \"0\"}"}},
+             "pipeline_ledger"},
+            {"run p.yaml --quiet --set population.out=afile/pop",
+             {pipe, {"afile", "x"}},
+             "population.out"},
+            // PriMORL's export and cache folders, checked before any data is collected
+            {"run " + primorl + "algo.params.data_export=afile/x",
+             {{"afile", "x"}},
+             "primorl.data_export"},
+            {"run " + primorl + "algo.params.data_export=/proc/dprl_nope",
+             {},
+             "primorl.data_export"},
+            {"run " + primorl + "algo.params.data_cache=afile", {{"afile", "x"}}, "data_cache"},
+            {"run " + primorl + "algo.params.data_cache=afile/c",
+             {{"afile", "x"}},
+             "primorl.data_cache"},
+            {"run " + primorl + "algo.params.data_cache=/proc/dprl_nope", {}, "primorl.data_cache"},
+            // a checkpoint with a valid checksum but damaged content: refused, metrics.csv and
+            // everything else as they were
+            {"resume killed", {{"killed", "@copy:killed_damaged"}}, "checkpoint"},
+            {"run killed/config.yaml --resume", {{"killed", "@copy:killed_damaged"}}, "checkpoint"},
+        });
+  }
+
   TEST_CASE("bad input: products of valid sizes are refused before anything is allocated") {
     const std::string pop = "population pop.yaml --quiet";
     const File dqn{"c.yaml",
