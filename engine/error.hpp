@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace dprl {
 
@@ -51,6 +52,14 @@ class ModelLoadError : public Error {
  public:
   using Error::Error;
 };
+
+// Untrusted text (a file's bytes, a key, a CSV header) made safe to print in a one-line message:
+// control characters (C0, DEL and the C1 range U+0080..U+009F, which terminals act on: a line
+// can clear the screen or move the cursor), Unicode line separators and bidirectional overrides
+// (U+2028..U+202E, U+2066..U+2069), and bytes that are not valid UTF-8 become \xNN per byte;
+// printable UTF-8 is kept. The CLI passes every message it prints through this, so no input
+// reaches the terminal raw.
+std::string printable(std::string_view text);
 
 [[noreturn]] void check_failed(const char* cond, const char* file, int line);
 

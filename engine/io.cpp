@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -55,12 +56,43 @@ std::string read_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw DataError(fmt::format("cannot read {}: is a directory", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw DataError(fmt::format("cannot read {}: read error", path.string()));
-  return ss.str();
+  // non-blocking open: a FIFO without a writer would otherwise block here for ever
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw DataError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw DataError(fmt::format("cannot read {}: {}", path.string(), std::strerror(err)));
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string file_problem(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return "missing";
+    return fmt::format("cannot be accessed ({})", std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return "is a folder";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO (named pipe), not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  if (!S_ISREG(st.st_mode)) return "is a device, not a regular file";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fmt::format("cannot be accessed ({})", std::strerror(errno));
+  ::close(fd);
+  return "";
 }
 
 void make_dirs(const std::filesystem::path& dir) {
@@ -68,6 +100,31 @@ void make_dirs(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec)
     throw DataError(fmt::format("cannot create directory {}: {}", dir.string(), ec.message()));
+}
+
+std::string dir_problem(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (dir.empty()) return "an empty path";
+  fs::path p = fs::absolute(dir, ec);
+  if (ec) return fmt::format("cannot resolve {}: {}", dir.string(), ec.message());
+  // the nearest ancestor that exists (lexically: no symlink is followed out of the path)
+  while (!p.empty()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a folder", p.string());
+      break;
+    }
+    if (errno != ENOENT)
+      return fmt::format("cannot access {}: {}", p.string(), std::strerror(errno));
+    if (p == p.parent_path()) break;
+    p = p.parent_path();
+  }
+  std::string probe = (p / ".dprl-probe-XXXXXX").string();
+  if (::mkdtemp(probe.data()) == nullptr)
+    return fmt::format("cannot create in {}: {}", p.string(), std::strerror(errno));
+  ::rmdir(probe.c_str());
+  return "";
 }
 
 }  // namespace dprl

@@ -29,7 +29,7 @@ RunDir::~RunDir() {
 }
 
 void RunDir::flush_metrics() {
-  if (!dirty_) return;
+  if (!dirty_ || deferred_) return;
   write_file_atomic(dir_ / "metrics.csv", metrics_);
   dirty_ = false;
   last_flush_ = std::chrono::steady_clock::now();

@@ -106,6 +106,10 @@ class RunDir {
   void hold_metrics() { held_ = true; }
   // Saves or loads the metrics rows so far (checkpoints); a load marks metrics.csv for rewriting.
   void sync_metrics(StateIo& io);
+  // A resumed run: metrics.csv keeps the killed run's rows, untouched, until resumed() says the
+  // whole checkpoint was restored (a damaged one is refused without rewriting metrics.csv).
+  void defer_until_resumed() { deferred_ = true; }
+  void resumed() { deferred_ = false; }
   // summary.json, then timing.json.
   void write_summary(const RunSummary& s);
   // Any other file, atomically.
@@ -118,6 +122,7 @@ class RunDir {
   bool dirty_ = false;
   bool loaded_ = false;  // columns_ and metrics_ came from a checkpoint
   bool held_ = false;
+  bool deferred_ = false;  // resuming: no write of metrics.csv before resumed()
   std::chrono::steady_clock::time_point last_flush_;
 };
 

@@ -24,13 +24,17 @@ class FileLock {
   explicit FileLock(const std::filesystem::path& ledger_file) {
     auto lock = ledger_file;
     lock += ".lock";
-    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    lock_file_ = lock;
+    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    created_ = fd_ >= 0;
+    if (fd_ < 0 && errno == EEXIST) fd_ = ::open(lock.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0)
       throw DataError(
           fmt::format("cannot open the lock file {}: {}", lock.string(), std::strerror(errno)));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       ::close(fd_);
+      if (created_) ::unlink(lock.c_str());
       if (err == EWOULDBLOCK)
         throw DataError(fmt::format(
             "{}: the privacy ledger is in use by another run (lock {} is held); runs charging "
@@ -42,9 +46,17 @@ class FileLock {
   ~FileLock() { ::close(fd_); }  // closing the descriptor releases the lock
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
+  // A refused open: the lock file goes if this lock created it (still held, so no other run
+  // can be using it), and the lock is released.
+  void abandon() {
+    if (created_) ::unlink(lock_file_.c_str());
+    created_ = false;
+  }
 
  private:
+  std::filesystem::path lock_file_;
   int fd_ = -1;
+  bool created_ = false;  // the lock file did not exist before
 };
 
 namespace {
@@ -243,28 +255,35 @@ Ledger Ledger::open_file(const std::filesystem::path& file, double epsilon_budge
                          std::string accountant) {
   // a corrupt or mismatched file is refused before anything (the lock file, folders) is created;
   // it is read again under the lock below
-  std::error_code exists_ec;
-  if (std::filesystem::exists(file, exists_ec)) load_file(file);
-  if (file.has_parent_path()) make_dirs(file.parent_path());
-  auto lock = std::make_unique<FileLock>(file);
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec)) {
-    Ledger l = load_file(file);
-    if (l.budget_eps_ != epsilon_budget || l.delta_ != delta || l.accountant_name_ != accountant) {
+  const auto check_same = [&](const Ledger& l) {
+    if (l.budget_eps_ != epsilon_budget || l.delta_ != delta || l.accountant_name_ != accountant)
       throw DataError(fmt::format(
           "{}: existing ledger has budget ({}, {}) with accountant {}, not ({}, {}) with {}",
           file.string(), l.budget_eps_, l.delta_, l.accountant_name_, epsilon_budget, delta,
           accountant));
+  };
+  std::error_code exists_ec;
+  if (std::filesystem::exists(file, exists_ec)) check_same(load_file(file));
+  if (file.has_parent_path()) make_dirs(file.parent_path());
+  auto lock = std::make_unique<FileLock>(file);
+  try {
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec)) {
+      Ledger l = load_file(file);
+      check_same(l);
+      l.file_ = file;
+      l.lock_ = std::move(lock);
+      return l;
     }
+    Ledger l(epsilon_budget, delta, std::move(accountant));
     l.file_ = file;
+    l.save();
     l.lock_ = std::move(lock);
     return l;
+  } catch (...) {
+    if (lock) lock->abandon();  // refused: no lock file left behind
+    throw;
   }
-  Ledger l(epsilon_budget, delta, std::move(accountant));
-  l.file_ = file;
-  l.lock_ = std::move(lock);
-  l.save();
-  return l;
 }
 
 Ledger Ledger::open(const std::filesystem::path& dir, double epsilon_budget, double delta,

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> names;
     for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      fmt::print(stderr, "dprl: unknown command '{}'; valid: {}\n", argv[1],
+      fmt::print(stderr, "dprl: unknown command '{}'; valid: {}\n", printable(argv[1]),
                  fmt::join(names, ", "));
       return 2;
     }
@@ -84,15 +84,15 @@ int main(int argc, char** argv) {
     std::string msg = e.what();
     for (char& c : msg)
       if (c == '\n') c = ' ';
-    fmt::print(stderr, "dprl: {} (see dprl --help)\n", msg);
+    fmt::print(stderr, "dprl: {} (see dprl --help)\n", printable(msg));
     return 2;
   } catch (const dprl::Error& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "dprl: {}\n", e.what());
+    fmt::print(stderr, "dprl: {}\n", printable(e.what()));
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "dprl: error: {}\n", e.what());
+    fmt::print(stderr, "dprl: error: {}\n", printable(e.what()));
     return 2;
   }
   return 0;

@@ -23,8 +23,10 @@
 #include <vector>
 
 #include "algos/core/algorithm.hpp"
+#include "algos/core/networks.hpp"
 #include "algos/offline/offline_learner.hpp"
 #include "engine/error.hpp"
+#include "engine/limits.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_release.hpp"
@@ -117,6 +119,9 @@ std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, b
 
 void cmd_bench_offline(const BenchOfflineOpts& o) {
   if (o.obs < 1 || o.actions < 2) throw ParamError("--obs must be >= 1 and --actions >= 2");
+  // the batch (observations and successors, float32) and its activations, before allocating
+  check_memory(fmt::format("--batch {} x --obs {}", o.batch, o.obs), 2.0 * 4.0 * o.batch * o.obs);
+  algos::parse_hidden_sizes(o.hidden, (o.algo + ".hidden_sizes").c_str(), o.batch, "--batch");
   const algos::OfflineBatch b = random_batch(o.obs, o.actions, o.batch);
   auto plain = make_learner(o, false);
   auto priv = make_learner(o, true);

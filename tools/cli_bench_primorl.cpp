@@ -6,10 +6,31 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "algos/core/networks.hpp"
 #include "algos/model_based/bench.hpp"
+#include "engine/error.hpp"
+#include "engine/limits.hpp"
 #include "tools/cli.hpp"
 
 namespace dprl::cli {
+namespace {
+
+// Every size, and the products of sizes that are allocated together, refused before anything
+// is built: the ensemble's activations for a local batch and for the rollout states, and the
+// round's trajectories.
+void check_primorl_bench(const algos::model_based::PrimorlBenchConfig& c) {
+  for (const auto& [flag, v] : {std::pair{"--obs", c.obs_dim}, std::pair{"--act", c.act_dim}})
+    if (v < 1 || v > 65536) throw ParamError(fmt::format("{} = {} must be in [1, 65536]", flag, v));
+  const std::string hidden = fmt::format("{}", fmt::join(c.hidden, ","));
+  const double m = c.members;
+  algos::parse_hidden_sizes(hidden, "--hidden", m * c.batch_size, "--members x --batch");
+  algos::parse_hidden_sizes(hidden, "--hidden", m * c.rollout_batch, "--members x --rollout-batch");
+  const double row = 4.0 * (2.0 * c.obs_dim + c.act_dim + 2.0);
+  check_memory(fmt::format("--clients {} x --traj-len {}", c.clients, c.traj_len),
+               static_cast<double>(c.clients) * c.traj_len * row);
+}
+
+}  // namespace
 
 void add_primorl_bench(CLI::App& app) {
   auto* bench = app.get_subcommand("bench");
@@ -41,6 +62,7 @@ void add_primorl_bench(CLI::App& app) {
   cmd->add_option("--reps", o->cfg.reps, "repetitions (default 5)")->check(CLI::Range(1, 10000));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] {
+    check_primorl_bench(o->cfg);
     const auto r = algos::model_based::bench_primorl(o->cfg);
     const auto& c = o->cfg;
     if (o->json) {

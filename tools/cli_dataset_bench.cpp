@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@
 
 #include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/limits.hpp"
 #include "engine/rng.hpp"
 #include "tools/cli.hpp"
 
@@ -33,6 +36,7 @@ struct BenchDatasetOpts {
   int repeat = 5;
   std::string dir;
   bool keep = false;
+  bool overwrite = false;
   bool json = false;
 };
 
@@ -73,6 +77,32 @@ void cmd_bench_dataset(const BenchDatasetOpts& o) {
   const fs::path dir =
       o.dir.empty() ? fs::temp_directory_path() / fmt::format("dprl_bench_dataset_{}", ::getpid())
                     : fs::path(o.dir);
+  // the generated copy and the loaded one are in memory at once: float32 observations (one row
+  // per step plus one per episode), actions and rewards, two flag bytes, per step
+  const double episodes =
+      std::ceil(static_cast<double>(o.transitions) / static_cast<double>(o.episode_length));
+  const double need = 2.0 * ((static_cast<double>(o.transitions) + episodes) * 4 * 4 +
+                             static_cast<double>(o.transitions) * (2 * 4 + 2));
+  check_memory(fmt::format("--transitions {}", o.transitions), need);
+  // a folder given by --dir is never replaced without --overwrite (it may hold someone's data),
+  // and never one that is not a dataset folder; it is checked before any work
+  std::error_code ec;
+  const bool given_exists = !o.dir.empty() && fs::exists(dir, ec);
+  if (given_exists) {
+    if (!o.overwrite)
+      throw DataError(fmt::format(
+          "--dir {}: exists; the benchmark would replace it with synthetic data (remove it, pick "
+          "another folder, or pass --overwrite)",
+          dir.string()));
+    if (!replaceable_dataset_folder(dir))
+      throw DataError(fmt::format(
+          "--dir {}: exists and is not a Minari dataset folder (not replaced, even with "
+          "--overwrite)",
+          dir.string()));
+  } else if (!o.dir.empty()) {
+    if (const std::string problem = dir_problem(dir); !problem.empty())
+      throw DataError(fmt::format("--dir {}: {}", dir.string(), problem));
+  }
   const Dataset d = synthetic(o);
   const auto w0 = std::chrono::steady_clock::now();
   save_minari(d, dir, {.overwrite = true});
@@ -92,7 +122,7 @@ void cmd_bench_dataset(const BenchDatasetOpts& o) {
   }
   const double file_mib =
       static_cast<double>(fs::file_size(dir / "data" / "main_data.hdf5")) / (1 << 20);
-  if (!o.keep) fs::remove_all(dir);
+  if (!o.keep && !given_exists) fs::remove_all(dir);  // only a folder this command created
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   // raw payload: float32 observations (T + E rows), actions and rewards, uint8 flags
@@ -141,6 +171,8 @@ void add_dataset_bench_command(CLI::App& app) {
   cmd->add_option("--repeat", o->repeat, "loads to time (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--dir", o->dir, "dataset folder (default: a temporary one, removed)");
   cmd->add_flag("--keep", o->keep, "keep the dataset folder");
+  cmd->add_flag("--overwrite", o->overwrite,
+                "replace an existing dataset folder given by --dir (never another folder)");
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { cmd_bench_dataset(*o); });
 }

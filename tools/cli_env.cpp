@@ -11,6 +11,7 @@
 #include "algos/core/policies.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
+#include "engine/limits.hpp"
 #include "engine/nn/nn_timing.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
@@ -237,6 +238,18 @@ void cmd_bench_nn(const std::vector<int>& layers, int batch, bool json) {
   for (int n : layers)
     if (n < 1 || n > 65536)
       throw ParamError(fmt::format("--layers: size {} must be in [1, 65536]", n));
+  // products of valid sizes: the weights between layers (the hidden-width limit of every
+  // learner) and one batch's activations, refused before anything is allocated
+  double weights = 0, width = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    width += layers[i];
+    if (i > 0) weights += static_cast<double>(layers[i - 1]) * layers[i];
+  }
+  if (weights > kMaxHiddenWeights)
+    throw ParamError(fmt::format("--layers {}: {:g} weights; at most {:g}", fmt::join(layers, ","),
+                                 weights, kMaxHiddenWeights));
+  check_memory(fmt::format("--batch {} x --layers {}", batch, fmt::join(layers, ",")),
+               4.0 * 4.0 * batch * width);
   const auto t = nn::measure_step_times(layers, batch);
   if (json) {
     ordered_json j;

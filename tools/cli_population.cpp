@@ -17,6 +17,7 @@
 #include "engine/cpu_time.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
+#include "engine/limits.hpp"
 #include "engine/rng.hpp"
 #include "engine/thread_pool.hpp"
 #include "privacy/noise_source.hpp"
@@ -95,7 +96,7 @@ void cmd_population(const PopOpts& o) {
     bool root_ready = false, same_plan = false;
     if (!world.agree(plan.has_value(), plan ? plan_digest(*plan) : std::string(), root_ready,
                      same_plan)) {
-      if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", error);
+      if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", printable(error));
       if (world.rank() > 0 && root_ready && plan && !same_plan)
         fmt::print(stderr, "dprl: rank {}: the population plan differs from rank 0's\n",
                    world.rank());
@@ -137,6 +138,20 @@ struct BenchOpts {
 void cmd_bench_release(const BenchOpts& o) {
   const int jobs = o.jobs > 0 ? o.jobs : hardware_threads();
   const auto hidden = algos::parse_hidden_sizes(o.hidden, "--hidden");
+  // what is allocated together, checked before any of it is: the experts' networks and the
+  // synthetic trajectories (float32 states of 4, actions, rewards, two flags per step)
+  std::vector<int> all{4};
+  all.insert(all.end(), hidden.begin(), hidden.end());
+  all.push_back(2);
+  double params = 0;
+  for (std::size_t i = 1; i < all.size(); ++i) params += (all[i - 1] + 1.0) * all[i];
+  check_memory(fmt::format("--experts {} x --hidden {}", o.experts, o.hidden),
+               2.0 * 4.0 * o.experts * params);
+  check_memory(fmt::format("--trajectories {} x --length {}", o.trajectories, o.length),
+               static_cast<double>(o.trajectories) * (o.length + 1.0) * (4 * 4 + 4 + 4 + 2));
+  if (o.examined > o.trajectories)
+    throw ParamError(fmt::format("--examined = {} must be at most --trajectories = {}", o.examined,
+                                 o.trajectories));
   std::vector<int> sizes{4};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
   sizes.push_back(2);

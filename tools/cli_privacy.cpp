@@ -190,6 +190,10 @@ void cmd_compose(const ComposeArgs& a) {
              adv.epsilon, adv.delta, a.slack);
 }
 
+// the Monte Carlo delta's work: samples x actions gamma draws (1e10: about 10 minutes)
+constexpr int kMaxDirichletActions = 1000000;
+constexpr double kMaxDirichletDraws = 1e10;
+
 struct DirichletArgs {
   pv::DirichletParams p;
   double k = NAN, eta = NAN, tau = NAN, lipschitz = NAN, adjacency = NAN;
@@ -207,6 +211,15 @@ void cmd_dirichlet(DirichletArgs& a) {
   require_positive(a.adjacency, "--adjacency");
   if (a.actions < 2) throw ParamError(fmt::format("--actions = {} must be >= 2", a.actions));
   require_count(a.samples, "--samples");
+  // bounded before anything runs: each sample draws --actions gammas (about 50 ns each)
+  if (a.actions > kMaxDirichletActions)
+    throw ParamError(
+        fmt::format("--actions = {} must be at most {}", a.actions, kMaxDirichletActions));
+  const double draws = static_cast<double>(a.samples) * a.actions;
+  if (draws > kMaxDirichletDraws)
+    throw ParamError(fmt::format(
+        "--samples = {} x --actions = {} is {:g} gamma draws; at most {:g} (hours of CPU beyond)",
+        a.samples, a.actions, draws, kMaxDirichletDraws));
   a.p = {a.k, a.eta, a.tau, a.actions, a.lipschitz, a.adjacency};
   const double eps = pv::dirichlet_epsilon(a.p);
   auto noise = pv::make_seeded_noise(a.seed, 0, 0);

@@ -43,11 +43,19 @@ void cmd_run(const RunOpts& o) {
   opts.check_only = o.check;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
   // pipelines (algos/run/pipeline.hpp) are files with a top-level `pipeline` key
-  const bool pipeline = algos::is_pipeline(load_yaml_file(o.config));
-  if (pipeline && o.check)
-    throw ConfigError(fmt::format(
-        "{}: --check covers experiment files; a pipeline file's stages are checked when it runs",
-        o.config));
+  const Node root = load_yaml_file(o.config);
+  const bool pipeline = algos::is_pipeline(root);
+  if (pipeline && o.check) {
+    // every check a pipeline makes before its first stage (and the ones it makes later, moved
+    // before it): no population trained, no budget charged, nothing written
+    const std::filesystem::path file(o.config);
+    const auto spec = algos::parse_pipeline(root, file.stem().string(), file.parent_path(), opts);
+    algos::check_pipeline(spec);
+    fmt::print("{}: ok: pipeline {}, {} experts, {} on {}, seed {} (checked, nothing run)\n",
+               o.config, spec.name, spec.experts, spec.learner_id, spec.population.env_id,
+               spec.seed);
+    return;
+  }
   if (o.check) {
     const RunSummary s = algos::run_experiment_file(o.config, opts);
     fmt::print("{}: ok: {}, {} on {}, seed {} (checked, nothing run)\n", o.config, s.name, s.algo,
@@ -167,9 +175,9 @@ void cmd_sweep_mpi(const SweepOpts& o, const algos::SweepOptions& opts) {
                                  root_ready, same_plan);
   if (!ready) {
     // when rank 0 failed, every rank failed alike (shared files): its line is enough
-    if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", error);
+    if (world.rank() == 0 && !plan) fmt::print(stderr, "dprl: {}\n", printable(error));
     if (world.rank() > 0 && root_ready && !plan)
-      fmt::print(stderr, "dprl: rank {}: {}\n", world.rank(), error);
+      fmt::print(stderr, "dprl: rank {}: {}\n", world.rank(), printable(error));
     if (world.rank() > 0 && root_ready && plan && !same_plan)
       fmt::print(stderr,
                  "dprl: rank {}: the sweep plan differs from rank 0's (run directories need a "
@@ -203,8 +211,8 @@ void check_sweep(const SweepOpts& o) {
     } catch (const Error& e) {
       ++failed;
       std::fflush(stdout);
-      fmt::print(stderr, "dprl: {}: run {} ({}, seed {}): {}\n", o.file, run.index, run.label,
-                 run.seed, e.what());
+      fmt::print(stderr, "dprl: {}: run {} ({}, seed {}): {}\n", printable(o.file), run.index,
+                 printable(run.label), run.seed, printable(e.what()));
     }
   }
   if (failed > 0) throw ExitStatus{2};

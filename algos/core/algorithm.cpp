@@ -124,6 +124,7 @@ bool TrainContext::resume(const SyncFn& sync) {
   sync_state(io, step);
   sync(io);
   io.expect_end();
+  if (run_dir_) run_dir_->resumed();  // metrics.csv may now be rewritten from the checkpoint
   ckpt_.resume_payload.clear();
   ckpt_.resume_payload.shrink_to_fit();
   return true;

@@ -32,6 +32,17 @@ std::vector<int> parse_hidden_sizes(const std::string& text, const char* what) {
   return out;
 }
 
+std::vector<int> parse_hidden_sizes(const std::string& text, const char* what, double batch,
+                                    const char* batch_what) {
+  std::vector<int> hidden = parse_hidden_sizes(text, what);
+  double width = 0;
+  for (int h : hidden) width += h;
+  constexpr double kCopies = 4;  // activation, pre-activation, error, a scratch copy
+  check_memory(fmt::format("{} = {:g} x {} '{}'", batch_what, batch, what, text),
+               batch * width * kCopies * sizeof(float));
+  return hidden;
+}
+
 std::vector<int> layer_sizes(int in, const std::vector<int>& hidden, int out) {
   std::vector<int> sizes{in};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());

@@ -8,6 +8,7 @@
 #include "algos/core/nn_policy.hpp"
 #include "algos/core/tabular_policy.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "engine/nn/nn_io.hpp"
 #include "engine/registry.hpp"
 #include "envs/lunar_lander_heuristic.hpp"
@@ -36,6 +37,9 @@ std::unique_ptr<Policy> make_policy(std::string_view name_or_path, const Env& en
     throw UnknownName(fmt::format("--policy '{}' is neither a built-in policy ({}) nor a file",
                                   name_or_path, join_names(names)));
   }
+  // a FIFO would block the reads below for ever, a folder fail with a library's message
+  if (const std::string problem = file_problem(file); !problem.empty())
+    throw DataError(fmt::format("--policy {}: {}", file.string(), problem));
   // network policies (algos/core/nn_policy.hpp): checked against the env's dimensions
   if (nn::is_nn_file(file)) {
     if (nn::load_nn_file(file).kind == "bcq_policy") {

@@ -17,6 +17,7 @@
 #include "algos/online/sac_learner.hpp"
 #include "engine/data/dataset_io.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "engine/rng.hpp"
 
 namespace dprl::algos {
@@ -62,8 +63,14 @@ void check_spaces(const Dataset& d, const Env& env) {
 
 void PrimorlParams::check() const {
   parse_hidden_sizes(data_hidden, "primorl.data_hidden");
-  parse_hidden_sizes(model_hidden, "primorl.model_hidden");
-  parse_hidden_sizes(sac_hidden, "primorl.sac_hidden");
+  // every ensemble member sees each model batch and each rollout state
+  const double m = members;
+  parse_hidden_sizes(model_hidden, "primorl.model_hidden",
+                     m * std::max(local_batch_size, pooled_batch_size),
+                     "primorl.members x model batch");
+  parse_hidden_sizes(model_hidden, "primorl.model_hidden", m * rollout_batch,
+                     "primorl.members x rollout_batch");
+  parse_hidden_sizes(sac_hidden, "primorl.sac_hidden", sac_batch_size, "primorl.sac_batch_size");
   mb::parse_weight_decay(weight_decay);
   if (penalty == "mpd" && members < 2)
     throw ParamError(fmt::format("primorl.members = {} must be >= 2 for penalty = mpd", members));
@@ -94,6 +101,13 @@ void Primorl::check(const RunPlan& plan) {
     throw ParamError(fmt::format(
         "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
         p_.data_export));
+  // both folders are written after the data is collected: one that cannot be created is refused
+  // now, before any collection
+  for (const auto& [key, dir] : {std::pair{"primorl.data_export", &p_.data_export},
+                                 std::pair{"primorl.data_cache", &p_.data_cache}})
+    if (!dir->empty())
+      if (const std::string problem = dir_problem(*dir); !problem.empty())
+        throw ParamError(fmt::format("{} = '{}': {}", key, *dir, problem));
   std::size_t episodes = 0;
   external_ = plan.dataset;
   if (external_) {

@@ -27,7 +27,7 @@ double imitation_errors(const nn::Mat& logits, int i, int action, double beta, f
 }
 
 void BcParams::check() const {
-  parse_hidden_sizes(common.hidden_sizes, "bc.hidden_sizes");
+  parse_hidden_sizes(common.hidden_sizes, "bc.hidden_sizes", common.batch_size, "bc.batch_size");
   dp.check("bc");
 }
 

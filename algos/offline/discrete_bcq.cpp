@@ -10,7 +10,8 @@
 namespace dprl::algos {
 
 void DiscreteBcqParams::check() const {
-  parse_hidden_sizes(common.hidden_sizes, "discrete_bcq.hidden_sizes");
+  parse_hidden_sizes(common.hidden_sizes, "discrete_bcq.hidden_sizes", common.batch_size,
+                     "discrete_bcq.batch_size");
   dp.check("discrete_bcq");
 }
 

@@ -9,7 +9,8 @@
 namespace dprl::algos {
 
 void DiscreteCqlParams::check() const {
-  parse_hidden_sizes(common.hidden_sizes, "discrete_cql.hidden_sizes");
+  parse_hidden_sizes(common.hidden_sizes, "discrete_cql.hidden_sizes", common.batch_size,
+                     "discrete_cql.batch_size");
   dp.check("discrete_cql");
 }
 

@@ -17,7 +17,9 @@ namespace dprl::algos {
 
 using nn::Mat;
 
-void DdpgParams::check() const { parse_hidden_sizes(hidden_sizes, "ddpg.hidden_sizes"); }
+void DdpgParams::check() const {
+  parse_hidden_sizes(hidden_sizes, "ddpg.hidden_sizes", batch_size, "ddpg.batch_size");
+}
 
 Ddpg::Ddpg(const Params& p) : p_(p) { validate_params(p_, "ddpg"); }
 

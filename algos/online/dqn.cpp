@@ -19,7 +19,9 @@ namespace dprl::algos {
 
 using nn::Mat;
 
-void DqnParams::check() const { parse_hidden_sizes(hidden_sizes, "dqn.hidden_sizes"); }
+void DqnParams::check() const {
+  parse_hidden_sizes(hidden_sizes, "dqn.hidden_sizes", batch_size, "dqn.batch_size");
+}
 
 Dqn::Dqn(const Params& p) : p_(p) { validate_params(p_, "dqn"); }
 

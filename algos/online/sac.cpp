@@ -17,7 +17,9 @@ namespace dprl::algos {
 
 using nn::Mat;
 
-void SacParams::check() const { parse_hidden_sizes(hidden_sizes, "sac.hidden_sizes"); }
+void SacParams::check() const {
+  parse_hidden_sizes(hidden_sizes, "sac.hidden_sizes", batch_size, "sac.batch_size");
+}
 
 Sac::Sac(const Params& p) : p_(p) { validate_params(p_, "sac"); }
 Sac::~Sac() = default;

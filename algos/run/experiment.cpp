@@ -278,7 +278,10 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   if (opts.write) {
     dir.emplace(p.out);
     dir->write_config(resolved);
-    if (ckpt.resume_payload.empty()) remove_run_checkpoints(p.out);
+    if (ckpt.resume_payload.empty())
+      remove_run_checkpoints(p.out);
+    else
+      dir->defer_until_resumed();  // a checkpoint refused on restore leaves metrics.csv as it was
   }
   Progress progress(opts.progress, p.name + ": ");
   const auto start = std::chrono::steady_clock::now();

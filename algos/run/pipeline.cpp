@@ -385,7 +385,22 @@ void write_pipeline_records(const PipelineSpec& s, const fs::path& dir, double w
 
 }  // namespace
 
+void check_pipeline(const PipelineSpec& s) {
+  if (const std::string problem = dir_problem(s.out); !problem.empty())
+    throw ConfigError(fmt::format("out = '{}': {}", s.out.string(), problem));
+  if (s.mode == "non_private") return;
+  std::error_code ec;
+  if (!fs::exists(s.out / PipelineLedger::kFileName, ec)) return;
+  const PipelineLedger ledger(s.out, s.epsilon, s.delta);  // a damaged ledger throws here
+  if (ledger.epsilon() >= s.epsilon * (1 + 1e-9) || ledger.delta() >= s.delta * (1 + 1e-9))
+    throw BudgetExceeded(fmt::format(
+        "{}: earlier draws on this directory already spent ({:.6g}, {:.3g}) of the budget "
+        "({:.6g}, {:.3g}); nothing is left for this run",
+        ledger.file().string(), ledger.epsilon(), ledger.delta(), s.epsilon, s.delta));
+}
+
 RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
+  check_pipeline(s);
   if (auto done = finished(s)) {
     fmt::print(stderr, "dprl: note: {} holds this pipeline's finished run; reusing it\n",
                s.out.string());
@@ -452,6 +467,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   }
   RunDir dir(s.out);
   dir.write_config(s.resolved);
+  if (!ckpt.resume_payload.empty()) dir.defer_until_resumed();
   ParamMap eval = s.population.env_params;
   if (s.eval_max_steps > 0)
     param_map_set(eval, "max_episode_steps", {std::to_string(s.eval_max_steps), "train"});

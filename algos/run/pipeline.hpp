@@ -153,6 +153,13 @@ struct PipelineTrainData {
 };
 PipelineTrainData pipeline_train_data(const PipelineSpec& spec, const PipelineOptions& opts);
 
+// Everything that could refuse the pipeline once a stage has run, checked before any runs (no
+// population trained, no budget charged, no file written): the run directory can be created,
+// its pipeline ledger (when there is one) is readable and not already spent beyond the budget.
+// (The learner's batch against the experts and every parameter are checked by parse_pipeline.)
+// run_pipeline calls it first; `dprl run --check` on a pipeline runs parse_pipeline and this.
+void check_pipeline(const PipelineSpec& spec);
+
 // Runs (or reuses) every stage; returns the train stage's summary.
 RunSummary run_pipeline(const PipelineSpec& spec, const PipelineOptions& opts);
 RunSummary run_pipeline_file(const std::filesystem::path& file, const RunOptions& opts,

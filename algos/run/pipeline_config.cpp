@@ -327,6 +327,13 @@ PipelineSpec parse_pipeline(const Node& config, const std::string& default_name,
   int batch = 0;
   for (const auto& [k, v] : learner->params())
     if (k == "batch_size") batch = std::stoi(v.text);
+  // the train stage samples b of the m experts (q = b/m): a batch beyond the experts is refused
+  // here, not after the population was trained and the release drawn
+  if (batch > s.experts)
+    throw ParamError(fmt::format(
+        "learner.params.batch_size = {} must be at most the {} experts the pipeline trains on "
+        "(experts, or the population's selected experts)",
+        batch, s.experts));
   read_selective(top.find("selective"), s, batch);
   read_train(top.find("train"), s);
   if (const Node* a = top.find("audit")) {

@@ -9,12 +9,17 @@
 #include "algos/core/algorithm.hpp"
 #include "algos/run/experiment.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/limits.hpp"
 #include "engine/rng.hpp"
 #include "engine/sha256.hpp"
 #include "envs/register_envs.hpp"
 
 namespace dprl::algos {
 namespace {
+
+// training runs of one population (the variants grid times runs_per_setting), as a sweep's runs
+constexpr long long kMaxPopulationRuns = 1000000;
 
 std::string sanitize(std::string s) {
   for (char& c : s)
@@ -53,7 +58,13 @@ void read_select(const Node& node, PopulationSpec& s) {
   if (s.rule != "top_k" && s.rule != "hiv")
     throw ConfigError(fmt::format("{}: population.select.rule must be top_k or hiv, not '{}'",
                                   sel.find("rule")->where(), s.rule));
-  if (const Node* k = sel.find("k")) s.k = static_cast<int>(k->as_int("population.select.k"));
+  if (const Node* k = sel.find("k")) {
+    const auto v = k->as_int("population.select.k");
+    if (v < 1 || v > kMaxPopulationRuns)  // checked before the narrowing to int
+      throw ParamError(fmt::format("{}: population.select.k = {} must be in [1, {}]", k->where(), v,
+                                   kMaxPopulationRuns));
+    s.k = static_cast<int>(v);
+  }
   if (const Node* e = sel.find("extra")) s.extra = e->as_int("population.select.extra");
 }
 
@@ -73,6 +84,9 @@ void check_spec(const PopulationSpec& s, const Node& where) {
                     s.settings()));
   if (s.episodes < 1) fail("population.demos.episodes must be >= 1");
   if (s.max_steps < 1) fail("population.demos.max_steps must be >= 1");
+  // an out: that cannot be created is refused before any run, not once per run
+  if (const std::string problem = dir_problem(s.out); !problem.empty())
+    fail(fmt::format("population.out = '{}': {}", s.out.string(), problem));
   // the default env: discrete actions, a valid floor, a settable episode cap
   const auto env = envs::make_env(s.env_id, s.env_params);
   const Space& a = env->spec().action;
@@ -87,6 +101,15 @@ void check_spec(const PopulationSpec& s, const Node& where) {
   ParamMap demo = s.env_params;
   param_map_set(demo, "max_episode_steps", {std::to_string(s.max_steps), "population.demos"});
   envs::make_env(s.env_id, demo);
+  // the demonstrations are one dataset in memory: experts x episodes x max_steps transitions of
+  // float32 observations (twice, with the successor) and actions
+  const double steps = static_cast<double>(s.experts()) * static_cast<double>(s.episodes) *
+                       static_cast<double>(s.max_steps);
+  const double row = 4.0 * (2.0 * static_cast<double>(env->spec().observation.dim()) +
+                            static_cast<double>(a.dim()) + 2.0);
+  check_memory(fmt::format("{}: population.demos: {} experts x {} episodes x {} steps",
+                           where.where(), s.experts(), s.episodes, s.max_steps),
+               steps * row);
 }
 
 std::string canonical(const PopulationSpec& s) {
@@ -131,11 +154,15 @@ std::vector<std::string> parse_grid_values(const Node& node, const std::string& 
           fmt::format("{}: {} must be a list of values or linspace(a, b, n), not "
                       "'{}'",
                       node.where(), what, text));
-    const double a = std::stod(m[1]), b = std::stod(m[2]);
-    const int n = std::stoi(m[3]);
-    if (n < 1 || !std::isfinite(a) || !std::isfinite(b))
-      throw ConfigError(
-          fmt::format("{}: {}: linspace needs finite ends and n >= 1", node.where(), what));
+    // parsed without exceptions of the standard library: "1e999" or a 20-digit n are refused
+    // by name, not reported as std::out_of_range
+    const double a = std::strtod(m[1].str().c_str(), nullptr);
+    const double b = std::strtod(m[2].str().c_str(), nullptr);
+    const std::string ns = m[3].str();
+    const long long n = ns.size() > 9 ? kMaxPopulationRuns + 1 : std::stoll(ns);
+    if (n < 1 || n > kMaxPopulationRuns || !std::isfinite(a) || !std::isfinite(b))
+      throw ConfigError(fmt::format("{}: {}: linspace needs finite ends and n in [1, {}], not '{}'",
+                                    node.where(), what, kMaxPopulationRuns, text));
     // numpy.linspace: a + i step with step = (b - a) / (n - 1), the last value exactly b
     const double step = n > 1 ? (b - a) / (n - 1) : 0.0;
     for (int i = 0; i < n; ++i) out.push_back(format_param(n > 1 && i + 1 == n ? b : a + i * step));
@@ -176,8 +203,13 @@ PopulationSpec parse_population(const Node& node, std::string_view what) {
         s.grid_values.push_back(parse_grid_values(val, k));
       }
   }
-  if (const Node* r = top.find("runs_per_setting"))
-    s.runs_per_setting = static_cast<int>(r->as_int("population.runs_per_setting"));
+  if (const Node* r = top.find("runs_per_setting")) {
+    const auto v = r->as_int("population.runs_per_setting");
+    if (v < 1 || v > kMaxPopulationRuns)  // checked before the narrowing to int
+      throw ParamError(fmt::format("{}: population.runs_per_setting = {} must be in [1, {}]",
+                                   r->where(), v, kMaxPopulationRuns));
+    s.runs_per_setting = static_cast<int>(v);
+  }
   read_ppo(need("ppo"), s);
   if (const Node* sel = top.find("select")) read_select(*sel, s);
   s.action_floor = need("action_floor").as_double("population.action_floor");
@@ -187,6 +219,14 @@ PopulationSpec parse_population(const Node& node, std::string_view what) {
     if (const Node* e = dm.find("episodes")) s.episodes = e->as_int("population.demos.episodes");
     if (const Node* m = dm.find("max_steps")) s.max_steps = m->as_int("population.demos.max_steps");
   }
+  // every run is planned (and its config resolved) up front, as a sweep's: bounded likewise
+  double runs = static_cast<double>(s.runs_per_setting);
+  for (const auto& v : s.grid_values) runs *= static_cast<double>(v.size());
+  if (runs > kMaxPopulationRuns)
+    throw ConfigError(fmt::format(
+        "{}: population: the variants grid times runs_per_setting is {:g} training runs; at most "
+        "{}",
+        top.where(), runs, kMaxPopulationRuns));
   check_spec(s, top);
   s.digest = sha256_hex(canonical(s));
   return s;

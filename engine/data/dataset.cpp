@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -248,22 +249,35 @@ Dataset merge_datasets(std::span<const Dataset> parts, std::span<const std::stri
   info.metadata_json = meta.dump();
   Dataset out(info);
   out.reserve(episodes, transitions);
-  std::int64_t next = 0;  // kOffset: the first id free after the earlier parts
-  for (const Dataset& p : parts) {
-    std::int64_t lo = 0, hi = -1;
-    if (p.num_episodes() > 0) {
-      const auto [mn, mx] = std::ranges::minmax(p.user_ids());
-      lo = mn;
-      hi = mx;
+  // kOffset: input i's ids shifted by next - lo_i, where next is the first id free after the
+  // earlier inputs. Every id and the next free one must stay within int64: in unsigned
+  // arithmetic (exact for the differences of two int64 values) checked before any is used, so
+  // two inputs never share a user through a wrap-around.
+  std::uint64_t next = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Dataset& p = parts[i];
+    if (p.num_episodes() == 0) continue;
+    const auto [lo, hi] = std::ranges::minmax(p.user_ids());
+    std::uint64_t first = next;
+    if (users == MergeUsers::kOffset) {
+      const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+      constexpr auto kMax = static_cast<std::uint64_t>(INT64_MAX);
+      if (span > kMax || next > kMax - span)
+        throw DataError(fmt::format(
+            "{}: --users offset: user ids [{}, {}] shifted past the earlier inputs' {} ids "
+            "exceed int64 (use --users keep or episode, or renumber the inputs)",
+            names[i], lo, hi, next));
+      next += span + 1;  // at most 2^63: the next input's first id is checked against kMax
     }
     for (std::size_t e = 0; e < p.num_episodes(); ++e) {
-      const std::int64_t u = users == MergeUsers::kKeep ? p.user_id(e)
-                             : users == MergeUsers::kOffset
-                                 ? next + (p.user_id(e) - lo)
-                                 : static_cast<std::int64_t>(out.num_episodes());
+      const std::int64_t u =
+          users == MergeUsers::kKeep ? p.user_id(e)
+          : users == MergeUsers::kOffset
+              ? static_cast<std::int64_t>(first + (static_cast<std::uint64_t>(p.user_id(e)) -
+                                                   static_cast<std::uint64_t>(lo)))
+              : static_cast<std::int64_t>(out.num_episodes());
       out.add_episode_of(p, e, u);
     }
-    if (users == MergeUsers::kOffset) next += hi - lo + 1;
   }
   return out;
 }

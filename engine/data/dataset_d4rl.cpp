@@ -124,7 +124,7 @@ Columns read_columns(const h5::File& f, const D4rlOptions& options) {
     const h5::Array u = f.array(options.user_id_key);
     expect_rows(f, u, n, 1);
     c.users.resize(n);
-    u.read(std::span<std::int64_t>(c.users));
+    u.read_exact_integers(std::span<std::int64_t>(c.users));  // user ids are never coerced
   }
   c.observation_space = infer_space(f, obs, c.o);
   c.action_space = infer_space(f, act, c.a);

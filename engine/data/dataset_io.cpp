@@ -226,7 +226,9 @@ DatasetFormat detect_dataset_format(const fs::path& path) {
   if (fs::is_directory(path, ec))
     throw DataError(fmt::format("{}: data/main_data.hdf5: missing (not a Minari dataset folder)",
                                 path.string()));
-  throw DataError(fmt::format("{}: no such file or folder", path.string()));
+  const std::string problem = file_problem(path);
+  throw DataError(fmt::format("{}: {}", path.string(),
+                              problem == "missing" ? "no such file or folder" : problem));
 }
 
 Dataset load_dataset(const fs::path& path, std::string_view format) {
@@ -250,11 +252,18 @@ Dataset load_minari(const fs::path& path, bool use_index) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw DataError(fmt::format("{}: no such dataset (file or folder)", path.string()));
-  if (!fs::is_regular_file(meta_file, ec))
+  // what is wrong, named: a data/ that cannot be listed, a FIFO, a folder in the file's place
+  if (const std::string data_dir = file_problem(root / "data");
+      data_dir != "is a folder" && data_dir != "missing")
+    throw DataError(fmt::format("{}: data/: {}", root.string(),
+                                data_dir.empty() ? "is a file, not a folder" : data_dir));
+  if (const std::string problem = file_problem(meta_file); !problem.empty())
     throw DataError(
-        fmt::format("{}: data/metadata.json: missing (Minari 0.4 layouts without it "
-                    "are not supported)",
-                    root.string()));
+        problem == "missing"
+            ? fmt::format("{}: data/metadata.json: missing (Minari 0.4 layouts without it "
+                          "are not supported)",
+                          root.string())
+            : fmt::format("{}: data/metadata.json: {}", root.string(), problem));
   const std::string where = meta_file.string();
   const json meta = parse_json(read_file(meta_file), where);
   if (!meta.is_object()) throw DataError(fmt::format("{}: not a JSON object", where));

@@ -72,7 +72,17 @@ DatasetArrays read_minari_episodes(const std::filesystem::path& file, std::uint6
     const h5::Array tr = g.array("truncations");
     expect_shape(f, tr, t, 1);
     std::int64_t user = static_cast<std::int64_t>(e), seed = -1;
-    for (const auto& [key, v] : g.int_attrs()) {
+    for (const h5::Attribute& at : g.attrs()) {
+      const std::string& key = at.name;
+      if (key != "total_steps" && key != "id" && key != "user_id" && key != "seed") continue;
+      // the privacy unit is never coerced: a user id that is not an exact integer (a string, a
+      // fraction, beyond int64) would merge or split units silently
+      if (!at.integer && (key == "user_id" || at.type == h5::TypeClass::kInteger ||
+                          at.type == h5::TypeClass::kFloat))
+        throw DataError(fmt::format("{}: {}@{}: {} is not an integer{}", f.name(), name, key,
+                                    at.shown, key == "user_id" ? " user id" : ""));
+      if (!at.integer) continue;  // a non-numeric seed, id or total_steps: not ours
+      const std::int64_t v = *at.integer;
       if (key == "total_steps" && v != static_cast<std::int64_t>(t))
         throw DataError(fmt::format("{}: {}@total_steps: {} but the episode has {} steps", f.name(),
                                     name, v, t));

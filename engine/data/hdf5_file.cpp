@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <csignal>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,7 @@
 
 #include "engine/data/hdf5_detail.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 
 namespace dprl::h5 {
 using detail::classify;
@@ -144,8 +147,10 @@ File File::open(const std::filesystem::path& path) {
   std::unique_lock lock(library_mutex());
   silence_hdf5();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw DataError(fmt::format("{}: no such file", path.string()));
+  // a FIFO or a folder is named as such (HDF5 would block on a FIFO, or say "no such file")
+  if (const std::string problem = file_problem(path); !problem.empty())
+    throw DataError(fmt::format("{}: {}", path.string(), problem == "missing" ? "no such file"
+                                                                               : problem));
   probe_in_child(path);
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) fail(path.string(), "/", "not a readable HDF5 file (corrupt or truncated?)");
@@ -292,9 +297,41 @@ Array Group::array(const std::string& name) const {
   return Array(*file_, d, key);
 }
 
-std::vector<std::pair<std::string, std::int64_t>> Group::int_attrs() const {
+std::optional<std::int64_t> exact_integer(double v) {
+  constexpr double kMax = 9007199254740992.0;  // 2^53
+  if (!std::isfinite(v) || v != std::trunc(v) || std::fabs(v) > kMax) return std::nullopt;
+  return static_cast<std::int64_t>(v);
+}
+
+namespace {
+
+// Reads n elements of an attribute or dataset of integer type t as exact int64: unsigned 64-bit
+// values above 2^63 - 1 and integers wider than 8 bytes are reported (ok = false), never
+// saturated. read(mem_type, buffer) does the H5Aread or H5Dread; false when it failed.
+template <class Read>
+bool read_exact_int64(hid_t t, std::span<std::int64_t> out, std::vector<bool>& ok, Read read) {
+  ok.assign(out.size(), true);
+  if (H5Tget_size(t) > 8) {
+    ok.assign(out.size(), false);
+    return true;
+  }
+  if (H5Tget_sign(t) == H5T_SGN_NONE && H5Tget_size(t) == 8) {
+    std::vector<std::uint64_t> u(out.size());
+    if (!read(H5T_NATIVE_UINT64, u.data())) return false;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      ok[i] = u[i] <= static_cast<std::uint64_t>(INT64_MAX);
+      out[i] = ok[i] ? static_cast<std::int64_t>(u[i]) : 0;
+    }
+    return true;
+  }
+  return read(H5T_NATIVE_INT64, out.data());
+}
+
+}  // namespace
+
+std::vector<Attribute> Group::attrs() const {
   struct Ctx {
-    std::vector<std::pair<std::string, std::int64_t>> out;
+    std::vector<Attribute> out;
     bool failed = false;
   } ctx;
   hsize_t idx = 0;
@@ -306,11 +343,50 @@ std::vector<std::pair<std::string, std::int64_t>> Group::int_attrs() const {
         Handle t(a.ok() ? H5Aget_type(a.get()) : -1, H5Tclose);
         Handle s(a.ok() ? H5Aget_space(a.get()) : -1, H5Sclose);
         if (!t.ok() || !s.ok()) return (c->failed = true), -1;
-        if (!is_number(classify(t.get())) || H5Sget_simple_extent_npoints(s.get()) != 1)
-          return 0;  // strings, arrays: not ours
-        std::int64_t v = 0;
-        if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) return (c->failed = true), -1;
-        c->out.emplace_back(name, v);
+        Attribute at;
+        at.name = name;
+        at.type = classify(t.get());
+        const hssize_t points = H5Sget_simple_extent_npoints(s.get());
+        at.scalar = points == 1;
+        const auto read = [&](hid_t mem, void* buf) { return H5Aread(a.get(), mem, buf) >= 0; };
+        if (!at.scalar) {
+          at.shown = fmt::format("an array of {} values", points);
+        } else if (at.type == TypeClass::kInteger) {
+          std::int64_t v = 0;
+          std::vector<bool> ok;
+          if (!read_exact_int64(t.get(), std::span(&v, 1), ok, read))
+            return (c->failed = true), -1;
+          if (ok[0]) at.integer = v;
+          at.shown = ok[0] ? std::to_string(v) : "an integer beyond int64";
+        } else if (at.type == TypeClass::kFloat) {
+          double v = 0;
+          if (!read(H5T_NATIVE_DOUBLE, &v)) return (c->failed = true), -1;
+          at.integer = exact_integer(v);
+          at.shown = fmt::format("{}", v);
+        } else if (at.type == TypeClass::kString) {
+          // the text, bounded, for the message
+          std::string text;
+          if (H5Tis_variable_str(t.get()) > 0) {
+            Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
+            H5Tset_size(mt.get(), H5T_VARIABLE);
+            H5Tset_cset(mt.get(), H5Tget_cset(t.get()));
+            char* p = nullptr;
+            if (H5Aread(a.get(), mt.get(), &p) >= 0 && p != nullptr) {
+              text = p;
+              H5Dvlen_reclaim(mt.get(), s.get(), H5P_DEFAULT, &p);
+            }
+          } else if (H5Tget_size(t.get()) <= (1u << 16)) {
+            std::string buf(H5Tget_size(t.get()), '\0');
+            Handle mt(H5Tcopy(t.get()), H5Tclose);
+            if (H5Aread(a.get(), mt.get(), buf.data()) >= 0) text = buf.c_str();
+          }
+          if (text.size() > 64) text = text.substr(0, 64) + "...";
+          at.shown = fmt::format("'{}' (a string)", text);
+        } else {
+          at.shown = fmt::format("a value of type {}", describe(at.type));
+        }
+        H5Eclear2(H5E_DEFAULT);
+        c->out.push_back(std::move(at));
         return 0;
       },
       &ctx);
@@ -393,6 +469,38 @@ void Array::read_numbers(std::span<T> out, std::int64_t mem_type) const {
 void Array::read(std::span<float> out) const { read_numbers(out, H5T_NATIVE_FLOAT); }
 void Array::read(std::span<double> out) const { read_numbers(out, H5T_NATIVE_DOUBLE); }
 void Array::read(std::span<std::int64_t> out) const { read_numbers(out, H5T_NATIVE_INT64); }
+
+void Array::read_exact_integers(std::span<std::int64_t> out) const {
+  const std::string& name = file_->name();
+  if (info_.elements() != out.size())
+    fail(name, key_, fmt::format("holds {} values, expected {}", info_.elements(), out.size()));
+  if (info_.type == TypeClass::kFloat) {
+    std::vector<double> tmp(out.size());
+    read(std::span<double>(tmp));
+    for (std::size_t i = 0; i < tmp.size(); ++i) {
+      const auto v = exact_integer(tmp[i]);
+      if (!v)
+        fail(name, key_,
+             fmt::format("row {} holds {}, not an integer identifier (a float must hold an "
+                         "integer of magnitude at most 2^53)",
+                         i, tmp[i]));
+      out[i] = *v;
+    }
+    return;
+  }
+  if (info_.type != TypeClass::kInteger)
+    fail(name, key_, fmt::format("holds {}, expected integers", describe(info_.type)));
+  check_plausible();
+  Handle ft(H5Dget_type(id_), H5Tclose);
+  if (!ft.ok()) fail(name, key_, "unreadable type");
+  std::vector<bool> ok;
+  const auto read = [&](hid_t mem, void* buf) {
+    return H5Dread(id_, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
+  };
+  if (!read_exact_int64(ft.get(), out, ok, read)) fail(name, key_, "read failed");
+  for (std::size_t i = 0; i < ok.size(); ++i)
+    if (!ok[i]) fail(name, key_, fmt::format("row {} holds an integer beyond int64", i));
+}
 
 void Array::read_flags(std::span<std::uint8_t> out) const {
   const std::string& name = file_->name();

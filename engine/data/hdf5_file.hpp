@@ -45,6 +45,23 @@ struct ArrayInfo {
   std::uint64_t row_elements() const;
 };
 
+// One attribute of a group, read without coercion.
+struct Attribute {
+  std::string name;
+  TypeClass type = TypeClass::kOther;
+  bool scalar = false;  // one element
+  // the value when it is a scalar exact integer: an integer type within int64, or a float
+  // holding an integer of magnitude at most 2^53 (nothing else is taken as an identifier)
+  std::optional<std::int64_t> integer;
+  // for messages: the value as text (a number, or a string's text quoted and escaped), or its
+  // type ("an array of 3 values")
+  std::string shown;
+};
+
+// The exact integer a double holds: finite, without fraction, |v| <= 2^53 (beyond that a float
+// cannot tell neighbouring integers apart); nullopt otherwise.
+std::optional<std::int64_t> exact_integer(double v);
+
 class File;
 
 // One open dataset: its header read once, then one whole read.
@@ -66,6 +83,11 @@ class Array {
   void read(std::span<std::int64_t> out) const;
   // Whole dataset of 0/1 flags (enum, bool or numbers); any other value throws naming the row.
   void read_flags(std::span<std::uint8_t> out) const;
+  // Whole dataset of exact integers (identifiers such as user ids): integer types whose values
+  // fit int64, or floats holding integers of magnitude at most 2^53; anything else (a fraction,
+  // an out-of-range value, NaN, strings) throws DataError naming the row and the value. Never
+  // rounds, truncates or saturates.
+  void read_exact_integers(std::span<std::int64_t> out) const;
 
  private:
   friend class File;
@@ -92,8 +114,9 @@ class Group {
   const std::string& path() const { return path_; }
   // A member dataset; DataError "<path>/<name>: missing" when absent.
   Array array(const std::string& name) const;
-  // Every scalar numeric attribute, converted to int64 (name, value), in name order.
-  std::vector<std::pair<std::string, std::int64_t>> int_attrs() const;
+  // Every attribute, in name order: its type and, for a scalar holding an exact integer, the
+  // value (see Attribute).
+  std::vector<Attribute> attrs() const;
 
  private:
   friend class File;
@@ -146,6 +169,10 @@ class File {
   // 1-D flags as h5py writes numpy bool: an enum over int8 with FALSE = 0, TRUE = 1.
   std::uint64_t write_flags(const std::string& key, std::span<const std::uint8_t> data);
   void set_attr(const std::string& path, const std::string& name, std::int64_t value);
+  // Attributes of other types (a float64 scalar, a variable-length UTF-8 string), as other
+  // writers (h5py) store them; the readers must refuse them where an integer is required.
+  void set_attr_double(const std::string& path, const std::string& name, double value);
+  void set_attr_string(const std::string& path, const std::string& name, const std::string& value);
 
  private:
   friend class Array;

@@ -117,4 +117,29 @@ void File::set_attr(const std::string& path, const std::string& name, std::int64
     fail(name_, path + "@" + name, "cannot write attribute");
 }
 
+void File::set_attr_double(const std::string& path, const std::string& name, double value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  const hid_t loc = group_id_ >= 0 && path == group_path_ ? group_id_ : id_;
+  Handle a(H5Acreate_by_name(loc, loc == id_ ? path.c_str() : ".", name.c_str(), H5T_IEEE_F64LE,
+                             space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  if (!a.ok() || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value) < 0)
+    fail(name_, path + "@" + name, "cannot write attribute");
+}
+
+void File::set_attr_string(const std::string& path, const std::string& name,
+                           const std::string& value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const hid_t loc = group_id_ >= 0 && path == group_path_ ? group_id_ : id_;
+  Handle a(H5Acreate_by_name(loc, loc == id_ ? path.c_str() : ".", name.c_str(), type.get(),
+                             space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  const char* p = value.c_str();
+  if (!a.ok() || H5Awrite(a.get(), type.get(), &p) < 0)
+    fail(name_, path + "@" + name, "cannot write attribute");
+}
+
 }  // namespace dprl::h5
