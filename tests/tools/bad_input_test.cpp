@@ -18,52 +18,15 @@
 #include <vector>
 
 #include "engine/io.hpp"
+#include "tests/tools/bad_input_matrix.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
+using namespace bad_input;
+
 const std::string kSrc = DPRL_SOURCE_DIR;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-// one input file of a case: content, or "@dir" (a folder), "@copy:F" (a file or folder of the
-// shared fixtures), "@trunc:F:N" (its first N bytes), "@sub:F|FROM|TO" (its text with the first
-// FROM replaced by TO), "@flip:F:OFFSET" (its byte at OFFSET inverted)
-struct File {
-  std::string path;
-  std::string content;
-};
-
-struct Case {
-  std::string args;         // after "dprl "; {d} is the case folder, {fx} the shared fixtures
-  std::vector<File> files;  // written into the case folder first
-  std::string needle;       // must appear in the one stderr line
-  int code = 2;
-};
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
-Result run_in(const fs::path& cwd, const std::string& args) {
-  const auto out = cwd.parent_path() / (cwd.filename().string() + ".out");
-  const auto err = cwd.parent_path() / (cwd.filename().string() + ".err");
-  const std::string cmd = "cd '" + cwd.string() + "' && " + std::string(DPRL_EXE) + " " + args +
-                          " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, dprl::read_file(out),
-           dprl::read_file(err)};
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
 
 // Real outputs of the executable that cases corrupt: a tabular policy.json (q/), a network
 // checkpoint policy.bin (ppo/), a Minari dataset (ds/) and a privacy ledger (ac/). Made once per
@@ -104,84 +67,8 @@ const fs::path& fixtures() {
   return dir;
 }
 
-void materialise(const fs::path& dir, const File& f) {
-  const auto to = dir / f.path;
-  fs::create_directories(to.parent_path());
-  const auto& c = f.content;
-  if (c == "@dir") {
-    fs::create_directories(to);
-  } else if (c.rfind("@copy:", 0) == 0) {
-    fs::copy(fixtures() / c.substr(6), to, fs::copy_options::recursive);
-  } else if (c.rfind("@trunc:", 0) == 0) {
-    const auto colon = c.rfind(':');
-    const auto text = dprl::read_file(fixtures() / c.substr(7, colon - 7));
-    dprl::write_file_atomic(to, text.substr(0, std::stoul(c.substr(colon + 1))));
-  } else if (c.rfind("@flip:", 0) == 0) {
-    const auto colon = c.rfind(':');
-    auto text = dprl::read_file(fixtures() / c.substr(6, colon - 6));
-    const auto at = std::stoul(c.substr(colon + 1));
-    REQUIRE(at < text.size());
-    text[at] = static_cast<char>(~text[at]);
-    dprl::write_file_atomic(to, text);
-  } else if (c.rfind("@sub:", 0) == 0) {
-    const auto bar1 = c.find('|'), bar2 = c.find('|', bar1 + 1);
-    auto text = dprl::read_file(fixtures() / c.substr(5, bar1 - 5));
-    const auto from = c.substr(bar1 + 1, bar2 - bar1 - 1);
-    const auto at = text.find(from);
-    INFO(f.path, ": ", from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, from.size(), c.substr(bar2 + 1));
-    dprl::write_file_atomic(to, text);
-  } else {
-    dprl::write_file_atomic(to, c);
-  }
-}
-
-// every file under dir (relative path, "/" for folders) with its bytes
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> s;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const auto rel = fs::relative(e.path(), dir).string();
-    s[rel] = e.is_directory() ? "/" : (e.is_regular_file() ? dprl::read_file(e.path()) : "?");
-  }
-  return s;
-}
-
-int g_case = 0;
-
-void check_case(const std::string& group, const Case& c) {
-  const auto dir = fs::temp_directory_path() / ("dprl_bad_input_" + std::to_string(::getpid()) +
-                                                "_" + std::to_string(g_case++));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::copy(fixtures() / "q", dir / "existing", fs::copy_options::recursive);
-  for (const auto& f : c.files) materialise(dir, f);
-  const auto before = snapshot(dir);
-  const auto args =
-      replace_all(replace_all(c.args, "{d}", dir.string()), "{fx}", fixtures().string());
-  const auto r = run_in(dir, args);
-  std::string inputs;
-  for (const auto& f : c.files) inputs += " [" + f.path + ": " + f.content.substr(0, 160) + "]";
-  INFO(group, ": dprl ", args, inputs);
-  INFO("stderr: ", r.err);
-  INFO("stdout: ", r.out.substr(0, 400));
-  CHECK(r.code == c.code);
-  const bool one_line = !r.err.empty() && r.err.find('\n') == r.err.size() - 1;
-  CHECK(one_line);
-  CHECK(r.err.rfind("dprl: ", 0) == 0);
-  CHECK(r.err.find(c.needle) != std::string::npos);
-  CHECK(r.out.empty());
-  const auto after = snapshot(dir);
-  for (const auto& [path, bytes] : after) {
-    INFO("file ", path);
-    CHECK(before.count(path) == 1);
-  }
-  CHECK(before == after);
-  fs::remove_all(dir);
-}
-
 void run_matrix(const std::string& group, const std::vector<Case>& cases) {
-  for (const auto& c : cases) check_case(group, c);
+  for (const auto& c : cases) check_case(group, c, fixtures(), "dprl_bad_input_");
 }
 
 // a small valid experiment; cases edit one thing

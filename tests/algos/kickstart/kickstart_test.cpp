@@ -2,6 +2,7 @@
 // gradient, the Lipschitz certificate, the accounting records, bad input, and that a student whose
 // threshold exceeds every possible distance is plain PPO bit for bit.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <Eigen/SVD>
 #include <cmath>
@@ -41,10 +42,10 @@ dprl::algos::RunOptions ks_quiet(fs::path out) {
 }
 
 // A CartPole teacher trained once per test process (CleanRL PPO, 4096 steps: a weak but real
-// policy).
+// policy), in a folder of its own process: ctest runs the cases of this file in parallel processes.
 const fs::path& teacher_file() {
   static const fs::path f = [] {
-    const fs::path d = ks_dir("teacher");
+    const fs::path d = ks_dir("teacher_" + std::to_string(::getpid()));
     dprl::algos::TrainContext ctx([] { return dprl::envs::make_env("cartpole"); }, 11,
                                   dprl::algos::TrainParams{}, nullptr, nullptr);
     dprl::algos::train_teacher(d / "teacher.bin", ctx, 64, 4096);
