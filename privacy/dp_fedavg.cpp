@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <limits>
 
 #include "engine/error.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/release_tap.hpp"
+#include "privacy/rounding.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
@@ -128,9 +128,7 @@ double DpFedAvgRound::accumulation_error() const {
   // once more (u |sum| <= u N C (1 + gamma)); both neighbours' averages carry such an error. The
   // clipped updates are floats, exact in double, each of norm at most C (the clip's margin).
   const double n = static_cast<double>(cfg_.units) + 1.0;
-  const double nu = (n + 1.0) * std::ldexp(1.0, -53);
-  const double gamma = nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
-  return 2.0 * gamma * n * (1.0 + 0x1.0p-40);
+  return 2.0 * rounding_gamma(n + 1.0, 53) * n * (1.0 + 0x1.0p-40);
 }
 
 double DpFedAvgRound::sensitivity() const {

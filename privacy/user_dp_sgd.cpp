@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
 #include "engine/nn/nn_dp.hpp"
+#include "privacy/rounding.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
@@ -41,25 +41,27 @@ DpEvent UserDpSgdConfig::step_event() const {
                                            : DpEvent::gaussian(noise_multiplier));
 }
 
+namespace {
+// the real parameters of one net (padding excluded): its layer blocks, weights then bias
+std::size_t net_values(const DpNetGrad& g) {
+  std::size_t n = 0;
+  for (int l = 0; l < g.shape->num_layers(); ++l)
+    n += static_cast<std::size_t>(g.shape->out(l)) * (g.shape->in(l) + 1);
+  return n;
+}
+}  // namespace
+
 std::size_t noised_values(std::span<const DpNetGrad> nets) {
   std::size_t n = 0;
-  for (const auto& g : nets)
-    for (int l = 0; l < g.shape->num_layers(); ++l)
-      n += static_cast<std::size_t>(g.shape->out(l)) * (g.shape->in(l) + 1);
+  for (const auto& g : nets) n += net_values(g);
   return n;
 }
 
 namespace {
 
-// gamma_n = n u / (1 - n u) for double rounding (u = 2^-53): the bound on the relative error of a
-// sum or dot product of n terms in any order (Higham, "Accuracy and Stability of Numerical
-// Algorithms", 2nd ed., Lemma 3.1); infinite when n u >= 1/2, where the bound is useless
-double gamma_of(double n, int bits) {
-  const double nu = n * std::ldexp(1.0, -bits);
-  return nu < 0.5 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
-}
-double gamma_f64(double n) { return gamma_of(n, 53); }
-double gamma_f32(double n) { return gamma_of(n, 24); }
+double gamma_f64(double n) { return rounding_gamma(n, 53); }
+double gamma_f32(double n) { return rounding_gamma(n, 24); }
+
 
 constexpr double kSlack = 0x1.0p-40;  // covers the few roundings of the bounds themselves
 
@@ -147,9 +149,7 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
   x.resize(noised_values(nets));
   std::size_t pos = 0;
   for (const auto& g : nets) {
-    std::size_t n = 0;
-    for (int l = 0; l < g.shape->num_layers(); ++l)
-      n += static_cast<std::size_t>(g.shape->out(l)) * (g.shape->in(l) + 1);
+    const std::size_t n = net_values(g);
     const std::span<double> block(x.data() + pos, n);
     if (users > 0)
       nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block);
