@@ -119,7 +119,6 @@ DpFedAvgRound::DpFedAvgRound(EnsembleLayout layout, DpFedAvgConfig cfg)
   check_dp_fedavg(layout_, cfg_);
   const std::size_t n = layout_.stride * static_cast<std::size_t>(layout_.members);
   sum_.assign(n, 0.0);
-  avg_.assign(n, 0.0f);
 }
 
 double DpFedAvgRound::accumulation_error() const {
@@ -165,12 +164,11 @@ void DpFedAvgRound::release(std::span<float> theta, NoiseSource* noise) {
   const double den = denominator();
   const double sd = noise_std();
   if (sd <= 0.0) {
-    for (std::size_t k = 0; k < sum_.size(); ++k) avg_[k] = static_cast<float>(sum_[k] / den);
     for (int i = 0; i < layout_.members; ++i) {
       const std::size_t base = static_cast<std::size_t>(i) * layout_.stride;
       for (const auto& b : layout_.blocks)
         for (std::size_t k = 0; k < b.size; ++k)
-          theta[base + b.offset + k] += avg_[base + b.offset + k];
+          theta[base + b.offset + k] += static_cast<float>(sum_[base + b.offset + k] / den);
     }
     return;
   }

@@ -137,7 +137,6 @@ class DpFedAvgRound {
   EnsembleLayout layout_;
   DpFedAvgConfig cfg_;
   std::vector<double> sum_;
-  std::vector<float> avg_;
   std::vector<double> scratch_;
   int clients_ = 0;
   ReleaseTap* tap_ = nullptr;
