@@ -14,7 +14,7 @@ namespace dprl::envs {
 namespace {
 
 // envs/assets/dmc_cartpole.xml, byte for byte (checked by tests/envs/dmc_cartpole_test.cpp)
-constexpr std::string_view kXml = R"xml(
+constexpr std::string_view kCartpoleXml = R"xml(
 <!-- Cart-pole of the DeepMind Control Suite for dprl's dmc_cartpole env, written from the
      published facts of dm_control's suite/cartpole.xml (one pole): the same bodies, joints,
      geoms, masses, damping, actuator and options (RK4, timestep 0.01, contacts off). The suite's
@@ -57,24 +57,24 @@ constexpr std::string_view kXml = R"xml(
 </mujoco>
 )xml";
 
-constexpr const char* kId = "dmc_cartpole";
+constexpr const char* kCartpoleId = "dmc_cartpole";
 
 }  // namespace
 
-std::string_view DmcCartpole::builtin_xml() { return kXml.substr(1); }  // drop the leading newline
+std::string_view DmcCartpole::builtin_xml() { return kCartpoleXml.substr(1); }  // drop the leading newline
 
 DmcCartpole::DmcCartpole(const Params& p) : p_(p) {
-  validate_params(p_, kId);
+  validate_params(p_, kCartpoleId);
   swing_up_ = p_.task == "swingup";
   model_ = mj::load_model(p_.xml_file, "built-in dmc_cartpole.xml", builtin_xml());
   const std::string source = p_.xml_file.empty() ? "built-in" : p_.xml_file;
-  mj::check_model_shape(model_.get(), kId, source, kNq, kNv, kNu, 0);
+  mj::check_model_shape(model_.get(), kCartpoleId, source, kNq, kNv, kNu, 0);
   pole_body_ = mj_name2id(model_.get(), mjOBJ_BODY, "pole_1");
   if (pole_body_ < 0)
-    throw ModelLoadError(fmt::format("{}: model '{}' has no body named pole_1", kId, source));
+    throw ModelLoadError(fmt::format("{}: model '{}' has no body named pole_1", kCartpoleId, source));
   data_ = mj::make_data(model_.get());
   mj_forward(model_.get(), data_.get());
-  spec_.id = kId;
+  spec_.id = kCartpoleId;
   spec_.observation = Space::box(5, -std::numeric_limits<double>::infinity(),
                                  std::numeric_limits<double>::infinity());
   spec_.action = Space::box({round_to_float(model_->actuator_ctrlrange[0])},
@@ -151,14 +151,14 @@ void DmcCartpole::reset(std::uint64_t seed, std::span<float> obs) {
 StepResult DmcCartpole::step(std::span<const double> action, std::span<float> obs) {
   check_continuous_action(spec_, action);
   if (std::fabs(action[0]) > mj::kMaxValue) [[unlikely]]
-    throw InvalidAction(fmt::format("{}: action {} is beyond MuJoCo's 1e10", kId, action[0]));
+    throw InvalidAction(fmt::format("{}: action {} is beyond MuJoCo's 1e10", kCartpoleId, action[0]));
   const mjModel* m = model_.get();
   mjData* d = data_.get();
   d->ctrl[0] = action[0];
   mj_step(m, d);
   // the suite's step ends with mj_step1; the observation and reward need its kinematics only
   mj_kinematics(m, d);
-  mj::check_warnings(d, kId);
+  mj::check_warnings(d, kCartpoleId);
   StepResult r;
   r.reward = p_.sparse ? sparse_reward(d->qpos[0], pole_cos())
                        : smooth_reward(d->qpos[0], pole_cos(), d->ctrl[0], d->qvel[1]);

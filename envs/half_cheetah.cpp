@@ -13,7 +13,7 @@ namespace dprl::envs {
 namespace {
 
 // envs/assets/half_cheetah.xml, byte for byte (checked by tests/envs/half_cheetah_test.cpp)
-constexpr std::string_view kXml = R"xml(
+constexpr std::string_view kCheetahXml = R"xml(
 <!-- HalfCheetah (Wawrzynski 2009) for dprl's half_cheetah env, written from the published facts
      of Gymnasium's half_cheetah.xml (HalfCheetah-v5): the same bodies, joints (ranges, stiffness,
      damping, armature), capsule geoms, contact parameters, actuators and timestep. Visual-only
@@ -99,22 +99,22 @@ constexpr std::string_view kXml = R"xml(
 </mujoco>
 )xml";
 
-constexpr const char* kId = "half_cheetah";
+constexpr const char* kCheetahId = "half_cheetah";
 
 }  // namespace
 
-std::string_view HalfCheetah::builtin_xml() { return kXml.substr(1); }  // drop the leading newline
+std::string_view HalfCheetah::builtin_xml() { return kCheetahXml.substr(1); }  // drop the leading newline
 
 HalfCheetah::HalfCheetah(const Params& p) : p_(p) {
-  validate_params(p_, kId);
+  validate_params(p_, kCheetahId);
   model_ = mj::load_model(p_.xml_file, "built-in half_cheetah.xml", builtin_xml());
-  mj::check_model_shape(model_.get(), kId, p_.xml_file.empty() ? "built-in" : p_.xml_file, kNq, kNv,
+  mj::check_model_shape(model_.get(), kCheetahId, p_.xml_file.empty() ? "built-in" : p_.xml_file, kNq, kNv,
                         kNu, 0);
   data_ = mj::make_data(model_.get());
   mj_forward(model_.get(), data_.get());
   // Gymnasium: dt = model.opt.timestep * frame_skip
   dt_ = model_->opt.timestep * p_.frame_skip;
-  spec_.id = kId;
+  spec_.id = kCheetahId;
   const std::size_t obs_dim = kNq + kNv - (p_.exclude_current_positions_from_observation ? 1 : 0);
   spec_.observation = Space::box(obs_dim, -std::numeric_limits<double>::infinity(),
                                  std::numeric_limits<double>::infinity());
@@ -158,14 +158,14 @@ StepResult HalfCheetah::step(std::span<const double> action, std::span<float> ob
   for (int i = 0; i < kNu; ++i)
     if (std::fabs(action[i]) > mj::kMaxValue) [[unlikely]]
       throw InvalidAction(
-          fmt::format("{}: action component {} = {} is beyond MuJoCo's 1e10", kId, i, action[i]));
+          fmt::format("{}: action component {} = {} is beyond MuJoCo's 1e10", kCheetahId, i, action[i]));
   const mjModel* m = model_.get();
   mjData* d = data_.get();
   const double x_position_before = d->qpos[0];
   // do_simulation: ctrl = action unclipped (MuJoCo clamps to ctrlrange), frame_skip mj_steps
   for (int i = 0; i < kNu; ++i) d->ctrl[i] = action[i];
   for (int k = 0; k < p_.frame_skip; ++k) mj_step(m, d);
-  mj::check_warnings(d, kId);
+  mj::check_warnings(d, kCheetahId);
   const double x_position_after = d->qpos[0];
   const double x_velocity = (x_position_after - x_position_before) / dt_;
 

@@ -24,6 +24,7 @@
 #include "privacy/secure_release.hpp"
 #include "privacy/table_gaussian.hpp"
 #include "tools/cli.hpp"
+#include "tools/cli_util.hpp"
 
 namespace dprl::cli {
 namespace {
@@ -39,11 +40,6 @@ double thread_cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Counts the words drawn from the wrapped source.

@@ -31,6 +31,7 @@
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_release.hpp"
 #include "tools/cli.hpp"
+#include "tools/cli_util.hpp"
 
 namespace dprl::cli {
 namespace {
@@ -89,11 +90,6 @@ void time_block(int iters, bool warm, Times& t, F&& f) {
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - w0).count() /
       iters);
   t.cpu.push_back((thread_cpu_us() - c0) / iters);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, bool dp) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/error.hpp"
 
 namespace dprl::cli {
@@ -15,6 +17,11 @@ ParamMap parse_param_flags(const std::vector<std::string>& flags, const std::str
     param_map_set(out, f.substr(0, eq), {f.substr(eq + 1), fmt::format("{} {}", flag, f)});
   }
   return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace dprl::cli

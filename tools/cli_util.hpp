@@ -15,4 +15,7 @@ ParamMap parse_param_flags(const std::vector<std::string>& flags, const std::str
 // returns the output JSON (one line). Every action is validated before the first step.
 std::string replay_case(const std::string& text, const std::string& file);
 
+// The median of v (the upper one for an even count); v is non-empty. The bench commands report it.
+double median(std::vector<double> v);
+
 }  // namespace dprl::cli

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
 
@@ -24,21 +25,14 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Trace {
+struct CartpoleTrace {
   std::vector<float> obs;
   std::vector<double> rewards;
-  bool operator==(const Trace&) const = default;
+  bool operator==(const CartpoleTrace&) const = default;
 };
 
-Trace rollout(DmcCartpole& env, std::uint64_t action_seed, int n) {
-  Trace t;
+CartpoleTrace rollout(DmcCartpole& env, std::uint64_t action_seed, int n) {
+  CartpoleTrace t;
   std::vector<float> obs(5);
   std::vector<double> a(1);
   dprl::Rng rng(action_seed);
@@ -82,7 +76,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("dmc_cartpole: the built-in model is envs/assets/dmc_cartpole.xml byte for byte") {
     const std::string file =
-        read_text(std::string(DPRL_SOURCE_DIR) + "/envs/assets/dmc_cartpole.xml");
+        dprl::read_file(std::string(DPRL_SOURCE_DIR) + "/envs/assets/dmc_cartpole.xml");
     REQUIRE(!file.empty());
     CHECK(DmcCartpole::builtin_xml() == file);
   }
@@ -151,7 +145,7 @@ TEST_SUITE("unit") {
       DmcCartpole env({.task = task});
       std::vector<float> obs(5);
       env.reset(1, obs);
-      const Trace t = rollout(env, 2, 1000);
+      const CartpoleTrace t = rollout(env, 2, 1000);
       for (double r : t.rewards) {
         REQUIRE(r >= 0.0);
         REQUIRE(r <= 1.0);
@@ -190,7 +184,7 @@ TEST_SUITE("unit") {
       a.reset(42, oa);
       b.reset(42, ob);
       CHECK(std::memcmp(oa.data(), ob.data(), sizeof(float) * 5) == 0);
-      const Trace ta = rollout(a, 7, 1000), tb = rollout(b, 7, 1000);
+      const CartpoleTrace ta = rollout(a, 7, 1000), tb = rollout(b, 7, 1000);
       CHECK(std::memcmp(ta.obs.data(), tb.obs.data(), ta.obs.size() * sizeof(float)) == 0);
       CHECK(std::memcmp(ta.rewards.data(), tb.rewards.data(), ta.rewards.size() * sizeof(double)) ==
             0);
@@ -203,7 +197,7 @@ TEST_SUITE("unit") {
     a.reset(5, oa);
     rollout(a, 1, 300);
     const auto s = a.state();
-    const Trace ta = rollout(a, 2, 700);
+    const CartpoleTrace ta = rollout(a, 2, 700);
     b.reset(6, ob);
     b.set_state(s);
     CHECK(b.state() == s);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
 
@@ -22,13 +23,6 @@ using dprl::envs::make_env;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // a throwaway file under the build tree
 std::string temp_path(const char* name) {
   const auto dir = std::filesystem::path(DPRL_BINARY_DIR) / "test_tmp";
@@ -36,15 +30,15 @@ std::string temp_path(const char* name) {
   return (dir / name).string();
 }
 
-struct Trace {
+struct CheetahTrace {
   std::vector<float> obs;
   std::vector<double> rewards;
-  bool operator==(const Trace&) const = default;
+  bool operator==(const CheetahTrace&) const = default;
 };
 
 // n steps of uniformly random actions drawn from action_seed
-Trace rollout(HalfCheetah& env, std::uint64_t action_seed, int n) {
-  Trace t;
+CheetahTrace rollout(HalfCheetah& env, std::uint64_t action_seed, int n) {
+  CheetahTrace t;
   std::vector<float> obs(env.obs_dim());
   std::vector<double> a(6);
   dprl::Rng rng(action_seed);
@@ -84,7 +78,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("half_cheetah: the built-in model is envs/assets/half_cheetah.xml byte for byte") {
     const std::string file =
-        read_text(std::string(DPRL_SOURCE_DIR) + "/envs/assets/half_cheetah.xml");
+        dprl::read_file(std::string(DPRL_SOURCE_DIR) + "/envs/assets/half_cheetah.xml");
     REQUIRE(!file.empty());
     CHECK(HalfCheetah::builtin_xml() == file);
     // and loading the file gives the same env as the built-in text
@@ -189,7 +183,7 @@ TEST_SUITE("unit") {
     a.reset(42, oa);
     b.reset(42, ob);
     CHECK(std::memcmp(oa.data(), ob.data(), oa.size() * sizeof(float)) == 0);
-    const Trace ta = rollout(a, 9, 300), tb = rollout(b, 9, 300);
+    const CheetahTrace ta = rollout(a, 9, 300), tb = rollout(b, 9, 300);
     CHECK(std::memcmp(ta.obs.data(), tb.obs.data(), ta.obs.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(ta.rewards.data(), tb.rewards.data(), ta.rewards.size() * sizeof(double)) ==
           0);
@@ -224,13 +218,13 @@ TEST_SUITE("unit") {
     a.reset(11, oa);
     rollout(a, 2, 60);  // in contact with the floor, warm start non-trivial
     const auto s = a.state();
-    const Trace ta = rollout(a, 3, 200);
+    const CheetahTrace ta = rollout(a, 3, 200);
     b.reset(99, ob);
     rollout(b, 4, 10);
     b.set_state(s);
     CHECK(b.state() == s);
     CHECK(b.elapsed_steps() == 0);
-    const Trace tb = rollout(b, 3, 200);
+    const CheetahTrace tb = rollout(b, 3, 200);
     CHECK(ta == tb);
   }
 

@@ -15,6 +15,7 @@
 
 #include "engine/error.hpp"
 #include "envs/register_envs.hpp"
+#include "tests/test_util.hpp"
 
 namespace {
 
@@ -25,14 +26,6 @@ using nlohmann::json;
 
 fs::path hiv_fixture_dir() {
   return fs::path(DPRL_SOURCE_DIR) / "tests" / "envs" / "fixtures" / "hiv";
-}
-
-json load(const fs::path& p) {
-  std::ifstream in(p);
-  REQUIRE_MESSAGE(in.good(), p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
 }
 
 dprl::ParamMap to_params(const json& j) {
@@ -63,7 +56,7 @@ TEST_SUITE("golden") {
     double worst_state = 0, worst_reward = 0;
     for (const auto& path : cases) {
       CAPTURE(path.stem().string());
-      const json c = load(path);
+      const json c = test_util::load_json(path);
       auto env = make_env(c["env"].get<std::string>(), to_params(c["params"]));
       std::vector<float> obs(6);
       env->reset(0, obs);

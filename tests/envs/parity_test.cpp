@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "envs/register_envs.hpp"
+#include "tests/test_util.hpp"
 
 namespace {
 
@@ -22,20 +23,12 @@ using nlohmann::json;
 
 fs::path fixture_dir() { return fs::path(DPRL_SOURCE_DIR) / "tests" / "envs" / "fixtures"; }
 
-json load(const fs::path& p) {
-  std::ifstream in(p);
-  REQUIRE_MESSAGE(in.good(), p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
-}
-
 // every replay case (a JSON object with env, state and actions) directly in the fixture folder
 std::vector<fs::path> replay_cases() {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(fixture_dir())) {
     if (e.path().extension() != ".json") continue;
-    const json c = load(e.path());
+    const json c = test_util::load_json(e.path());
     if (c.contains("env") && c.contains("actions") && c.contains("expected"))
       out.push_back(e.path());
   }
@@ -45,7 +38,7 @@ std::vector<fs::path> replay_cases() {
 
 // Replays one case and requires every recorded step to match.
 void check_case(const fs::path& path) {
-  const json c = load(path);
+  const json c = test_util::load_json(path);
   dprl::ParamMap params;
   for (auto it = c["params"].begin(); it != c["params"].end(); ++it) {
     const auto& v = it.value();
@@ -114,7 +107,7 @@ TEST_SUITE("golden") {
   }
 
   TEST_CASE("Taxi model and initial distribution and masks equal Gymnasium's") {
-    const json m = load(fixture_dir() / "taxi_model.json");
+    const json m = test_util::load_json(fixture_dir() / "taxi_model.json");
     auto env = dprl::envs::make_env("Taxi-v3");
     const auto* model = env->tabular_model();
     REQUIRE(model != nullptr);

@@ -10,6 +10,7 @@
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_sampling.hpp"
 #include "privacy/special_math.hpp"
+#include "tests/test_util.hpp"
 
 using namespace dprl::privacy;
 
@@ -17,12 +18,7 @@ namespace {
 
 constexpr double kZ = 4.892;  // two-sided p = 1e-6 standard normal quantile
 
-// Wilson-Hilferty chi-square quantile for df k at one-sided p = 1e-6 (z = 4.753); accurate to a
-// few percent for k >= 10, far inside the margin between a correct and a broken sampler.
-double chi2_crit(int k) {
-  const double c = 2.0 / (9.0 * k);
-  return k * std::pow(1.0 - c + 4.753 * std::sqrt(c), 3.0);
-}
+using test_util::chi2_crit;
 
 // Kolmogorov-Smirnov statistic sup |F_n - F| of the sample against the CDF F.
 template <class Cdf>

@@ -17,6 +17,7 @@
 #include "privacy/secure_release.hpp"
 #include "privacy/secure_sampling.hpp"
 #include "privacy/user_dp_sgd.hpp"
+#include "tests/test_util.hpp"
 
 using namespace dprl::privacy;
 using u128 = unsigned __int128;
@@ -31,13 +32,7 @@ double normaliser_closed_form(double var) {
   return std::sqrt(2.0 * M_PI) * s * series;
 }
 
-// Wilson-Hilferty chi-square quantile for df k at one-sided p = 1e-6 (normal quantile 4.753): its
-// error is below 1% of the value for k >= 20, far inside the margin between a correct and a
-// broken sampler (a wrong width by 1% moves the statistic by thousands at n = 10^7).
-double chi2_crit(int k) {
-  const double c = 2.0 / (9.0 * k);
-  return k * std::pow(1.0 - c + 4.753 * std::sqrt(c), 3.0);
-}
+using test_util::chi2_crit;
 
 // KS at p = 1e-6: P(sqrt(n) D > c) <= 2 exp(-2 c^2) (Kolmogorov's limit; its first term bounds
 // the series), c = sqrt(ln(2e6) / 2) = 2.6934; two samples of n each: D > c sqrt(2 / n).

@@ -33,6 +33,7 @@
 #include "engine/io.hpp"
 #include "engine/state_io.hpp"
 #include "tests/tools/bad_input_matrix.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -40,7 +41,7 @@ namespace {
 
 using namespace bad_input;
 
-const std::string kSrc = DPRL_SOURCE_DIR;
+using test_util::kSrc;
 
 // ---- hand-written data sets ----------------------------------------------------------------
 
@@ -121,7 +122,7 @@ void damage_checkpoint(const fs::path& file) {
 
 // Real outputs of the executable and hand-written data sets that cases use. Made once per test
 // process, in its own folder.
-const fs::path& fixtures() {
+const fs::path& surface_fixtures() {
   static const fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("dprl_bad_surfaces_fx_" + std::to_string(::getpid()));
     fs::remove_all(d);
@@ -221,8 +222,8 @@ const fs::path& fixtures() {
   return dir;
 }
 
-void run_matrix(const std::string& group, const std::vector<Case>& cases) {
-  for (const auto& c : cases) check_case(group, c, fixtures(), "dprl_bad_surfaces_");
+void run_surface_matrix(const std::string& group, const std::vector<Case>& cases) {
+  for (const auto& c : cases) check_case(group, c, surface_fixtures(), "dprl_bad_surfaces_");
 }
 
 // an offline experiment reading the data set at {path}
@@ -308,7 +309,7 @@ TEST_SUITE("e2e") {
     cases.push_back({"dataset merge {fx}/ds {fx}/u_zero_max {fx}/ds --out m", {}, "int64"});
     cases.push_back(
         {"dataset merge {fx}/u_zero_max {fx}/ds_max --users offset --out m", {}, "ds_max"});
-    run_matrix("privacy units", cases);
+    run_surface_matrix("privacy units", cases);
   }
 
   TEST_CASE("bad input: refusals come before any budget is spent or any file written") {
@@ -318,7 +319,7 @@ TEST_SUITE("e2e") {
                            "train.eval_episodes=1 --set algo.params.ledger=l.json --out o --quiet";
     const std::string primorl = kSrc + "/configs/paper004/smoke.yaml --out o --quiet --set ";
     const File pipe{"p.yaml", kPipeline};
-    run_matrix(
+    run_surface_matrix(
         "before any stage",
         {
             // a ledger of another budget: refused without leaving its lock file
@@ -372,7 +373,7 @@ TEST_SUITE("e2e") {
                    "1000000, hidden_sizes: \"100000\"}}\ntrain: {steps: 1000}\n"};
     const File cql{"c.yaml", offline("ds")};
     const File ds{"ds", "@copy:ds"};
-    run_matrix(
+    run_surface_matrix(
         "sizes",
         {
             {"bench nn --layers 4,60000,60000,2", {}, "--layers"},
@@ -447,7 +448,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("bad input: no data set or run directory is replaced or deleted without --overwrite") {
-    run_matrix(
+    run_surface_matrix(
         "data loss",
         {
             {"bench dataset --transitions 100 --dir d", {{"d", "@copy:ds"}}, "--dir d"},
@@ -470,7 +471,7 @@ TEST_SUITE("e2e") {
     const std::string esc = "\x1b[2J\x1b[H";
     const std::string good =
         "name: t\nseed: 1\nenv:\n  id: taxi\nalgo:\n  id: q_learning\ntrain:\n  steps: 100\n";
-    run_matrix(
+    run_surface_matrix(
         "messages",
         {
             // untrusted text in messages: a CSV header, YAML keys and values, flags, file names

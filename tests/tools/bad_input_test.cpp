@@ -19,6 +19,7 @@
 
 #include "engine/io.hpp"
 #include "tests/tools/bad_input_matrix.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,7 +27,7 @@ namespace {
 
 using namespace bad_input;
 
-const std::string kSrc = DPRL_SOURCE_DIR;
+using test_util::kSrc;
 
 // Real outputs of the executable that cases corrupt: a tabular policy.json (q/), a network
 // checkpoint policy.bin (ppo/), a Minari dataset (ds/) and a privacy ledger (ac/). Made once per

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch() {
+fs::path audit_learners_scratch() {
   static const fs::path d = [] {
     auto p = fs::temp_directory_path() / ("dprl_audit_learners_" + std::to_string(::getpid()));
     fs::remove_all(p);
@@ -29,7 +29,7 @@ fs::path scratch() {
 }
 
 std::string write(const std::string& name, const std::string& text) {
-  const auto f = scratch() / name;
+  const auto f = audit_learners_scratch() / name;
   dprl::write_file_atomic(f, text);
   return f.string();
 }
@@ -55,7 +55,7 @@ algo:
 train: {steps: 100000, eval_every: 0, eval_episodes: 1}
 audit: {white_box: true, canaries: 60000, guesses: 1000, seed: 0}
 )");
-    const auto dir = scratch() / "ac_run";
+    const auto dir = audit_learners_scratch() / "ac_run";
     auto r = run("run " + cfg + " --quiet --out " + dir.string());
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -92,7 +92,7 @@ algo:
 train: {steps: 1000, eval_every: 0, eval_episodes: 1}
 audit: {white_box: true, canaries: 40, seed: 1}
 )");
-    const auto ldir = scratch() / "lsvi_run";
+    const auto ldir = audit_learners_scratch() / "lsvi_run";
     auto r = run("run " + lsvi + " --quiet --out " + ldir.string());
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -107,13 +107,13 @@ seed: 1
 env: {id: CartPole-v1}
 algo:
   id: ppo_kickstart_spinup
-  params: {hidden_size: 16, teacher: )" + (scratch() / "teacher.bin").string() +
+  params: {hidden_size: 16, teacher: )" + (audit_learners_scratch() / "teacher.bin").string() +
                                              R"(,
            teacher_train_steps: 2048, teacher_hidden_size: 16, noise: seeded}
 train: {steps: 2000, eval_every: 0, eval_episodes: 1}
 audit: {samples: 20000, seed: 1}
 )");
-    const auto kdir = scratch() / "kick_run";
+    const auto kdir = audit_learners_scratch() / "kick_run";
     r = run("run " + kick + " --quiet --out " + kdir.string());
     INFO(r.err);
     REQUIRE(r.code == 0);
@@ -139,7 +139,7 @@ audit: {samples: 20000, seed: 1}
 
   TEST_CASE("a learner with no private release: one line, exit 2, nothing written") {
     const auto cfg = std::string(DPRL_SOURCE_DIR) + "/configs/quickstart.yaml";
-    const auto dir = scratch() / "q_run";
+    const auto dir = audit_learners_scratch() / "q_run";
     auto r = run("run " + cfg + " --quiet --out " + dir.string() + " --set audit.canaries=10");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));

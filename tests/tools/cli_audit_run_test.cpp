@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch() {
+fs::path audit_run_scratch() {
   static const fs::path d = [] {
     auto p = fs::temp_directory_path() / ("dprl_audit_run_" + std::to_string(::getpid()));
     fs::remove_all(p);
@@ -31,18 +31,16 @@ fs::path scratch() {
   return d;
 }
 
-cli_test::Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
-
 using cli_test::one_line;
 
 // 10 CartPole episodes, each its own user, and a private bc experiment with a white-box audit
 std::string experiment(bool with_audit = true) {
-  const auto data = scratch() / "data";
+  const auto data = audit_run_scratch() / "data";
   if (!fs::exists(data))
     dprl::save_minari(
         dprl::testing::rollout_dataset("cartpole", dprl::testing::cartpole_expert, 10, 10, 0.05, 9),
         data);
-  const auto cfg = scratch() / (with_audit ? "bc_audit.yaml" : "bc_plain.yaml");
+  const auto cfg = audit_run_scratch() / (with_audit ? "bc_audit.yaml" : "bc_plain.yaml");
   dprl::write_file_atomic(cfg, R"(name: bc_audit
 seed: 1
 env: {id: cartpole}
@@ -61,8 +59,8 @@ train: {steps: 4, eval_every: 4, eval_episodes: 1}
 TEST_SUITE("e2e") {
   TEST_CASE("dprl run with an audit section writes audit.json, audit run refutes half noise") {
     const std::string cfg = experiment();
-    const auto run = (scratch() / "run").string();
-    auto r = dprl_cmd("run " + cfg + " --quiet --out " + run);
+    const auto run = (audit_run_scratch() / "run").string();
+    auto r = cli_test::run("run " + cfg + " --quiet --out " + run);
     CAPTURE(r.err);
     REQUIRE(r.code == 0);
     CHECK(r.out.find("audit: epsilon_lower") != std::string::npos);
@@ -90,16 +88,16 @@ TEST_SUITE("e2e") {
     };
     audited_record(summary["privacy"]);
     // a run without an audit section, audited afterwards by dprl audit run: the same
-    const auto plain = (scratch() / "plain").string();
-    REQUIRE(dprl_cmd("run " + experiment(false) + " --quiet --out " + plain).code == 0);
+    const auto plain = (audit_run_scratch() / "plain").string();
+    REQUIRE(cli_test::run("run " + experiment(false) + " --quiet --out " + plain).code == 0);
     const auto before = nlohmann::json::parse(dprl::read_file(fs::path(plain) / "summary.json"));
     CHECK_FALSE(before["privacy"]["details"].contains("audit"));
-    REQUIRE(dprl_cmd("audit run " + plain + " --json").code == 0);
+    REQUIRE(cli_test::run("audit run " + plain + " --json").code == 0);
     audited_record(
         nlohmann::json::parse(dprl::read_file(fs::path(plain) / "summary.json"))["privacy"]);
 
     // the same configuration run with half the noise: refuted, exit 3, files updated
-    r = dprl_cmd("audit run " + run + " --mis-specify halve-noise --json");
+    r = cli_test::run("audit run " + run + " --mis-specify halve-noise --json");
     CAPTURE(r.err);
     CHECK(r.code == 3);
     CHECK(r.err.find("REFUTES") != std::string::npos);
@@ -111,54 +109,54 @@ TEST_SUITE("e2e") {
           refuted);
 
     // as run: stands, exit 0
-    r = dprl_cmd("audit run " + run + " --json");
+    r = cli_test::run("audit run " + run + " --json");
     CHECK(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["refuted"] == false);
   }
 
   TEST_CASE("dprl audit dpsgd CONFIG: the experiment's learner, flags over its audit section") {
     const std::string cfg = experiment();
-    auto r = dprl_cmd("audit dpsgd " + cfg + " --json");
+    auto r = cli_test::run("audit dpsgd " + cfg + " --json");
     CHECK(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["learner"] == "bc");
-    r = dprl_cmd("audit dpsgd " + cfg + " --mis-specify double-sensitivity --json");
+    r = cli_test::run("audit dpsgd " + cfg + " --mis-specify double-sensitivity --json");
     CHECK(r.code == 3);
     CHECK(nlohmann::json::parse(r.out)["mis_specify"] == "double-sensitivity");
   }
 
   TEST_CASE("training audits: bad input is one line, exit 2, nothing written") {
     const std::string cfg = experiment();
-    auto r = dprl_cmd("audit run " + (scratch() / "no_such_run").string());
+    auto r = cli_test::run("audit run " + (audit_run_scratch() / "no_such_run").string());
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
-    r = dprl_cmd("audit dpsgd " + cfg + " --set audit.colour=red");
+    r = cli_test::run("audit dpsgd " + cfg + " --set audit.colour=red");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK(r.err.find("colour") != std::string::npos);
-    r = dprl_cmd("audit dpsgd " + cfg + " --set algo.params.dp=false");
+    r = cli_test::run("audit dpsgd " + cfg + " --set algo.params.dp=false");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK(r.err.find("not private") != std::string::npos);
-    r = dprl_cmd("audit dpsgd " + cfg + " --noise-multiplier 2");
+    r = cli_test::run("audit dpsgd " + cfg + " --noise-multiplier 2");
     CHECK(r.code == 2);
     CHECK(r.err.find("--noise-multiplier") != std::string::npos);
-    const auto run = scratch() / "bad_run";
-    r = dprl_cmd("run " + cfg + " --quiet --out " + run.string() + " --set audit.canaries=1");
+    const auto run = audit_run_scratch() / "bad_run";
+    r = cli_test::run("run " + cfg + " --quiet --out " + run.string() + " --set audit.canaries=1");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK_FALSE(fs::exists(run));
     // more white-box canaries than the network's 17410 parameters: refused before training
-    r = dprl_cmd("run " + cfg + " --quiet --out " + run.string() + " --set audit.canaries=20000");
+    r = cli_test::run("run " + cfg + " --quiet --out " + run.string() + " --set audit.canaries=20000");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK(r.err.find("17410") != std::string::npos);
     CHECK_FALSE(fs::exists(run));
     // a finished non-private run has no claim to audit
-    const auto plain = scratch() / "plain_run";
-    REQUIRE(dprl_cmd("run " + experiment(false) + " --quiet --out " + plain.string() +
+    const auto plain = audit_run_scratch() / "plain_run";
+    REQUIRE(cli_test::run("run " + experiment(false) + " --quiet --out " + plain.string() +
                      " --set algo.params.dp=false")
                 .code == 0);
-    r = dprl_cmd("audit run " + plain.string());
+    r = cli_test::run("audit run " + plain.string());
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK_FALSE(fs::exists(plain / "audit.json"));

@@ -18,24 +18,17 @@ namespace {
 
 using cli_test::Result;
 
-fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("dprl_cli_test_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
+using cli_test::scratch;
 
 using cli_test::one_line;
 
-const std::string kSrc = DPRL_SOURCE_DIR;
+using cli_test::kSrc;
 
 }  // namespace
 
 TEST_SUITE("e2e") {
   TEST_CASE("envs --json lists every env with spaces and parameters") {
-    auto r = dprl_cmd("envs --json");
+    auto r = cli_test::run("envs --json");
     REQUIRE(r.code == 0);
     auto j = nlohmann::json::parse(r.out);
     bool taxi = false;
@@ -54,7 +47,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("run writes the run directory and reaches the quickstart target") {
     const auto d = scratch("quickstart");
-    auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "a").string());
+    auto r = cli_test::run("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "a").string());
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());  // no progress line when stderr is not a terminal
     auto s = nlohmann::json::parse(dprl::read_file(d / "a" / "summary.json"));
@@ -72,11 +65,11 @@ TEST_SUITE("e2e") {
     CHECK(r.out.find("results: " + a + "/ (metrics.csv") != std::string::npos);
     const auto next = r.out.find("next: dprl plot " + a + " --y return_mean -o a.svg\n");
     REQUIRE(next != std::string::npos);
-    const auto plot = dprl_cmd("plot " + a + " --y return_mean -o " + (d / "a.svg").string());
+    const auto plot = cli_test::run("plot " + a + " --y return_mean -o " + (d / "a.svg").string());
     CHECK(plot.code == 0);
     CHECK(fs::file_size(d / "a.svg") > 1000);
     // a learner whose metrics have no step column is offered its first column as x
-    const auto l = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --quiet --set algo.id=lsvi_ucb "
+    const auto l = cli_test::run("run " + kSrc + "/configs/quickstart.yaml --quiet --set algo.id=lsvi_ucb "
                             "--set env.id=linear_mdp --set algo.params={} --set train.steps=300 "
                             "--set train.eval_every=0 --set train.eval_episodes=2 --out " +
                             (d / "l").string());
@@ -84,20 +77,20 @@ TEST_SUITE("e2e") {
     REQUIRE(l.code == 0);
     const std::string want = "next: dprl plot " + (d / "l").string() + " --x episode --y regret";
     REQUIRE(l.out.find(want) != std::string::npos);
-    CHECK(dprl_cmd(want.substr(11) + " -o " + (d / "l.svg").string()).code == 0);
+    CHECK(cli_test::run(want.substr(11) + " -o " + (d / "l.svg").string()).code == 0);
     // same seed again: identical metrics; --seed changes them
-    REQUIRE(dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --quiet --out " + (d / "b").string())
+    REQUIRE(cli_test::run("run " + kSrc + "/configs/quickstart.yaml --quiet --out " + (d / "b").string())
                 .code == 0);
     CHECK(dprl::read_file(d / "a" / "metrics.csv") == dprl::read_file(d / "b" / "metrics.csv"));
     CHECK(dprl::read_file(d / "a" / "summary.json") == dprl::read_file(d / "b" / "summary.json"));
     // the saved policy evaluates from the CLI
-    auto e = dprl_cmd("eval --env taxi --policy " + (d / "a" / "policy.json").string() +
+    auto e = cli_test::run("eval --env taxi --policy " + (d / "a" / "policy.json").string() +
                       " --episodes 30 --seed 4 --json");
     REQUIRE(e.code == 0);
     auto ej = nlohmann::json::parse(e.out);
     CHECK(ej["episodes"] == 30);
     CHECK(ej["return_mean"].get<double>() >= 7.0);
-    auto rnd = nlohmann::json::parse(dprl_cmd("eval --env Taxi-v3 --policy random --episodes 20 "
+    auto rnd = nlohmann::json::parse(cli_test::run("eval --env Taxi-v3 --policy random --episodes 20 "
                                               "--seed 1 --json")
                                          .out);
     CHECK(rnd["return_mean"].get<double>() < 0);
@@ -107,7 +100,7 @@ TEST_SUITE("e2e") {
     // per process: test runs of other checkouts share the temporary directory
     const auto d = scratch("paper002_" + std::to_string(::getpid()));
     const std::string out = (d / "run").string();
-    auto r = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " + out +
+    auto r = cli_test::run("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " + out +
                       " --set algo.params.episodes=1000 --set algo.params.private=true"
                       " --set algo.params.batching=static --set algo.params.epsilon=10");
     REQUIRE(r.code == 0);
@@ -124,7 +117,7 @@ TEST_SUITE("e2e") {
     CHECK(s["privacy"]["neighbouring"] == "replace");
     CHECK(r.err.empty());
     // seeded noise: reproducible, not formal, and one warning line
-    auto seeded = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " +
+    auto seeded = cli_test::run("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " +
                            (d / "seeded").string() +
                            " --set algo.params.episodes=100 --set algo.params.private=true"
                            " --set algo.params.noise=seeded");
@@ -136,7 +129,7 @@ TEST_SUITE("e2e") {
     CHECK(ss["privacy"]["formal"] == false);
     CHECK(s["extra"]["regret"].get<double>() > 0);
     // the policy file is time-indexed (horizon 5) and evaluates on the same env
-    auto e = dprl_cmd(
+    auto e = cli_test::run(
         "eval --env linear_mdp --param kind=tabular --param num_states=3 "
         "--param num_actions=2 --param horizon=5 --policy " +
         out + "/policy.json --episodes 50 --seed 2 --json");
@@ -147,7 +140,7 @@ TEST_SUITE("e2e") {
     const std::string m = dprl::read_file(d / "run" / "metrics.csv");
     CHECK(m.rfind("episode,regret,regret_k,updates", 0) == 0);
     // a non-linear env is refused with one line naming the learner, before anything is written
-    auto bad = dprl_cmd("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " +
+    auto bad = cli_test::run("run " + kSrc + "/configs/paper002/tabular.yaml --quiet --out " +
                         (d / "bad").string() + " --set env.id=taxi --set 'env.params={}'");
     CHECK(bad.code == 2);
     CHECK(one_line(bad.err));
@@ -157,7 +150,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("bad input gives one line on stderr and a non-zero exit and writes nothing") {
     const auto d = scratch("bad");
-    auto r = dprl_cmd("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "x").string() +
+    auto r = cli_test::run("run " + kSrc + "/configs/quickstart.yaml --out " + (d / "x").string() +
                       " --set algo.params.gamma=3");
     CHECK(r.code != 0);
     CHECK(one_line(r.err));
@@ -165,22 +158,22 @@ TEST_SUITE("e2e") {
     CHECK_FALSE(fs::exists(d / "x"));
 
     dprl::write_file_atomic(d / "bad.yaml", "seed: 1\nenv: {id: taxi\n");
-    r = dprl_cmd("run " + (d / "bad.yaml").string());
+    r = cli_test::run("run " + (d / "bad.yaml").string());
     CHECK(r.code != 0);
     CHECK(one_line(r.err));
     CHECK(r.err.find("bad.yaml:") != std::string::npos);
 
-    r = dprl_cmd("run " + (d / "missing.yaml").string());
+    r = cli_test::run("run " + (d / "missing.yaml").string());
     CHECK(r.code != 0);
     CHECK(one_line(r.err));
     CHECK(r.err.find("missing.yaml") != std::string::npos);
 
-    r = dprl_cmd("eval --env nope --policy random --episodes 3");
+    r = cli_test::run("eval --env nope --policy random --episodes 3");
     CHECK(r.code != 0);
     CHECK(one_line(r.err));
     CHECK(r.err.find("unknown env 'nope'; valid: ") != std::string::npos);
 
-    r = dprl_cmd("eval --env taxi --param max_episode_steps=0 --policy random --episodes 3");
+    r = cli_test::run("eval --env taxi --param max_episode_steps=0 --policy random --episodes 3");
     CHECK(r.code != 0);
     CHECK(r.err.find("taxi.max_episode_steps = 0") != std::string::npos);
   }
@@ -190,7 +183,7 @@ TEST_SUITE("e2e") {
     dprl::write_file_atomic(d / "ok.json",
                             R"({"env": "CartPole-v1", "state": [0.01, 0.0, 0.02, 0.0],
                               "actions": [1, 0, 1, 1, 0]})");
-    auto r = dprl_cmd("env replay " + (d / "ok.json").string());
+    auto r = cli_test::run("env replay " + (d / "ok.json").string());
     REQUIRE(r.code == 0);
     auto j = nlohmann::json::parse(r.out);
     REQUIRE(j["steps"].size() == 5);
@@ -201,7 +194,7 @@ TEST_SUITE("e2e") {
 
     dprl::write_file_atomic(d / "range.json",
                             R"({"env": "CartPole-v1", "state": [0, 0, 0, 0], "actions": [1, 2]})");
-    r = dprl_cmd("env replay " + (d / "range.json").string());
+    r = cli_test::run("env replay " + (d / "range.json").string());
     CHECK(r.code != 0);
     CHECK(r.out.empty());
     CHECK(one_line(r.err));
@@ -209,20 +202,20 @@ TEST_SUITE("e2e") {
 
     dprl::write_file_atomic(d / "nan.json",
                             R"({"env": "Pendulum-v1", "state": [0, 0], "actions": [0.5, "nan"]})");
-    r = dprl_cmd("env replay " + (d / "nan.json").string());
+    r = cli_test::run("env replay " + (d / "nan.json").string());
     CHECK(r.code != 0);
     CHECK(r.out.empty());
     CHECK(r.err.find("actions[1]") != std::string::npos);
 
     dprl::write_file_atomic(d / "state.json",
                             R"({"env": "CartPole-v1", "state": [0, 0, 0], "actions": [1]})");
-    r = dprl_cmd("env replay " + (d / "state.json").string());
+    r = cli_test::run("env replay " + (d / "state.json").string());
     CHECK(r.code != 0);
     CHECK(one_line(r.err));
   }
 
   TEST_CASE("bench env reports throughput as JSON") {
-    auto r = dprl_cmd("bench env taxi --steps 20000 --json");
+    auto r = cli_test::run("bench env taxi --steps 20000 --json");
     REQUIRE(r.code == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["env"] == "taxi");
@@ -234,28 +227,28 @@ TEST_SUITE("e2e") {
   TEST_CASE("run --check and sweep --check check everything a run would and write nothing") {
     const auto d = scratch("check");
     const std::string smoke = kSrc + "/configs/paper004/smoke.yaml";
-    auto r = dprl_cmd("run " + smoke + " --check --out " + (d / "a").string());
+    auto r = cli_test::run("run " + smoke + " --check --out " + (d / "a").string());
     REQUIRE(r.code == 0);
     CHECK(r.out.find("ok: paper004_smoke, primorl on pendulum, seed 1") != std::string::npos);
     CHECK_FALSE(fs::exists(d / "a"));
     // a bad parameter, and a data set that is not there (found only when the data are loaded)
-    r = dprl_cmd("run " + smoke + " --check --set algo.params.penalty_lambda=-1");
+    r = cli_test::run("run " + smoke + " --check --set algo.params.penalty_lambda=-1");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK(r.err.find("penalty_lambda") != std::string::npos);
     const std::string bc = kSrc + "/configs/offline/bc_lunar.yaml";
-    r = dprl_cmd("run " + bc + " --check --set data.path=" + (d / "none").string());
+    r = cli_test::run("run " + bc + " --check --set data.path=" + (d / "none").string());
     CHECK(r.code != 0);
     CHECK(one_line(r.err));
     CHECK(r.err.find("no such dataset") != std::string::npos);
-    CHECK(dprl_cmd("run " + kSrc + "/configs/paper003/cartpole.yaml --check --set "
+    CHECK(cli_test::run("run " + kSrc + "/configs/paper003/cartpole.yaml --check --set "
                    "algo.params.teacher=" + (d / "none.bin").string())
               .code != 0);
 
     const auto sweep = d / "sweep.yaml";
     dprl::write_file_atomic(sweep, "base: " + smoke + "\nout: " + (d / "sw").string() +
                                        "\nseeds: [1, 2]\n");
-    r = dprl_cmd("sweep " + sweep.string() + " --check");
+    r = cli_test::run("sweep " + sweep.string() + " --check");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("2 runs checked") != std::string::npos);
     CHECK_FALSE(fs::exists(d / "sw" / "base"));
@@ -263,7 +256,7 @@ TEST_SUITE("e2e") {
     dprl::write_file_atomic(sweep, "base: " + bc + "\nout: " + (d / "sw2").string() +
                                        "\nseeds: [1]\ngrid:\n  data.path: [" +
                                        (d / "n1").string() + ", " + (d / "n2").string() + "]\n");
-    r = dprl_cmd("sweep " + sweep.string() + " --check");
+    r = cli_test::run("sweep " + sweep.string() + " --check");
     CHECK(r.code == 2);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 2);
     CHECK(r.err.find("n1: no such dataset") != std::string::npos);
@@ -281,7 +274,7 @@ TEST_SUITE("e2e") {
           d / "sweep.yaml",
           "base: base.yaml\nout: " + (d / ("j" + std::to_string(jobs))).string() +
               "\nseeds: [1, 2]\ngrid:\n  algo.params.learning_rate: [0.1, 0.5]\n");
-      auto r = dprl_cmd("sweep " + (d / "sweep.yaml").string() + " --jobs " + std::to_string(jobs));
+      auto r = cli_test::run("sweep " + (d / "sweep.yaml").string() + " --jobs " + std::to_string(jobs));
       REQUIRE(r.code == 0);
     }
     int runs = 0;
@@ -297,7 +290,7 @@ TEST_SUITE("e2e") {
                             "base: base.yaml\nout: " + (d / "two").string() +
                                 "\nseeds: [1]\ngrid:\n  algo.params.learning_rate: [0.5]\n"
                                 "  algo.params.gamma: [0.9, 0.99]\n");
-    REQUIRE(dprl_cmd("sweep " + (d / "sweep2.yaml").string()).code == 0);
+    REQUIRE(cli_test::run("sweep " + (d / "sweep2.yaml").string()).code == 0);
     const std::string csv = dprl::read_file(d / "two" / "sweep.csv");
     CHECK(csv.find("\"learning_rate=0.5,gamma=0.9\"") != std::string::npos);
     auto fields = [](const std::string& line) {

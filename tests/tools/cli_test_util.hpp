@@ -10,8 +10,13 @@
 #include <string>
 
 #include "engine/io.hpp"
+#include "tests/test_util.hpp"
 
 namespace cli_test {
+
+using test_util::count;
+using test_util::kSrc;
+using test_util::scratch;
 
 struct Result {
   int code;  // exit status, -1 when the process did not exit normally (a crash)

@@ -15,18 +15,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-cli_test::Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
-
 using cli_test::one_line;
 
 const std::string kSmoke = std::string(DPRL_SOURCE_DIR) + "/configs/paper000/smoke.yaml";
 
-fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("dprl_p000_test_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using cli_test::scratch;
 
 std::string smoke_args(const fs::path& d) {
   return "run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train").string() +
@@ -38,7 +31,7 @@ std::string smoke_args(const fs::path& d) {
 TEST_SUITE("e2e") {
   TEST_CASE("the paper 000 smoke pipeline runs end to end and reuses its finished stages") {
     const auto d = scratch("smoke");
-    const auto r = dprl_cmd(smoke_args(d));
+    const auto r = cli_test::run(smoke_args(d));
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto s = nlohmann::json::parse(dprl::read_file(d / "train" / "summary.json"));
@@ -66,12 +59,12 @@ TEST_SUITE("e2e") {
     CHECK(fs::exists(d / "train" / "privacy_ledger.json"));
     // a second run reuses the population and the release (no expert is trained again)
     const auto summary = dprl::read_file(d / "train" / "summary.json");
-    const auto r2 = dprl_cmd(smoke_args(d));
+    const auto r2 = cli_test::run(smoke_args(d));
     REQUIRE(r2.code == 0);
     CHECK(r2.err.find("releasing anew") == std::string::npos);
     CHECK(dprl::read_file(d / "train" / "summary.json") == summary);  // seeded: same bytes
     // the finished run's DP-SGD part audited with canary experts against epsilon2
-    const auto au = dprl_cmd("audit run " + (d / "train").string() +
+    const auto au = cli_test::run("audit run " + (d / "train").string() +
                              " --white-box --canaries 100 --guesses 100 --json");
     INFO(au.err);
     CHECK(au.code == 0);
@@ -83,7 +76,7 @@ TEST_SUITE("e2e") {
     CHECK(nlohmann::json::parse(dprl::read_file(d / "train" / "audit.json")) == aj);
     // a random subset of 16 experts (paper Fig. 4): delta = 1/160, the population reused
     const auto r3 =
-        dprl_cmd("run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train16").string() +
+        cli_test::run("run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train16").string() +
                  " --set population.out=" + (d / "population").string() +
                  " --set experts=16 --set audit.canaries=1000 --set audit.white_box=true");
     INFO(r3.err);
@@ -95,12 +88,12 @@ TEST_SUITE("e2e") {
     CHECK(fs::exists(d / "train16" / "audit.json"));
     CHECK(s16.at("extra").at("experts") == 16);
     CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(0.1 / 16));
-    CHECK(dprl_cmd(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
+    CHECK(cli_test::run(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
   }
 
   TEST_CASE("bench population trains a few runs spread over the plan and projects the rest") {
     const auto d = scratch("bench_pop");
-    const auto r = dprl_cmd("bench population " + kSmoke + " --runs 2 --dir " + (d / "b").string());
+    const auto r = cli_test::run("bench population " + kSmoke + " --runs 2 --dir " + (d / "b").string());
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -124,7 +117,7 @@ TEST_SUITE("e2e") {
     auto bad = [&](const std::string& set, const std::string& needle) {
       const auto out = d / "never";
       const auto r =
-          dprl_cmd("run " + kSmoke + " --out " + out.string() +
+          cli_test::run("run " + kSmoke + " --out " + out.string() +
                    " --set population.out=" + (d / "never_pop").string() + " --set '" + set + "'");
       CAPTURE(set);
       CHECK(r.code == 2);
@@ -150,14 +143,14 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("an experts folder that does not match the dataset is refused before any stage") {
     const auto d = scratch("mismatch");
-    const auto r = dprl_cmd(smoke_args(d));
+    const auto r = cli_test::run(smoke_args(d));
     REQUIRE(r.code == 0);
     // drop one expert from the manifest: 31 experts against 32 users in the dataset
     auto j = nlohmann::json::parse(dprl::read_file(d / "population" / "manifest.json"));
     j["experts"].erase(j["experts"].size() - 1);
     dprl::write_file_atomic(d / "population" / "manifest.json", j.dump());
     fs::remove_all(d / "train");
-    const auto r2 = dprl_cmd(smoke_args(d));
+    const auto r2 = cli_test::run(smoke_args(d));
     CHECK(r2.code == 2);
     CHECK(one_line(r2.err));
     CHECK(r2.err.find("manifest.json") != std::string::npos);

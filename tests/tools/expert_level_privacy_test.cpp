@@ -19,14 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSmoke = std::string(DPRL_SOURCE_DIR) + "/configs/paper000/smoke.yaml";
+const std::string kSmokeConfig = std::string(DPRL_SOURCE_DIR) + "/configs/paper000/smoke.yaml";
 
-fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("dprl_p000_privacy_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using cli_test::scratch;
 
 // One quick population for every case a process runs (built by the first, reused by the others);
 // ctest runs each case in its own process, maybe at the same time, so the folder is per process.
@@ -46,7 +41,7 @@ const std::string kQuickPopulation =
 // (delta' = 0.5 / (2 T L) = 1.25e-3) against a one-step count in [32 0.45, 32 0.55] = [14.4,
 // 17.6]. No DP-SGD part (p = 0: stable steps only); seeded noise: the same release every time.
 std::string quick_args(const fs::path& pop, const fs::path& out) {
-  return "run " + kSmoke + " --quiet --jobs 2 --out " + out.string() +
+  return "run " + kSmokeConfig + " --quiet --jobs 2 --out " + out.string() +
          " --set population.out=" + pop.string() + kQuickPopulation +
          " --set privacy.epsilon=10000"
          " --set privacy.delta=0.5 --set privacy.epsilon1_fraction=1"
@@ -200,7 +195,7 @@ TEST_SUITE("e2e") {
     const auto d = scratch("audit");
     const auto pop = shared_population();
     // the smoke pipeline's DP-SGD part (eps2 = 2.5) with OS-entropy noise on the quick population
-    const std::string args = "run " + kSmoke + " --quiet --jobs 2 --out " + (d / "train").string() +
+    const std::string args = "run " + kSmokeConfig + " --quiet --jobs 2 --out " + (d / "train").string() +
                              " --set population.out=" + pop.string() + kQuickPopulation +
                              " --set privacy.noise=os-entropy";
     const auto r = cli_test::run(args);

@@ -19,15 +19,7 @@ namespace {
 
 using cli_test::Result;
 
-fs::path scratch(const std::string& name) {
-  auto d =
-      fs::temp_directory_path() / ("dprl_offline_e2e_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-Result dprl_cmd(const std::string& args) { return cli_test::run(args); }
+using cli_test::scratch;
 
 const std::string kConfig = std::string(DPRL_SOURCE_DIR) + "/configs/offline/cql_cartpole.yaml";
 
@@ -38,9 +30,9 @@ TEST_SUITE("e2e") {
     const auto d = scratch("cql");
     const std::string data = (d / "data").string(), run = (d / "run").string();
     auto r =
-        dprl_cmd("collect --env cartpole --policy random --episodes 20 --seed 3 --out " + data);
+        cli_test::run("collect --env cartpole --policy random --episodes 20 --seed 3 --out " + data);
     REQUIRE(r.code == 0);
-    r = dprl_cmd("run " + kConfig + " --quiet --out " + run + " --set data.path=" + data +
+    r = cli_test::run("run " + kConfig + " --quiet --out " + run + " --set data.path=" + data +
                  " --set train.steps=3000 --set train.eval_every=1000 --set train.eval_episodes=3");
     CAPTURE(r.err);
     REQUIRE(r.code == 0);
@@ -51,7 +43,7 @@ TEST_SUITE("e2e") {
     const std::string metrics = dprl::read_file(fs::path(run) / "metrics.csv");
     CHECK(metrics.rfind("gradient_step,", 0) == 0);
     CHECK(metrics.find("\n3000,") != std::string::npos);
-    r = dprl_cmd("eval --env cartpole --episodes 3 --json --policy " + run + "/policy.bin");
+    r = cli_test::run("eval --env cartpole --episodes 3 --json --policy " + run + "/policy.bin");
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["episodes"] == 3);
     fs::remove_all(d);
@@ -60,7 +52,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("bad data: one line naming the file, exit 2, no run directory") {
     const auto d = scratch("bad");
     const std::string run = (d / "run").string();
-    auto r = dprl_cmd("run " + kConfig + " --quiet --out " + run +
+    auto r = cli_test::run("run " + kConfig + " --quiet --out " + run +
                       " --set data.path=" + (d / "missing").string());
     CHECK(r.code == 2);
     CHECK(r.err.rfind("dprl: ", 0) == 0);
@@ -70,9 +62,9 @@ TEST_SUITE("e2e") {
     // a dataset of another env: its spaces do not match
     const std::string lunar = (d / "lunar").string();
     REQUIRE(
-        dprl_cmd("collect --env lunar_lander --policy random --episodes 2 --seed 1 --out " + lunar)
+        cli_test::run("collect --env lunar_lander --policy random --episodes 2 --seed 1 --out " + lunar)
             .code == 0);
-    r = dprl_cmd("run " + kConfig + " --quiet --out " + run + " --set data.path=" + lunar);
+    r = cli_test::run("run " + kConfig + " --quiet --out " + run + " --set data.path=" + lunar);
     CHECK(r.code == 2);
     CHECK(r.err.find(lunar) != std::string::npos);
     CHECK(r.err.find("observation_space") != std::string::npos);

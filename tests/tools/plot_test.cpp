@@ -17,6 +17,7 @@
 #include "engine/io.hpp"
 #include "tools/metrics_csv.hpp"
 #include "tools/svg_plot.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 using dprl::tools::Band;
@@ -24,11 +25,7 @@ using dprl::tools::Curve;
 
 namespace {
 
-int count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
+using test_util::count;
 
 // A crude XML check: every element opened is closed in order, and '&' starts an entity.
 bool well_formed(const std::string& xml) {

@@ -61,7 +61,7 @@ struct Scratch {
   }
 };
 
-const fs::path& scratch() {
+const fs::path& replay_scratch() {
   static const Scratch s;
   return s.dir;
 }
@@ -76,9 +76,9 @@ void check_fixture(const fs::path& fixture) {
   c["state"] = f["state"];
   c["actions"] = f["actions"];
   const std::string stem = fixture.stem().string();
-  const fs::path case_file = scratch() / (stem + ".case.json");
-  const fs::path out_file = scratch() / (stem + ".out.json");
-  const fs::path err_file = scratch() / (stem + ".err.txt");
+  const fs::path case_file = replay_scratch() / (stem + ".case.json");
+  const fs::path out_file = replay_scratch() / (stem + ".out.json");
+  const fs::path err_file = replay_scratch() / (stem + ".err.txt");
   {
     std::ofstream o(case_file, std::ios::binary);
     o << c.dump();

@@ -17,8 +17,9 @@ void write_sweep(const fs::path& dir, const std::string& base, const std::string
   dprl::write_file_atomic(dir / "sweep.yaml", "base: base.yaml\nout: out\n" + sweep);
 }
 
-// Runs the sweep at --jobs 1 and 2 in separate directories and compares every byte.
-void check_jobs_invariant(const std::string& name, const std::string& base,
+// Runs the sweep at --jobs 1 and 2 in separate directories and compares every byte; returns the
+// folder (j1/ and j2/ in it).
+fs::path check_jobs_invariant(const std::string& name, const std::string& base,
                           const std::string& sweep, int runs) {
   const auto d = scratch(name);
   for (const char* sub : {"j1", "j2"}) {
@@ -47,6 +48,7 @@ void check_jobs_invariant(const std::string& name, const std::string& base,
   REQUIRE(run_in(d / "j1", "sweep sweep.yaml --jobs 2 --force --quiet").code == 0);
   CHECK(dprl::read_file(d / "j1" / "out" / "sweep.csv") == csv);
   CHECK(dprl::read_file(d / "j1" / "out" / "base" / "seed2" / "summary.json") == summary);
+  return d;
 }
 
 }  // namespace
@@ -61,8 +63,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("a private actor-critic sweep with seeded noise is byte-identical at --jobs 1 and 2") {
-    const auto d = fs::temp_directory_path();
-    check_jobs_invariant(
+    const auto d = check_jobs_invariant(
         "private",
         "env: {id: MDP-100}\n"
         "algo: {id: actor_critic, params: {dp: both, noise: seeded, episodes: 20}}\n"
@@ -70,11 +71,11 @@ TEST_SUITE("e2e") {
         "seeds: [1, 2, 3]\n", 3);
     // the runs really are private: the guarantee and the noise are in summary.json
     const auto s = nlohmann::json::parse(dprl::read_file(
-        d / "dprl_sweep_test_private" / "j2" / "out" / "base" / "seed1" / "summary.json"));
+        d / "j2" / "out" / "base" / "seed1" / "summary.json"));
     CHECK(s["privacy"]["epsilon"].get<double>() > 0);
     CHECK(s["privacy"]["noise_source"].get<std::string>().rfind("seeded", 0) == 0);
     const std::string csv =
-        dprl::read_file(d / "dprl_sweep_test_private" / "j2" / "out" / "sweep.csv");
+        dprl::read_file(d / "j2" / "out" / "sweep.csv");
     CHECK(csv.find(",epsilon,") != std::string::npos);
   }
 }

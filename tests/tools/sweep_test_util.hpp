@@ -15,23 +15,15 @@
 #include <vector>
 
 #include "engine/io.hpp"
+#include "tests/tools/cli_test_util.hpp"
 
 namespace sweep_test {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-inline fs::path scratch(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("dprl_sweep_test_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using cli_test::count;
+using cli_test::Result;
+using cli_test::scratch;
 
 // `prefix DPRL_EXE args` run in cwd (prefix: e.g. an mpirun command line, or "").
 inline Result run_in(const fs::path& cwd, const std::string& args, const std::string& prefix = "") {
@@ -70,12 +62,6 @@ inline int check_same_tree(const fs::path& a, const fs::path& b) {
     ++compared;
   }
   return compared;
-}
-
-inline int count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
 }
 
 }  // namespace sweep_test

@@ -13,6 +13,7 @@
 
 #include "algos/run/experiment.hpp"
 #include "engine/config.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 using dprl::algos::EvalReport;
@@ -25,13 +26,6 @@ std::string slurp(const fs::path& p) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
-}
-
-fs::path scratch(const std::string& name) {
-  const auto d = fs::temp_directory_path() / ("dprl_host_hooks_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
 }
 
 // Q-learning on Taxi: evaluations every 5000 steps, checkpoints every 3000 (or none)
@@ -55,7 +49,7 @@ std::vector<std::string> lines(const std::string& text) {
 
 TEST_SUITE("e2e") {
   TEST_CASE("host hooks: on_eval sees every evaluation that metrics.csv records") {
-    const auto d = scratch("eval");
+    const auto d = test_util::scratch("eval");
     RunOptions o;
     o.progress = dprl::Progress::Mode::kOff;
     std::vector<EvalReport> seen;
@@ -76,12 +70,12 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("host hooks: a stop request leaves a resumable run that ends with the same bytes") {
-    const auto ref = scratch("stop_ref");
+    const auto ref = test_util::scratch("stop_ref");
     RunOptions o;
     o.progress = dprl::Progress::Mode::kOff;
     dprl::algos::run_experiment(config(ref / "run", true), "hooks", o);
 
-    const auto d = scratch("stop");
+    const auto d = test_util::scratch("stop");
     std::stop_source stop;
     RunOptions s = o;
     s.stop = stop.get_token();
@@ -110,7 +104,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("host hooks: without checkpoints a stop ends the run at its next evaluation") {
-    const auto d = scratch("stop_nockpt");
+    const auto d = test_util::scratch("stop_nockpt");
     std::stop_source stop;
     stop.request_stop();
     RunOptions o;
@@ -122,7 +116,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("host hooks: the log sink receives the run's notes instead of stderr") {
-    const auto d = scratch("log");
+    const auto d = test_util::scratch("log");
     RunOptions o;
     o.progress = dprl::Progress::Mode::kOff;
     {
