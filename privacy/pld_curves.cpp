@@ -13,7 +13,7 @@ namespace dprl::privacy {
 
 namespace {
 
-constexpr double kTailSigmas = 9.6;  // normal tail beyond this: < 1e-21
+constexpr double kPldTailSigmas = 9.6;  // normal tail beyond this: < 1e-21
 // Window limits (see the header): 2^22 points (32 MiB per curve), losses within [-1e6, 1e6], so
 // that grid indices times composition counts stay far inside int64.
 constexpr std::int64_t kMaxSinglePoints = std::int64_t{1} << 22;
@@ -140,14 +140,14 @@ PldCurve subsampled_gaussian_curve(double q, double z, bool remove) {
   if (remove || q == 1.0) {
     // the loss increases with x; P's mass lies in x in [-9.6 z, 1 + 9.6 z] ([1 - 9.6 z, ...]
     // when q = 1: P is N(1, z^2) alone, and its loss range is then 19.2 / z wide, not 1 / z^2)
-    const double x_lo = q == 1.0 ? 1.0 - kTailSigmas * z : -kTailSigmas * z;
+    const double x_lo = q == 1.0 ? 1.0 - kPldTailSigmas * z : -kPldTailSigmas * z;
     return {[q, z](double e) { return delta_remove(q, z, e); },
-            [q, z](double e) { return g_remove(q, z, e); }, loss(x_lo), loss(1.0 + kTailSigmas * z),
+            [q, z](double e) { return g_remove(q, z, e); }, loss(x_lo), loss(1.0 + kPldTailSigmas * z),
             false};
   }
   return {[q, z](double e) { return delta_add(q, z, e); },
-          [q, z](double e) { return g_add(q, z, e); }, -loss(kTailSigmas * z),
-          std::min(-std::log1p(-q), -loss(-kTailSigmas * z)), false};
+          [q, z](double e) { return g_add(q, z, e); }, -loss(kPldTailSigmas * z),
+          std::min(-std::log1p(-q), -loss(-kPldTailSigmas * z)), false};
 }
 
 PldCurve laplace_curve(double scale) {

@@ -18,7 +18,7 @@ using f128 = __float128;
 
 namespace {
 
-constexpr double kTailSigmas = 12.0;    // tables cover [-ceil(12 sigma), ceil(12 sigma)]
+constexpr double kTableTailSigmas = 12.0;    // tables cover [-ceil(12 sigma), ceil(12 sigma)]
 constexpr double kMaxBaseSigma = 2700;  // 2 ceil(12 sigma) + 1 <= 2^16 slots
 constexpr double kSmoothing = 2.6;      // sigma_a = 2.6 k at each convolution
 constexpr int kThresholdBits = 110;     // thresholds are multiples of 2^-110
@@ -50,7 +50,7 @@ double convolution_tv(double sigma_prime) {
 GaussianAliasTable::GaussianAliasTable(double var) : variance(var) {
   DPRL_CHECK(var >= 1.0 && std::sqrt(var) <= kMaxBaseSigma);
   const double sigma = std::sqrt(var);
-  bound = static_cast<std::int64_t>(std::ceil(kTailSigmas * sigma));
+  bound = static_cast<std::int64_t>(std::ceil(kTableTailSigmas * sigma));
   const std::int64_t n = 2 * bound + 1;
   bits = 1;
   while ((std::int64_t{1} << bits) < n) ++bits;

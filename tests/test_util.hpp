@@ -50,4 +50,29 @@ inline double chi2_crit(int k) {
   return k * std::pow(1.0 - c + 4.753 * std::sqrt(c), 3.0);
 }
 
+// log Phi(-a) for a >= 0; the asymptotic series where erfc underflows.
+inline double log_phi_lower(double a) {
+  const double t = 0.5 * std::erfc(a / std::sqrt(2.0));
+  if (t > 1e-300) return std::log(t);
+  return -0.5 * a * a - std::log(a * std::sqrt(2.0 * M_PI)) + std::log1p(-1.0 / (a * a));
+}
+
+// Exact epsilon at delta of mu-GDP (Dong, Roth and Su 2019, Cor. 2.13): Gaussian mechanisms with
+// noise multipliers z_i compose to mu^2 = sum 1 / z_i^2, and
+// delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) decreases in eps.
+inline double gdp_epsilon(double mu, double delta) {
+  auto delta_of = [mu](double eps) {
+    const double a = eps / mu - mu / 2, b = eps / mu + mu / 2;
+    const double p1 = a >= 0 ? std::exp(log_phi_lower(a)) : 1 - std::exp(log_phi_lower(-a));
+    return p1 - std::exp(eps + log_phi_lower(b));
+  };
+  double lo = 0, hi = 1;
+  while (delta_of(hi) > delta) hi *= 2;
+  while (hi - lo > 1e-10 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    (delta_of(mid) > delta ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 }  // namespace test_util

@@ -30,7 +30,7 @@ namespace {
 using nlohmann::ordered_json;
 namespace au = dprl::privacy::audit;
 
-ordered_json number(double v) {
+ordered_json audit_number(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
 }
@@ -71,8 +71,8 @@ void cmd_mechanism(MechanismArgs& a) {
   if (a.json) {
     ordered_json j{{"mechanism", a.p.mechanism},
                    {"mis_specify", a.p.mis_specify},
-                   {"epsilon_claimed", number(r.epsilon_claimed)},
-                   {"epsilon_lower", number(r.epsilon_lower)},
+                   {"epsilon_claimed", audit_number(r.epsilon_claimed)},
+                   {"epsilon_lower", audit_number(r.epsilon_lower)},
                    {"delta", r.delta},
                    {"confidence", r.confidence},
                    {"refuted", r.refuted},
@@ -103,7 +103,7 @@ void cmd_mechanism(MechanismArgs& a) {
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
 }
 
-struct DpsgdArgs {
+struct AuditDpsgdArgs {
   au::DpSgdAuditParams p;
   bool json = false;
   std::string config;             // an experiment: audit its learner
@@ -162,7 +162,7 @@ void check_dpsgd_learner(const Node& cfg) {
       name));
 }
 
-void cmd_dpsgd_config(DpsgdArgs& a) {
+void cmd_dpsgd_config(AuditDpsgdArgs& a) {
   algos::RunOptions opts;
   opts.write = false;
   opts.progress = Progress::Mode::kOff;
@@ -185,7 +185,7 @@ void cmd_dpsgd_config(DpsgdArgs& a) {
   refuted_exit(r.refuted, r.epsilon_lower, r.epsilon_claimed);
 }
 
-void cmd_dpsgd(DpsgdArgs& a) {
+void cmd_dpsgd(AuditDpsgdArgs& a) {
   if (!a.config.empty()) return cmd_dpsgd_config(a);
   for (const char* f : {"--set"})
     if (a.cmd->get_option(f)->count() > 0)
@@ -194,8 +194,8 @@ void cmd_dpsgd(DpsgdArgs& a) {
   if (a.json) {
     ordered_json j{{"mode", "white-box"},
                    {"mis_specify", a.p.mis_specify},
-                   {"epsilon_claimed", number(r.epsilon_claimed)},
-                   {"epsilon_lower", number(r.epsilon_lower)},
+                   {"epsilon_claimed", audit_number(r.epsilon_claimed)},
+                   {"epsilon_lower", audit_number(r.epsilon_lower)},
                    {"delta", a.p.delta},
                    {"confidence", a.p.confidence},
                    {"refuted", r.refuted},
@@ -321,7 +321,7 @@ void add_audit_commands(CLI::App& app) {
   c->add_flag("--json", m->json, "print one JSON object");
   c->callback([m] { cmd_mechanism(*m); });
 
-  auto d = std::make_shared<DpsgdArgs>();
+  auto d = std::make_shared<AuditDpsgdArgs>();
   auto* s = audit->add_subcommand(
       "dpsgd",
       "one-run audit of DP-SGD: a synthetic task with gradient canaries, or an experiment's "

@@ -16,9 +16,9 @@ namespace dprl::algos {
 namespace {
 
 constexpr const char* kOwner = "ppo_kickstart";
-// derive_seed(seed, kDpNoise, kNoiseStream, b): b = 0 the answers (seeded mode), b = 1 the
+// derive_seed(seed, kDpNoise, kKickstartNoiseStream, b): b = 0 the answers (seeded mode), b = 1 the
 // Monte Carlo delta certificates
-constexpr std::uint64_t kNoiseStream = 3;
+constexpr std::uint64_t kKickstartNoiseStream = 3;
 
 PpoUpdateStyle style_of(const PpoKickstartParams& p) {
   return {p.style == "spinning_up", p.vf_learning_rate};
@@ -131,9 +131,9 @@ void PpoKickstart::begin(TrainContext& ctx, const EnvSpec& spec, int batch) {
   if (kp_.teacher_mode != "dirichlet") return;
   // the rows come from students trained on private answers: written out only with checkpoints
   ctx.hold_metrics_until_checkpoints();
-  noise_ = kp_.noise == "seeded" ? privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 0)
+  noise_ = kp_.noise == "seeded" ? privacy::make_seeded_noise(ctx.seed(), kKickstartNoiseStream, 0)
                                  : privacy::make_os_entropy_noise();
-  mc_noise_ = privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 1);
+  mc_noise_ = privacy::make_seeded_noise(ctx.seed(), kKickstartNoiseStream, 1);
   privacy::DirichletTeacherParams d;
   d.k0 = kp_.k0;
   d.decay = kp_.decay;

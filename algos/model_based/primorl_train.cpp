@@ -31,7 +31,7 @@ namespace mb = model_based;
 namespace {
 
 // the Domain::kDpNoise stream of the model training's sampling and noise
-constexpr std::uint64_t kNoiseStream = 0x7d9;
+constexpr std::uint64_t kPrimorlNoiseStream = 0x7d9;
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
@@ -153,9 +153,9 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
   // the private variant draws its sampling and noise from the learners' shared source
   // (private_noise.hpp: os-entropy by default, seeded reproducible and warned); the non-private
   // variants draw only the Poisson samples, from a seeded stream
-  auto source = dp ? make_private_noise(p.noise, ctx.seed(), kNoiseStream,
+  auto source = dp ? make_private_noise(p.noise, ctx.seed(), kPrimorlNoiseStream,
                                         {p.z, p.q, p.clip_norm, p.delta}, "primorl")
-                   : privacy::make_seeded_noise(ctx.seed(), kNoiseStream, 0);
+                   : privacy::make_seeded_noise(ctx.seed(), kPrimorlNoiseStream, 0);
   // the RDP ledger is the run directory's persistent one (as the offline learners'): each block
   // of rounds is durable before it runs, and a model stage restarted after a kill (before the
   // first checkpoint) composes with what the killed one already released

@@ -14,20 +14,13 @@
 #include "engine/rng.hpp"
 #include "engine/sha256.hpp"
 #include "envs/register_envs.hpp"
+#include "algos/run/sweep.hpp"
 
 namespace dprl::algos {
 namespace {
 
 // training runs of one population (the variants grid times runs_per_setting), as a sweep's runs
 constexpr long long kMaxPopulationRuns = 1000000;
-
-std::string sanitize(std::string s) {
-  for (char& c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
-          c == '=' || c == ','))
-      c = '_';
-  return s;
-}
 
 std::vector<std::string> split_plus(const std::string& key) {
   std::vector<std::string> out;
@@ -256,7 +249,7 @@ SweepPlan plan_population(const PopulationSpec& spec) {
       parts.push_back(spec.grid_keys[k] + "=" + v);
     }
     const std::string label =
-        parts.empty() ? "default" : sanitize(fmt::format("{}", fmt::join(parts, ",")));
+        parts.empty() ? "default" : run_label(fmt::format("{}", fmt::join(parts, ",")));
     for (int r = 0; r < spec.runs_per_setting; ++r) {
       SweepRun run;
       run.index = plan.runs.size();

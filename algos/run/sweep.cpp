@@ -23,14 +23,6 @@ std::string last_component(const std::string& key) {
   return dot == std::string::npos ? key : key.substr(dot + 1);
 }
 
-std::string sanitize(std::string s) {
-  for (char& c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
-          c == '=' || c == ','))
-      c = '_';
-  return s;
-}
-
 std::vector<std::uint64_t> read_seeds(const Node& top, const Node& base_config,
                                       const fs::path& base_path) {
   std::vector<std::uint64_t> seeds;
@@ -87,7 +79,7 @@ void add_point(SweepPlan& plan, std::size_t p, const std::vector<std::vector<std
     label_parts.push_back(last_component(plan.keys[k]) + "=" + values[k][digit[k]]);
   }
   const std::string label =
-      label_parts.empty() ? "base" : sanitize(fmt::format("{}", fmt::join(label_parts, ",")));
+      label_parts.empty() ? "base" : run_label(fmt::format("{}", fmt::join(label_parts, ",")));
   for (std::uint64_t seed : seeds) {
     SweepRun run;
     run.index = plan.runs.size();
@@ -127,6 +119,14 @@ std::string one_line(std::string s) {
 }
 
 }  // namespace
+
+std::string run_label(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
+          c == '=' || c == ','))
+      c = '_';
+  return s;
+}
 
 SweepPlan plan_sweep(const fs::path& file) {
   const Node root = load_yaml_file(file);

@@ -78,6 +78,10 @@ struct SweepPlan {
 // run starts).
 SweepPlan plan_sweep(const std::filesystem::path& file);
 
+// A run folder name from a label ("algo.params.lr=0.1,seed=2"): every character but letters,
+// digits and . - _ = , becomes '_'. Sweeps and populations name their runs with it.
+std::string run_label(std::string label);
+
 struct SweepOptions {
   int jobs = 1;        // local worker threads per process (>= 1)
   bool force = false;  // rerun complete runs too

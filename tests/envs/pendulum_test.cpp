@@ -15,7 +15,6 @@ using dprl::envs::make_env;
 using dprl::envs::Pendulum;
 
 namespace {
-constexpr double kPi = std::numbers::pi;
 }
 
 TEST_SUITE("unit") {
@@ -31,19 +30,19 @@ TEST_SUITE("unit") {
 
   TEST_CASE(
       "pendulum: angle_normalize is Python's floored modulo into -pi to pi with pi mapped to -pi") {
-    CHECK(Pendulum::angle_normalize(kPi) == -kPi);
-    CHECK(Pendulum::angle_normalize(-kPi) == -kPi);
+    CHECK(Pendulum::angle_normalize(std::numbers::pi) == -std::numbers::pi);
+    CHECK(Pendulum::angle_normalize(-std::numbers::pi) == -std::numbers::pi);
     CHECK(Pendulum::angle_normalize(0.0) == 0.0);
-    CHECK(Pendulum::angle_normalize(-3 * kPi) == -kPi);
+    CHECK(Pendulum::angle_normalize(-3 * std::numbers::pi) == -std::numbers::pi);
     // C's fmod would keep the sign of the dividend here
-    CHECK(Pendulum::angle_normalize(-4.0) == doctest::Approx(2 * kPi - 4.0).epsilon(1e-15));
+    CHECK(Pendulum::angle_normalize(-4.0) == doctest::Approx(2 * std::numbers::pi - 4.0).epsilon(1e-15));
     dprl::Rng rng(1);
     for (int i = 0; i < 100000; ++i) {
       const double x = rng.uniform(-100, 100);
       const double y = Pendulum::angle_normalize(x);
-      REQUIRE(y >= -kPi);
-      REQUIRE(y <= kPi);  // == pi only when the modulo rounds up to 2 pi, as in NumPy
-      REQUIRE(std::fabs(std::remainder(x - y, 2 * kPi)) < 1e-12);
+      REQUIRE(y >= -std::numbers::pi);
+      REQUIRE(y <= std::numbers::pi);  // == pi only when the modulo rounds up to 2 pi, as in NumPy
+      REQUIRE(std::fabs(std::remainder(x - y, 2 * std::numbers::pi)) < 1e-12);
     }
   }
 
@@ -94,12 +93,12 @@ TEST_SUITE("unit") {
     env.reset(0, obs);
     env.set_state(std::vector<double>{0.0, 8.0});
     for (int i = 0; i < 100; ++i) env.step(std::vector<double>{2.0}, obs);
-    CHECK(env.state()[0] > 10 * kPi);
+    CHECK(env.state()[0] > 10 * std::numbers::pi);
     for (std::uint64_t seed = 0; seed < 1000; ++seed) {
       env.reset(seed, obs);
       const auto s = env.state();
-      REQUIRE(s[0] >= -kPi);
-      REQUIRE(s[0] < kPi);
+      REQUIRE(s[0] >= -std::numbers::pi);
+      REQUIRE(s[0] < std::numbers::pi);
       REQUIRE(s[1] >= -1.0);
       REQUIRE(s[1] < 1.0);
     }

@@ -61,7 +61,7 @@ inline std::string exe() {
 
 // Runs dprl under timeout(1): a command that hangs (a FIFO read, an unbounded loop) ends with
 // status 124 and fails the case instead of the suite.
-inline Result run_in(const fs::path& cwd, const std::string& args, const std::string& env = "") {
+inline Result run_case_in(const fs::path& cwd, const std::string& args, const std::string& env = "") {
   const auto out = cwd.parent_path() / (cwd.filename().string() + ".out");
   const auto err = cwd.parent_path() / (cwd.filename().string() + ".err");
   const char* limit = std::getenv("DPRL_CASE_TIMEOUT");  // seconds; 60 unless given
@@ -163,7 +163,7 @@ inline void check_case(const std::string& group, const Case& c, const fs::path& 
   for (const auto& f : c.files) materialise(dir, f, fx);
   const auto before = snapshot(dir);
   const auto args = replace_all(replace_all(c.args, "{d}", dir.string()), "{fx}", fx.string());
-  const auto r = run_in(dir, args);
+  const auto r = run_case_in(dir, args);
   std::string inputs;
   for (const auto& f : c.files) inputs += " [" + f.path + ": " + f.content.substr(0, 160) + "]";
   INFO(group, ": dprl ", args, inputs);

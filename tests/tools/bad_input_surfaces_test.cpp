@@ -140,13 +140,13 @@ const fs::path& surface_fixtures() {
             "train.eval_episodes=1 --set algo.params.noise=seeded --out ac --quiet",
     };
     for (const auto& m : make) {
-      const auto r = run_in(d, m);
+      const auto r = run_case_in(d, m);
       INFO(m, "\n", r.err);
       REQUIRE(r.code == 0);
     }
     fs::remove(d / "ac" / "privacy_ledger.json.lock");
     // a tabular run killed after its second checkpoint (step 10000 of 20000)
-    const auto k = run_in(d,
+    const auto k = run_case_in(d,
                           "run " + kSrc +
                               "/configs/quickstart.yaml --set train.steps=20000 --set "
                               "train.eval_every=5000 --set train.checkpoint_every=5000 --set "

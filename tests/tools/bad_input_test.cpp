@@ -51,7 +51,7 @@ const fs::path& fixtures() {
             "train.eval_episodes=1 --set algo.params.noise=seeded --out ac --quiet",
     };
     for (const auto& m : make) {
-      const auto r = run_in(d, m);
+      const auto r = run_case_in(d, m);
       INFO(m, "\n", r.err);
       REQUIRE(r.code == 0);
     }

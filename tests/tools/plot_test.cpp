@@ -362,7 +362,7 @@ void write_run(const fs::path& dir, const std::string& algo, int seed, const std
 }
 
 // Runs a shell command; returns its exit status.
-int run(const std::string& cmd) {
+int run_shell(const std::string& cmd) {
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -384,7 +384,7 @@ TEST_SUITE("e2e") {
     const fs::path svg = tmp.path / "x.svg";
     const fs::path err = tmp.path / "err.txt";
 
-    CHECK(run(dprl_exe() + " plot " + dirs + " --y return_mean -o '" + svg.string() +
+    CHECK(run_shell(dprl_exe() + " plot " + dirs + " --y return_mean -o '" + svg.string() +
               "' --title Taxi > /dev/null 2> '" + err.string() + "'") == 0);
     REQUIRE(fs::exists(svg));
     const std::string text = dprl::read_file(svg);
@@ -396,7 +396,7 @@ TEST_SUITE("e2e") {
 
     // an unknown column: exit 2, one line naming the flag and the valid columns, no output
     const fs::path bad = tmp.path / "bad.svg";
-    CHECK(run(dprl_exe() + " plot " + dirs + " --y nope -o '" + bad.string() + "' 2> '" +
+    CHECK(run_shell(dprl_exe() + " plot " + dirs + " --y nope -o '" + bad.string() + "' 2> '" +
               err.string() + "'") == 2);
     CHECK_FALSE(fs::exists(bad));
     const std::string msg = dprl::read_file(err);
@@ -405,11 +405,11 @@ TEST_SUITE("e2e") {
     CHECK(msg.find("valid: step, return_mean") != std::string::npos);
 
     // a missing run directory and a malformed metrics.csv name the culprit
-    CHECK(run(dprl_exe() + " plot '" + (runs / "absent").string() + "' --y return_mean -o '" +
+    CHECK(run_shell(dprl_exe() + " plot '" + (runs / "absent").string() + "' --y return_mean -o '" +
               bad.string() + "' 2> '" + err.string() + "'") == 2);
     CHECK(dprl::read_file(err).find("absent") != std::string::npos);
     write_run(runs / "broken", "q_learning", 3, "step,return_mean\n0,1\n1,2,3\n");
-    CHECK(run(dprl_exe() + " plot '" + (runs / "broken").string() + "' --y return_mean -o '" +
+    CHECK(run_shell(dprl_exe() + " plot '" + (runs / "broken").string() + "' --y return_mean -o '" +
               bad.string() + "' 2> '" + err.string() + "'") == 2);
     CHECK(dprl::read_file(err).find("metrics.csv:3: expected 2 cells") != std::string::npos);
     CHECK_FALSE(fs::exists(bad));
@@ -428,7 +428,7 @@ TEST_SUITE("e2e") {
     dprl::write_file_atomic(d / "fig_ours_seed2.csv", "eps,score\n5,0.3\n10,0.7\n");
     dprl::write_file_atomic(d / "fig_dp_sgd_seed1.csv", "eps,score\n5,0.0\n10,0.2\n");
     const fs::path svg = tmp.path / "f.svg";
-    CHECK(run(dprl_exe() + " plot '" + (d / "fig_ours_seed1.csv").string() + "' '" +
+    CHECK(run_shell(dprl_exe() + " plot '" + (d / "fig_ours_seed1.csv").string() + "' '" +
               (d / "fig_ours_seed2.csv").string() + "' '" + (d / "fig_dp_sgd_seed1.csv").string() +
               "' --x eps --y score -o '" + svg.string() + "' 2> /dev/null") == 0);
     const std::string text = dprl::read_file(svg);
@@ -445,7 +445,7 @@ TEST_SUITE("e2e") {
     const std::string dir = "'" + (runs / "a_seed1").string() + "'";
     const fs::path svg = tmp.path / "log.svg";
     const fs::path err = tmp.path / "err.txt";
-    CHECK(run(dprl_exe() + " plot " + dir + " --x episode --y regret --log-x --log-y -o '" +
+    CHECK(run_shell(dprl_exe() + " plot " + dir + " --x episode --y regret --log-x --log-y -o '" +
               svg.string() + "' > /dev/null 2> '" + err.string() + "'") == 0);
     REQUIRE(fs::exists(svg));
     const std::string text = dprl::read_file(svg);
@@ -459,11 +459,11 @@ TEST_SUITE("e2e") {
 
     // an all-zero column on a log axis: exit 2, one line naming the flag and column, no output
     const fs::path bad = tmp.path / "bad.svg";
-    CHECK(run(dprl_exe() + " plot " + dir + " --x episode --y zero --log-y -o '" + bad.string() +
+    CHECK(run_shell(dprl_exe() + " plot " + dir + " --x episode --y zero --log-y -o '" + bad.string() +
               "' 2> '" + err.string() + "'") == 2);
     CHECK(dprl::read_file(err) == "dprl: --log-y: no positive values in column 'zero'\n");
     CHECK_FALSE(fs::exists(bad));
-    CHECK(run(dprl_exe() + " plot " + dir + " --x zero --y regret --log-x --log-y -o '" +
+    CHECK(run_shell(dprl_exe() + " plot " + dir + " --x zero --y regret --log-x --log-y -o '" +
               bad.string() + "' 2> '" + err.string() + "'") == 2);
     CHECK(dprl::read_file(err) == "dprl: --log-x: no positive values in column 'zero'\n");
     CHECK_FALSE(fs::exists(bad));
@@ -502,14 +502,14 @@ TEST_SUITE("e2e") {
     }
     const fs::path svg = tmp.path / "m.svg";
     const fs::path err = tmp.path / "err.txt";
-    CHECK(run(dprl_exe() + " plot" + dirs + " --y train_return --stat median -o '" + svg.string() +
+    CHECK(run_shell(dprl_exe() + " plot" + dirs + " --y train_return --stat median -o '" + svg.string() +
               "' > /dev/null 2> '" + err.string() + "'") == 0);
     REQUIRE(fs::exists(svg));
     CHECK(well_formed(dprl::read_file(svg)));
     CHECK(count(dprl::read_file(svg), "<path ") == 2);  // band + line
     for (const char* bad : {"90,10", "15", "-1,50", "15,101"}) {
       CAPTURE(bad);
-      CHECK(run(dprl_exe() + " plot" + dirs + " --y train_return --stat median --percentiles " +
+      CHECK(run_shell(dprl_exe() + " plot" + dirs + " --y train_return --stat median --percentiles " +
                 bad + " -o '" + (tmp.path / "bad.svg").string() + "' 2> '" + err.string() + "'") ==
             2);
       CHECK(dprl::read_file(err).find("--percentiles") != std::string::npos);

@@ -25,7 +25,7 @@ using namespace sweep_test;
 
 namespace {
 
-struct Case {
+struct ResumeCase {
   const char* name;
   std::string config;      // the experiment, with out: out
   int kill_after;          // checkpoints written before the first kill
@@ -51,8 +51,8 @@ std::string offline_config(const char* algo, int seed) {
 }
 
 // short runs: a few checkpoints each
-std::vector<Case> cases() {
-  static const std::vector<Case> v = {
+std::vector<ResumeCase> cases() {
+  static const std::vector<ResumeCase> v = {
       {"q_learning",
        "seed: 3\nout: out\nenv: {id: taxi}\nalgo: {id: q_learning}\n"
        "train: {steps: 20000, eval_every: 5000, eval_episodes: 5, checkpoint_every: 3000}\n",
@@ -262,7 +262,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("a corrupted or truncated checkpoint is refused, the previous one is kept") {
-    const Case c = cases()[0];
+    const ResumeCase c = cases()[0];
     const auto ref = setup("bad_ref", c.config);
     REQUIRE(run_in(ref, "run exp.yaml --quiet").code == 0);
     const auto d = setup("bad", c.config);
@@ -307,7 +307,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("resume refuses what it cannot continue") {
-    const Case c = cases()[0];
+    const ResumeCase c = cases()[0];
     const auto d = setup("refuse", c.config);
     // no run there yet
     auto r = run_in(d, "run exp.yaml --resume --quiet");

@@ -12,11 +12,6 @@ using namespace sweep_test;
 namespace {
 
 // One sweep file (out: out) and its base config in dir.
-void write_sweep(const fs::path& dir, const std::string& base, const std::string& sweep) {
-  dprl::write_file_atomic(dir / "base.yaml", base);
-  dprl::write_file_atomic(dir / "sweep.yaml", "base: base.yaml\nout: out\n" + sweep);
-}
-
 // Runs the sweep at --jobs 1 and 2 in separate directories and compares every byte; returns the
 // folder (j1/ and j2/ in it).
 fs::path check_jobs_invariant(const std::string& name, const std::string& base,

@@ -21,10 +21,8 @@ const std::string kBase =
     "env: {id: taxi}\nalgo: {id: q_learning}\n"
     "train: {steps: 20000, eval_every: 10000, eval_episodes: 10}\n";
 
-void write_sweep(const fs::path& dir, const std::string& base, const std::string& seeds) {
-  fs::create_directories(dir);
-  dprl::write_file_atomic(dir / "base.yaml", base);
-  dprl::write_file_atomic(dir / "sweep.yaml", "base: base.yaml\nout: out\nseeds: " + seeds + "\n");
+void write_seed_sweep(const fs::path& dir, const std::string& base, const std::string& seeds) {
+  write_sweep(dir, base, "seeds: " + seeds + "\n");
 }
 
 // "sweep: 8 runs, 3 complete, 5 to run on ..." -> 3
@@ -47,7 +45,7 @@ int count_files(const fs::path& dir, const std::string& name) {
 TEST_SUITE("e2e") {
   TEST_CASE("a rerun skips complete runs, --force reruns them, another config is rerun") {
     const auto d = scratch("skip");
-    write_sweep(d, kBase, "[1, 2, 3]");
+    write_seed_sweep(d, kBase, "[1, 2, 3]");
     REQUIRE(run_in(d, "sweep sweep.yaml").code == 0);
     const std::string csv = dprl::read_file(d / "out" / "sweep.csv");
     const auto run1 = d / "out" / "base" / "seed2";
@@ -90,8 +88,8 @@ TEST_SUITE("e2e") {
     const std::string base =
         "env: {id: taxi}\nalgo: {id: q_learning}\n"
         "train: {steps: 500000, eval_every: 100000, eval_episodes: 20}\n";
-    write_sweep(d / "whole", base, "[1, 2, 3, 4, 5, 6, 7, 8]");
-    write_sweep(d / "killed", base, "[1, 2, 3, 4, 5, 6, 7, 8]");
+    write_seed_sweep(d / "whole", base, "[1, 2, 3, 4, 5, 6, 7, 8]");
+    write_seed_sweep(d / "killed", base, "[1, 2, 3, 4, 5, 6, 7, 8]");
     REQUIRE(run_in(d / "whole", "sweep sweep.yaml --quiet").code == 0);
 
     // the child: dprl sweep in d/killed, output discarded
@@ -140,7 +138,7 @@ TEST_SUITE("e2e") {
         "env: {id: cartpole}\nalgo: {id: ppo, params: {num_envs: 4, num_steps: 128}}\n"
         "train: {steps: 8192, eval_every: 4096, eval_episodes: 5, checkpoint_every: 1024}\n";
     for (const char* s : {"whole", "killed", "corrupt", "forced"})
-      write_sweep(d / s, base, "[1, 2]");
+      write_seed_sweep(d / s, base, "[1, 2]");
     REQUIRE(run_in(d / "whole", "sweep sweep.yaml --quiet").code == 0);
     const std::string note = "out/base/seed1 continues from its last checkpoint";
 
@@ -181,8 +179,8 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("a failed run is listed, the sweep exits 1, and the next sweep runs only that run") {
     const auto d = scratch("fail");
-    write_sweep(d / "ref", kBase, "[1, 2, 3]");
-    write_sweep(d / "s", kBase, "[1, 2, 3]");
+    write_seed_sweep(d / "ref", kBase, "[1, 2, 3]");
+    write_seed_sweep(d / "s", kBase, "[1, 2, 3]");
     REQUIRE(run_in(d / "ref", "sweep sweep.yaml --quiet").code == 0);
     // a file where run 1's directory should be: that run cannot write anything
     fs::create_directories(d / "s" / "out" / "base");

@@ -25,6 +25,14 @@ using cli_test::count;
 using cli_test::Result;
 using cli_test::scratch;
 
+// base.yaml (the text base) and sweep.yaml ("base: base.yaml", "out: out", then the text sweep) in
+// dir, which is created if missing.
+inline void write_sweep(const fs::path& dir, const std::string& base, const std::string& sweep) {
+  fs::create_directories(dir);
+  dprl::write_file_atomic(dir / "base.yaml", base);
+  dprl::write_file_atomic(dir / "sweep.yaml", "base: base.yaml\nout: out\n" + sweep);
+}
+
 // `prefix DPRL_EXE args` run in cwd (prefix: e.g. an mpirun command line, or "").
 inline Result run_in(const fs::path& cwd, const std::string& args, const std::string& prefix = "") {
   const auto out = cwd / "cmd.stdout";

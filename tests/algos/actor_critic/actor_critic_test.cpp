@@ -16,6 +16,7 @@
 #include "privacy/dp_event.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 using dprl::algos::ActorCriticParams;
@@ -25,44 +26,20 @@ using dprl::algos::OneHotFeatures;
 namespace {
 
 // per process: test runs of other checkouts share the temporary directory
-fs::path temp_dir(const std::string& name) {
+fs::path ac_temp_dir(const std::string& name) {
   return fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
 }
 
 std::span<const float> obs_of(const float& s) { return {&s, 1}; }
 
-dprl::algos::RunOptions quiet(const fs::path& out) {
+dprl::algos::RunOptions ac_quiet(const fs::path& out) {
   dprl::algos::RunOptions o;
   o.out = out;
   o.progress = dprl::Progress::Mode::kOff;
   return o;
 }
 
-// log Phi(-a) for a >= 0, the normal lower tail; the asymptotic series where erfc underflows
-double log_phi_lower(double a) {
-  const double t = 0.5 * std::erfc(a / std::sqrt(2.0));
-  if (t > 1e-300) return std::log(t);
-  return -0.5 * a * a - std::log(a * std::sqrt(2.0 * M_PI)) + std::log1p(-1.0 / (a * a));
-}
-
-// Exact epsilon at delta of a mu-GDP mechanism (Dong, Roth and Su 2019, Cor. 2.13): the
-// composition of Gaussian mechanisms with noise multipliers z_i is mu-GDP with
-// mu^2 = sum 1 / z_i^2, and delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), which
-// decreases in eps; bisection to 1e-10 relative.
-double gdp_epsilon(double mu, double delta) {
-  auto delta_of = [mu](double eps) {
-    const double a = eps / mu - mu / 2, b = eps / mu + mu / 2;
-    const double p1 = a >= 0 ? std::exp(log_phi_lower(a)) : 1 - std::exp(log_phi_lower(-a));
-    return p1 - std::exp(eps + log_phi_lower(b));
-  };
-  double lo = 0, hi = 1;
-  while (delta_of(hi) > delta) hi *= 2;
-  while (hi - lo > 1e-10 * hi) {
-    const double mid = 0.5 * (lo + hi);
-    (delta_of(mid) > delta ? lo : hi) = mid;
-  }
-  return hi;
-}
+using test_util::gdp_epsilon;
 
 }  // namespace
 
@@ -199,14 +176,14 @@ TEST_SUITE("statistical") {
 
 TEST_SUITE("e2e") {
   TEST_CASE("DP-Both: the whole-run epsilon is that of sensitivity 2C (exact GDP), not C") {
-    const auto dir = temp_dir("dprl_ac_test");
+    const auto dir = ac_temp_dir("dprl_ac_test");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 3\nenv: {id: chain_mdp, params: {n: 10}}\n"
         "algo: {id: actor_critic, params: {dp: both, epsilon: 2, episodes: 20, noise: seeded, "
         "trace_similarity: true}}\ntrain: {steps: 1000000, eval_every: 0, eval_episodes: 5}\n";
-    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "a"));
-    dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir / "b"));
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir / "a"));
+    dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir / "b"));
     // seeded noise is reproducible
     CHECK(dprl::read_file(dir / "a" / "metrics.csv") == dprl::read_file(dir / "b" / "metrics.csv"));
     REQUIRE(s.privacy.has_value());
@@ -247,13 +224,13 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("fixed clipping is not formal either: the record says what is covered") {
-    const auto dir = temp_dir("dprl_ac_test_fixed");
+    const auto dir = ac_temp_dir("dprl_ac_test_fixed");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"
         "algo: {id: actor_critic, params: {dp: actor, clip: fixed, clip_norm: 1, episodes: 3}}\n"
         "train: {steps: 1000000, eval_every: 0, eval_episodes: 3}\n";
-    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir));
     REQUIRE(s.privacy.has_value());
     CHECK_FALSE(s.privacy->formal);
     CHECK(s.privacy->covers ==
@@ -279,7 +256,7 @@ TEST_SUITE("e2e") {
     // epsilon 1e-7: sigma = 5.3e7, and sqrt(3000) sigma / 2 = 1.5e9 grid steps per noise scale
     // exceed the discrete Gaussian's 2^28; seeded noise (no grid) runs
     auto run_with = [](const std::string& noise) {
-      const auto dir = temp_dir("dprl_ac_test_grid");
+      const auto dir = ac_temp_dir("dprl_ac_test_grid");
       fs::remove_all(dir);
       return dprl::algos::run_experiment(
           dprl::parse_yaml("seed: 1\nenv: {id: taxi}\ntrain: {steps: 50, eval_episodes: 1}\n"
@@ -287,7 +264,7 @@ TEST_SUITE("e2e") {
                            "episodes: 1, noise: " +
                                noise + "}}\n",
                            "t"),
-          "t", quiet(dir));
+          "t", ac_quiet(dir));
     };
     CHECK_THROWS_WITH_AS(run_with("os-entropy"), doctest::Contains("actor_critic: epsilon = 1e-07"),
                          dprl::ParamError);
@@ -295,14 +272,14 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("metrics.csv's epsilon column uses the configured accountant") {
-    const auto dir = temp_dir("dprl_ac_test_pld");
+    const auto dir = ac_temp_dir("dprl_ac_test_pld");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 2\nenv: {id: chain_mdp, params: {n: 5}}\n"
         "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 0.5, episodes: 6, "
         "accountant: pld, noise: seeded}}\n"
         "train: {steps: 1000000, eval_every: 0, eval_episodes: 3}\n";
-    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir));
     REQUIRE(s.privacy.has_value());
     CHECK(s.privacy->accountant == "pld");
     const std::string csv = dprl::read_file(dir / "metrics.csv");
@@ -365,14 +342,14 @@ TEST_SUITE("e2e") {
 TEST_SUITE("e2e") {
   TEST_CASE(
       "a budget is charged before release in a persistent ledger, and a rerun cannot respend") {
-    const auto dir = temp_dir("dprl_ac_test_budget");
+    const auto dir = ac_temp_dir("dprl_ac_test_budget");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 2\nenv: {id: chain_mdp, params: {n: 30}}\n"
         "algo: {id: actor_critic, params: {dp: actor, clip: fixed, epsilon: 1, budget_epsilon: "
         "150, episodes: 1000, charge_block: 100, noise: seeded}}\n"
         "train: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
-    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir));
     REQUIRE(s.privacy.has_value());
     CHECK(s.privacy->epsilon <= 150.0);
     auto d = nlohmann::json::parse(s.privacy->details_json);
@@ -399,7 +376,7 @@ TEST_SUITE("e2e") {
     // a rerun into the same directory finds the budget spent and is refused before it writes
     fs::remove(dir / "config.yaml");
     CHECK_THROWS_WITH_AS(
-        dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir)),
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir)),
         doctest::Contains(doctest::String(
             ("the privacy budget in " + file.string() + " is already spent").c_str())),
         dprl::BudgetExceeded);
@@ -411,13 +388,13 @@ TEST_SUITE("e2e") {
     std::string small = yaml;
     small.replace(small.find("budget_epsilon: 150"), 19, "budget_epsilon: 0.001");
     CHECK_THROWS_WITH_AS(
-        dprl::algos::run_experiment(dprl::parse_yaml(small, "t"), "t", quiet(tiny)),
+        dprl::algos::run_experiment(dprl::parse_yaml(small, "t"), "t", ac_quiet(tiny)),
         doctest::Contains("cannot afford a single step"), dprl::BudgetExceeded);
     CHECK_FALSE(fs::exists(tiny));
   }
 
   TEST_CASE("runs sharing a ledger file share one budget") {
-    const auto dir = temp_dir("dprl_ac_test_shared");
+    const auto dir = ac_temp_dir("dprl_ac_test_shared");
     fs::remove_all(dir);
     const fs::path file = dir / "shared" / "budget.json";
     auto yaml = [&](int episodes) {
@@ -428,12 +405,12 @@ TEST_SUITE("e2e") {
              "}}\ntrain: {steps: 10000000, eval_every: 0, eval_episodes: 3}\n";
     };
     const auto a =
-        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1), "t"), "t", quiet(dir / "a"));
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1), "t"), "t", ac_quiet(dir / "a"));
     const double after_a = dprl::privacy::Ledger::load_file(file).spent_epsilon();
     CHECK(after_a > 0);
     CHECK_FALSE(fs::exists(dir / "a" / "privacy_ledger.json"));
     const auto b =
-        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1000), "t"), "t", quiet(dir / "b"));
+        dprl::algos::run_experiment(dprl::parse_yaml(yaml(1000), "t"), "t", ac_quiet(dir / "b"));
     const auto l = dprl::privacy::Ledger::load_file(file);
     CHECK(l.spent_epsilon() <= 300.0);
     CHECK(l.spent_epsilon() > after_a);
@@ -446,7 +423,7 @@ TEST_SUITE("e2e") {
 
 TEST_SUITE("e2e") {
   TEST_CASE("noise that blows the weights up stops training and is reported as divergence") {
-    const auto dir = temp_dir("dprl_ac_test_diverge");
+    const auto dir = ac_temp_dir("dprl_ac_test_diverge");
     fs::remove_all(dir);
     const std::string yaml =
         "seed: 1\nenv: {id: taxi}\n"
@@ -454,7 +431,7 @@ TEST_SUITE("e2e") {
         "epsilon: 0.1, episodes: 500, noise: seeded}}\ntrain: {steps: 10000000, eval_every: 0, "
         "eval_episodes: "
         "3}\n";
-    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", quiet(dir));
+    const auto s = dprl::algos::run_experiment(dprl::parse_yaml(yaml, "t"), "t", ac_quiet(dir));
     double diverged = 0, at = -1;
     for (const auto& [k, v] : s.extra) {
       if (k == "diverged") diverged = v;

@@ -32,7 +32,7 @@ struct RemoveAtExit {
   }
 };
 
-std::filesystem::path teacher_file() {
+std::filesystem::path audit_teacher_file() {
   static const RemoveAtExit f{[] {
     const auto p = std::filesystem::temp_directory_path() /
                    ("dprl_kick_audit_" + std::to_string(::getpid()) + ".bin");
@@ -48,7 +48,7 @@ std::filesystem::path teacher_file() {
 
 PpoKickstartParams params() {
   PpoKickstartParams p;
-  p.teacher = teacher_file().string();
+  p.teacher = audit_teacher_file().string();
   p.k0 = 2;
   p.eta = 0.25;
   p.tau = 0.1;

@@ -24,13 +24,13 @@ namespace mb = dprl::algos::model_based;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
+fs::path mb_temp_dir(const std::string& name) {
   auto d = fs::temp_directory_path() / ("dprl_primorl_test_" + name);
   fs::remove_all(d);
   return d;
 }
 
-dprl::algos::RunOptions quiet(const fs::path& out) {
+dprl::algos::RunOptions mb_quiet(const fs::path& out) {
   dprl::algos::RunOptions o;
   o.out = out;
   o.progress = dprl::Progress::Mode::kOff;
@@ -58,9 +58,9 @@ TEST_SUITE("e2e") {
   TEST_CASE("smoke config runs end to end with the full guarantee record, reproducibly") {
     std::vector<std::string> metrics, policies;
     for (int rep = 0; rep < 2; ++rep) {
-      const auto out = temp_dir("smoke" + std::to_string(rep));
+      const auto out = mb_temp_dir("smoke" + std::to_string(rep));
       dprl::algos::run_experiment_file(fs::path(DPRL_SOURCE_DIR) / "configs/paper004/smoke.yaml",
-                                       quiet(out));
+                                       mb_quiet(out));
       const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
       const auto& pr = s["privacy"];
       CHECK(pr["epsilon"].get<double>() ==
@@ -91,7 +91,7 @@ TEST_SUITE("unit") {
   TEST_CASE("nothing after model training reads the private data") {
     std::vector<std::string> policies;
     for (bool poison : {false, true}) {
-      const auto out = temp_dir(poison ? "poison" : "clean");
+      const auto out = mb_temp_dir(poison ? "poison" : "clean");
       auto algo = dprl::algos::algo_registry().make(
           "primorl",
           dprl::parse_yaml(tiny_config(""), "t").find("algo")->find("params")->to_param_map("p"));
@@ -126,31 +126,31 @@ TEST_SUITE("unit") {
         {"    z: 0\n", "primorl.z"},
     };
     for (const auto& [extra, key] : cases) {
-      const auto out = temp_dir("bad");
+      const auto out = mb_temp_dir("bad");
       CAPTURE(key);
       CHECK_THROWS_WITH_AS(
-          dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out)),
+          dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", mb_quiet(out)),
           doctest::Contains(key.c_str()), dprl::ParamError);
       CHECK(!fs::exists(out));
     }
     // q K = 0.01 * 18 < 1
-    auto out = temp_dir("small_qk");
+    auto out = mb_temp_dir("small_qk");
     CHECK_THROWS_WITH_AS(
         dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("", "pendulum", "0.01"), "t"), "t",
-                                    quiet(out)),
+                                    mb_quiet(out)),
         doctest::Contains("primorl.q"), dprl::ParamError);
     CHECK(!fs::exists(out));
-    out = temp_dir("discrete");
+    out = mb_temp_dir("discrete");
     CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(
-                             dprl::parse_yaml(tiny_config("", "cartpole"), "t"), "t", quiet(out)),
+                             dprl::parse_yaml(tiny_config("", "cartpole"), "t"), "t", mb_quiet(out)),
                          doctest::Contains("continuous"), dprl::ParamError);
     CHECK(!fs::exists(out));
   }
 
   TEST_CASE("an OS-entropy run releases snapped noise and its record is formal") {
-    const auto out = temp_dir("os_entropy");
+    const auto out = mb_temp_dir("os_entropy");
     dprl::algos::run_experiment(
-        dprl::parse_yaml(tiny_config("", "pendulum", "0.2", "os-entropy"), "t"), "t", quiet(out));
+        dprl::parse_yaml(tiny_config("", "pendulum", "0.2", "os-entropy"), "t"), "t", mb_quiet(out));
     const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
     const auto& pr = s["privacy"];
     CHECK(pr["formal"] == true);
@@ -172,9 +172,9 @@ TEST_SUITE("unit") {
 
   TEST_CASE("a noise too small for PLD still runs: RDP epsilon, PLD inf with a note") {
     // z = 1e-4 (PriMORL's HalfCheetah ablation): PLD cannot bound it, RDP gives a finite figure
-    const auto out = temp_dir("tiny_z");
+    const auto out = mb_temp_dir("tiny_z");
     dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("    z: 1.0e-4\n"), "t"), "t",
-                                quiet(out));
+                                mb_quiet(out));
     const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
     const auto& pr = s["privacy"];
     const double eps = pr["epsilon"].get<double>();
@@ -190,8 +190,8 @@ TEST_SUITE("unit") {
     // test figures of its first model; simulated by a finished run whose checkpoints and summary
     // are removed, then resumed: it trains a second model, and the run directory's ledger holds
     // both trainings' rounds (20 + 20), charged in blocks of model_eval_every = 10
-    const auto out = temp_dir("restart");
-    auto opts = quiet(out);
+    const auto out = mb_temp_dir("restart");
+    auto opts = mb_quiet(out);
     const std::string config = tiny_config("");
     dprl::algos::run_experiment(dprl::parse_yaml(config, "t"), "t", opts);
     auto charges = [&] {
@@ -211,9 +211,9 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("public_trajectories fixes K and keeps the training split's size out of the outputs") {
-    const auto out = temp_dir("public_k");
+    const auto out = mb_temp_dir("public_k");
     dprl::algos::run_experiment(dprl::parse_yaml(tiny_config("    public_trajectories: 25\n"), "t"),
-                                "t", quiet(out));
+                                "t", mb_quiet(out));
     const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
     const auto& d = s["privacy"]["details"];
     CHECK(d["K"] == 25);
@@ -230,19 +230,19 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("a budget below one round fails before the run directory exists") {
-    const auto out = temp_dir("budget");
+    const auto out = mb_temp_dir("budget");
     CHECK_THROWS_WITH_AS(
         dprl::algos::run_experiment(
-            dprl::parse_yaml(tiny_config("    budget_epsilon: 0.01\n"), "t"), "t", quiet(out)),
+            dprl::parse_yaml(tiny_config("    budget_epsilon: 0.01\n"), "t"), "t", mb_quiet(out)),
         doctest::Contains("primorl.budget_epsilon"), dprl::BudgetExceeded);
     CHECK(!fs::exists(out));
   }
 
   TEST_CASE("data cache: round trip, and a cache of other spaces is refused before the run") {
-    const auto cache = temp_dir("cache");
-    const auto out = temp_dir("cache_run");
+    const auto cache = mb_temp_dir("cache");
+    const auto out = mb_temp_dir("cache_run");
     const std::string extra = "    data_cache: " + cache.string() + "\n";
-    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out));
+    dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", mb_quiet(out));
     REQUIRE(fs::exists(cache));
     const auto file = fs::directory_iterator(cache)->path();
     // the cached dataset reloads bit for bit
@@ -258,7 +258,7 @@ TEST_SUITE("unit") {
     const auto key = mb::collect_key(*env, cc, 1);
     const auto d = mb::load_dataset_cache(file, key, info);
     CHECK(d.num_episodes() == 20);
-    const auto again = temp_dir("cache_again");
+    const auto again = mb_temp_dir("cache_again");
     mb::save_dataset_cache(d, again / "x.bin", key);
     CHECK(dprl::read_file(again / "x.bin") == dprl::read_file(file));
     // a dataset of another env written under this key
@@ -270,9 +270,9 @@ TEST_SUITE("unit") {
     bad.add_episode(std::vector<float>{0, 0, 0, 0}, std::vector<float>{0}, std::vector<float>{0},
                     std::vector<std::uint8_t>{0}, std::vector<std::uint8_t>{1}, 0);
     mb::save_dataset_cache(bad, file, key);
-    const auto out2 = temp_dir("cache_bad");
+    const auto out2 = mb_temp_dir("cache_bad");
     CHECK_THROWS_WITH_AS(
-        dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", quiet(out2)),
+        dprl::algos::run_experiment(dprl::parse_yaml(tiny_config(extra), "t"), "t", mb_quiet(out2)),
         doctest::Contains("data_cache"), dprl::DataError);
     CHECK(!fs::exists(out2));
   }
@@ -282,21 +282,21 @@ TEST_SUITE("e2e") {
   TEST_CASE(
       "data_export writes the dataset, and read back as data: (Minari or D4RL) it reproduces the "
       "run") {
-    const auto dir = temp_dir("export");
-    const auto out1 = temp_dir("export_run");
+    const auto dir = mb_temp_dir("export");
+    const auto out1 = mb_temp_dir("export_run");
     dprl::algos::run_experiment(
         dprl::parse_yaml(tiny_config("    data_export: " + dir.string() + "\n"), "t"), "t",
-        quiet(out1));
+        mb_quiet(out1));
     const dprl::Dataset d = dprl::load_dataset(dir);
     REQUIRE(d.num_episodes() == 20);  // 2 runs x 2000 steps of 200-step episodes
     for (std::size_t e = 0; e < d.num_episodes(); ++e)
       CHECK(d.user_id(e) == static_cast<std::int64_t>(e));
     CHECK(d.info().env_id == "pendulum");
 
-    const auto out2 = temp_dir("data_run");
+    const auto out2 = mb_temp_dir("data_run");
     dprl::algos::run_experiment(
         dprl::parse_yaml(tiny_config("") + "data: {path: " + dir.string() + "}\n", "t"), "t",
-        quiet(out2));
+        mb_quiet(out2));
     // the same data, split and seeds: the same model, policy and curve
     CHECK(dprl::read_file(out1 / "metrics.csv") == dprl::read_file(out2 / "metrics.csv"));
     CHECK(dprl::read_file(out1 / "policy.bin") == dprl::read_file(out2 / "policy.bin"));
@@ -317,7 +317,7 @@ TEST_SUITE("e2e") {
 
     // the same data as a D4RL file (no spaces: it takes the env's; one user per episode, the
     // episode index): the same run again
-    const auto d4rl = temp_dir("d4rl");
+    const auto d4rl = mb_temp_dir("d4rl");
     fs::create_directories(d4rl);
     {
       std::vector<float> obs, next, act, rew;
@@ -342,11 +342,11 @@ TEST_SUITE("e2e") {
       f.write_flags("timeouts", tout);
       f.close();
     }
-    const auto out3 = temp_dir("d4rl_run");
+    const auto out3 = mb_temp_dir("d4rl_run");
     dprl::algos::run_experiment(
         dprl::parse_yaml(
             tiny_config("") + "data: {path: " + (d4rl / "pendulum.hdf5").string() + "}\n", "t"),
-        "t", quiet(out3));
+        "t", mb_quiet(out3));
     CHECK(dprl::read_file(out1 / "metrics.csv") == dprl::read_file(out3 / "metrics.csv"));
     CHECK(dprl::read_file(out1 / "policy.bin") == dprl::read_file(out3 / "policy.bin"));
     {  // values outside the adopted spaces are refused before the run: an action of 3 > 2
@@ -359,45 +359,45 @@ TEST_SUITE("e2e") {
       f.write("rewards", std::span<const float>(rew), s_n);
       f.write_flags("terminals", std::vector<std::uint8_t>{1});
       f.close();
-      const auto bad3 = temp_dir("d4rl_bad");
+      const auto bad3 = mb_temp_dir("d4rl_bad");
       CHECK_THROWS_WITH_AS(
           dprl::algos::run_experiment(
               dprl::parse_yaml(
                   tiny_config("") + "data: {path: " + (d4rl / "bad.hdf5").string() + "}\n", "t"),
-              "t", quiet(bad3)),
+              "t", mb_quiet(bad3)),
           doctest::Contains("actions"), dprl::DataError);
       CHECK(!fs::exists(bad3));
     }
 
     // data: with a data cache is ambiguous; a dataset of one user has no public split
-    auto bad = temp_dir("data_bad");
+    auto bad = mb_temp_dir("data_bad");
     CHECK_THROWS_WITH_AS(
         dprl::algos::run_experiment(
             dprl::parse_yaml(tiny_config("    data_cache: " + dir.string() + "c\n") +
                                  "data: {path: " + dir.string() + "}\n",
                              "t"),
-            "t", quiet(bad)),
+            "t", mb_quiet(bad)),
         doctest::Contains("primorl.data_cache"), dprl::ParamError);
     CHECK(!fs::exists(bad));
     // an export path holding something else is refused before anything runs
-    const auto notes = temp_dir("notes");
+    const auto notes = mb_temp_dir("notes");
     fs::create_directories(notes);
     dprl::write_file_atomic(notes / "keep.txt", "mine");
     CHECK_THROWS_WITH_AS(
         dprl::algos::run_experiment(
             dprl::parse_yaml(tiny_config("    data_export: " + notes.string() + "\n"), "t"), "t",
-            quiet(bad)),
+            mb_quiet(bad)),
         doctest::Contains("primorl.data_export"), dprl::ParamError);
     CHECK(dprl::read_file(notes / "keep.txt") == "mine");
     CHECK(!fs::exists(bad));
     const std::vector<std::size_t> first{0};
     const dprl::Dataset one = d.subset(first);
-    const auto one_dir = temp_dir("one_user");
+    const auto one_dir = mb_temp_dir("one_user");
     dprl::save_minari(one, one_dir);
     CHECK_THROWS_WITH_AS(
         dprl::algos::run_experiment(
             dprl::parse_yaml(tiny_config("") + "data: {path: " + one_dir.string() + "}\n", "t"),
-            "t", quiet(bad)),
+            "t", mb_quiet(bad)),
         doctest::Contains("data:"), dprl::ParamError);
     CHECK(!fs::exists(bad));
   }

@@ -21,7 +21,7 @@ using dprl::algos::PrimorlParams;
 // The smoke pipeline's data (2 DDPG runs of 4000 Pendulum steps: 40 trajectories, 38 private),
 // an ensemble of 3 members 4-256-256-8 with flat clipping (69,136 parameters per member), full
 // participation q = 1, T = 4 rounds at z = 4: the run's RDP claim is 2.166 at delta 1e-5.
-PrimorlParams params() {
+PrimorlParams primorl_params() {
   PrimorlParams p;
   p.data_runs = 2;
   p.data_steps_per_run = 4000;
@@ -45,7 +45,7 @@ AuditReport run(const PrimorlParams& p, const AuditParams& a) {
 // White box: 60,000 Dirac canaries (one coordinate of every member), 1000 guesses. Over audit
 // seeds 0-3 the bound measured 1.15-1.32 as run and 2.47-2.72 with half the noise or twice the
 // clip norm (whose true epsilon is that of z = 2 per round, about twice the claim); seed 0.
-AuditParams white_box(const char* mis) {
+AuditParams primorl_white_box(const char* mis) {
   AuditParams a;
   a.canaries = 60000;
   a.guesses = 1000;
@@ -59,8 +59,8 @@ AuditParams white_box(const char* mis) {
 
 TEST_SUITE("statistical") {
   TEST_CASE("primorl white box: as claimed not refuted, half the noise or twice C refuted") {
-    const PrimorlParams p = params();
-    const AuditReport ok = run(p, white_box("none"));
+    const PrimorlParams p = primorl_params();
+    const AuditReport ok = run(p, primorl_white_box("none"));
     CAPTURE(ok.epsilon_lower);
     CHECK(ok.learner == "primorl");
     CHECK(ok.mode == "white-box");
@@ -72,18 +72,18 @@ TEST_SUITE("statistical") {
     CHECK(d["canary_norm"].get<double>() == doctest::Approx(1.0));  // every member has room
     CHECK(d["rounds"] == 4);
 
-    const AuditReport half = run(p, white_box("halve-noise"));
+    const AuditReport half = run(p, primorl_white_box("halve-noise"));
     CAPTURE(half.epsilon_lower);
     CHECK(half.epsilon_claimed == ok.epsilon_claimed);
     CHECK(half.refuted);  // measured 2.69 > 2.166
 
-    const AuditReport twice = run(p, white_box("double-sensitivity"));
+    const AuditReport twice = run(p, primorl_white_box("double-sensitivity"));
     CAPTURE(twice.epsilon_lower);
     CHECK(twice.refuted);
   }
 
   TEST_CASE("primorl black box: canary trajectories, a correct run is not refuted") {
-    PrimorlParams p = params();
+    PrimorlParams p = primorl_params();
     p.model_hidden = "32,32";
     p.q = 0.2;
     p.rounds = 40;
@@ -104,11 +104,11 @@ TEST_SUITE("statistical") {
 TEST_SUITE("unit") {
   TEST_CASE("primorl audit: bad inputs throw before training") {
     const auto env = dprl::envs::make_env("pendulum");
-    PrimorlParams p = params();
+    PrimorlParams p = primorl_params();
     p.variant = "no_noise";
     AuditParams a;
     CHECK_THROWS_AS(dprl::algos::check_primorl_audit(Primorl(p), env->spec(), a), dprl::ParamError);
-    p = params();
+    p = primorl_params();
     p.model_hidden = "8,8";  // a member has 192 values
     a.white_box = true;
     a.canaries = 1000;
@@ -116,7 +116,7 @@ TEST_SUITE("unit") {
                          doctest::Contains("clip group"), dprl::ParamError);
     a.canaries = 10;
     a.guesses = 20;
-    CHECK_THROWS_AS(dprl::algos::check_primorl_audit(Primorl(params()), env->spec(), a),
+    CHECK_THROWS_AS(dprl::algos::check_primorl_audit(Primorl(primorl_params()), env->spec(), a),
                     dprl::ParamError);
   }
 }

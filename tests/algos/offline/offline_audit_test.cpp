@@ -54,7 +54,7 @@ OfflineAuditReport run(const typename L::Params& p, std::int64_t steps,
 // z / sqrt(T) = 2, epsilon(1e-5) = 1.993; 16000 Dirac canaries in a 17410-parameter network, 600
 // guesses. Over audit seeds 0-5 the bound measured 0.96-1.18 as run and 2.19-2.55 with half the
 // noise (whose true epsilon is 4.38); seed 0 is used.
-OfflineAuditParams white_box(const char* mis) {
+OfflineAuditParams offline_white_box(const char* mis) {
   OfflineAuditParams a;
   a.canaries = 16000;
   a.guesses = 600;
@@ -141,7 +141,7 @@ TEST_SUITE("statistical") {
 
   TEST_CASE("white box: bc run as claimed is not refuted, with half the noise or twice C it is") {
     const auto p = private_params<dprl::algos::BcParams>(4.0, 10, "128,128");
-    const auto ok = run<dprl::algos::Bc>(p, 4, white_box("none"));
+    const auto ok = run<dprl::algos::Bc>(p, 4, offline_white_box("none"));
     CAPTURE(ok.epsilon_lower);
     CHECK(ok.epsilon_claimed == doctest::Approx(1.993).epsilon(1e-3));
     CHECK(ok.epsilon_claimed == dprl::privacy::dpsgd_epsilon(4.0, 1.0, 4, 1e-5, "pld"));
@@ -153,23 +153,23 @@ TEST_SUITE("statistical") {
     CHECK(ok.epsilon_lower < 0.6 * ok.epsilon_claimed);
     CHECK(ok.epsilon_lower > 0.0);  // the audit sees the canaries at all
 
-    const auto half = run<dprl::algos::Bc>(p, 4, white_box("halve-noise"));
+    const auto half = run<dprl::algos::Bc>(p, 4, offline_white_box("halve-noise"));
     CAPTURE(half.epsilon_lower);
     CHECK(half.noise_sd == doctest::Approx(0.5 * ok.noise_sd));
     CHECK(half.epsilon_claimed == ok.epsilon_claimed);
     CHECK(half.refuted);  // measured 2.54 > 1.993 (the true epsilon at z / 2 is 4.38)
 
-    const auto twice = run<dprl::algos::Bc>(p, 4, white_box("double-sensitivity"));
+    const auto twice = run<dprl::algos::Bc>(p, 4, offline_white_box("double-sensitivity"));
     CAPTURE(twice.epsilon_lower);
     CHECK(twice.refuted);
   }
 
   TEST_CASE("white box: discrete_cql's release behaves the same way") {
     const auto p = private_params<dprl::algos::DiscreteCqlParams>(4.0, 10, "128,128");
-    const auto ok = run<dprl::algos::DiscreteCql>(p, 4, white_box("none"));
+    const auto ok = run<dprl::algos::DiscreteCql>(p, 4, offline_white_box("none"));
     CAPTURE(ok.epsilon_lower);
     CHECK_FALSE(ok.refuted);
-    const auto half = run<dprl::algos::DiscreteCql>(p, 4, white_box("halve-noise"));
+    const auto half = run<dprl::algos::DiscreteCql>(p, 4, offline_white_box("halve-noise"));
     CAPTURE(half.epsilon_lower);
     CHECK(half.refuted);
   }
