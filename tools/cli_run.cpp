@@ -30,6 +30,7 @@ struct RunOpts {
   int jobs = 0;
   bool resume = false;
   bool check = false;
+  bool force = false;
 };
 
 void print_run(const RunSummary& s);
@@ -41,6 +42,7 @@ void cmd_run(const RunOpts& o) {
   opts.overrides = o.sets;
   opts.resume = o.resume;
   opts.check_only = o.check;
+  opts.force = o.force;
   if (o.quiet) opts.progress = Progress::Mode::kOff;
   // pipelines (algos/run/pipeline.hpp) are files with a top-level `pipeline` key
   const Node root = load_yaml_file(o.config);
@@ -202,6 +204,7 @@ void check_sweep(const SweepOpts& o) {
   const auto plan = algos::plan_sweep(o.file);
   algos::RunOptions opts;
   opts.check_only = true;
+  opts.force = true;  // a sweep reruns a run of another config in its folder (with a note)
   opts.progress = Progress::Mode::kOff;
   std::size_t failed = 0;
   for (const auto& run : plan.runs) {
@@ -251,6 +254,9 @@ void add_run_commands(CLI::App& app) {
   run->add_flag("--check", ro->check,
                 "check the experiment as a run would (config, env, algorithm, data, budget) and "
                 "exit without training or writing");
+  run->add_flag("--force", ro->force,
+                "replace a finished run of another config in the run directory (refused "
+                "otherwise)");
   run->callback([ro] { cmd_run(*ro); });
 
   auto rdir = std::make_shared<std::string>();

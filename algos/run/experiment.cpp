@@ -225,6 +225,23 @@ CheckpointSetup plan_checkpoints(const Parsed& p, const RunOptions& opts, const 
   return c;
 }
 
+// A finished run (summary.json) of another config in out is not replaced silently: the run is
+// refused unless RunOptions::force. An unreadable config.yaml counts as another config.
+void refuse_other_finished_run(const std::filesystem::path& out, const std::string& config_yaml) {
+  std::error_code ec;
+  if (!std::filesystem::exists(out / "summary.json", ec) ||
+      !std::filesystem::exists(out / "config.yaml", ec))
+    return;
+  try {
+    if (read_file(out / "config.yaml") == config_yaml) return;
+  } catch (const std::exception&) {
+  }
+  throw ConfigError(fmt::format(
+      "{} holds a finished run of another config (its config.yaml differs from this run's); "
+      "use another --out, or --force to replace it",
+      out.string()));
+}
+
 }  // namespace
 
 Node resolve_experiment(const Node& config, const std::string& default_name,
@@ -251,6 +268,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   // ledger in the run directory
   const std::string config_yaml = to_yaml(resolved);
   CheckpointSetup ckpt = plan_checkpoints(p, opts, *algo, *probe_env, config_yaml);
+  if (opts.write && !opts.resume && !opts.force) refuse_other_finished_run(p.out, config_yaml);
   const auto data = load_experiment_data(p, *probe_env, *algo);
   // the learner's own checks against the env, train settings, dataset and ledger, still before
   // the disk

@@ -65,6 +65,10 @@ struct RunOptions {
   // budget against a fresh ledger, resume) and return the summary's name, env, algo and seed,
   // without training and without touching the run directory.
   bool check_only = false;
+  // Replace a finished run of another config: when <out> holds a summary.json and a config.yaml
+  // that differs from this run's resolved config, the run is refused (ConfigError) unless force
+  // is set. A finished run of the same config is run again in place.
+  bool force = false;
   // Hooks for a host program (the CLI sets none). on_eval: called after every evaluation, on the
   // training thread, with its step, figures and the epsilon spent. stop: a request ends the run
   // at its next safe point (after saving a checkpoint when it has checkpoints) and

@@ -59,7 +59,8 @@ py::dict summary_dict(const RunSummary& s) {
 }
 
 algos::RunOptions run_options(const py::object& seed, const py::object& out,
-                              const std::vector<std::string>& set, bool quiet, bool check) {
+                              const std::vector<std::string>& set, bool quiet, bool check,
+                              bool force) {
   algos::RunOptions opts;
   if (!seed.is_none()) {
     const auto s = seed.cast<std::int64_t>();
@@ -70,13 +71,14 @@ algos::RunOptions run_options(const py::object& seed, const py::object& out,
   if (!out.is_none()) opts.out = out.cast<std::filesystem::path>();
   opts.overrides = set;
   opts.check_only = check;
+  opts.force = force;
   if (quiet) opts.progress = Progress::Mode::kOff;
   return opts;
 }
 
 py::dict run(const py::object& config, const py::object& seed, const py::object& out,
-             const std::vector<std::string>& set, bool quiet, bool check, int jobs) {
-  const algos::RunOptions opts = run_options(seed, out, set, quiet, check);
+             const std::vector<std::string>& set, bool quiet, bool check, int jobs, bool force) {
+  const algos::RunOptions opts = run_options(seed, out, set, quiet, check, force);
   if (PyDict_Check(config.ptr())) {
     const Node tree = to_node(config, "config");
     RunSummary s;
@@ -152,6 +154,7 @@ void bind_run(py::module_& m) {
   m.def("run", &run, py::arg("config"), py::kw_only(), py::arg("seed") = py::none(),
         py::arg("out") = py::none(), py::arg("set") = std::vector<std::string>{},
         py::arg("quiet") = false, py::arg("check") = false, py::arg("jobs") = 0,
+        py::arg("force") = false,
         "Runs an experiment (file or dict) as `dprl run` does; returns summary.json as a dict");
   m.def("sweep", &sweep, py::arg("file"), py::kw_only(), py::arg("jobs") = 1,
         py::arg("force") = false, py::arg("quiet") = false,

@@ -27,6 +27,20 @@ def tree_bytes(root):
 
 
 class Run(unittest.TestCase):
+    def test_another_config_in_a_finished_run_needs_force(self):
+        with scratch() as tmp:
+            out = os.path.join(tmp, "run")
+            dprl.run(QUICKSTART, seed=3, out=out, set=SHORT, quiet=True)
+            with open(os.path.join(out, "summary.json"), "rb") as fh:
+                before = fh.read()
+            with self.assertRaises(dprl.ConfigError) as e:
+                dprl.run(QUICKSTART, seed=4, out=out, set=SHORT, quiet=True)
+            self.assertIn("another config", str(e.exception))
+            with open(os.path.join(out, "summary.json"), "rb") as fh:
+                self.assertEqual(fh.read(), before)
+            summary = dprl.run(QUICKSTART, seed=4, out=out, set=SHORT, quiet=True, force=True)
+            self.assertEqual(summary["seed"], 4)
+
     def test_same_bytes_as_the_cli(self):
         with scratch() as tmp:
             out = os.path.join(tmp, "run")

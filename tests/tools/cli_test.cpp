@@ -96,6 +96,33 @@ TEST_SUITE("e2e") {
     CHECK(rnd["return_mean"].get<double>() < 0);
   }
 
+  TEST_CASE("run refuses a folder holding a finished run of another config unless --force") {
+    const auto d = scratch("other_config");
+    const std::string q = "run " + kSrc + "/configs/quickstart.yaml --quiet --out " +
+                          (d / "a").string() + " --set train.steps=2000";
+    REQUIRE(cli_test::run(q).code == 0);
+    const std::string summary = dprl::read_file(d / "a" / "summary.json");
+    const std::string config = dprl::read_file(d / "a" / "config.yaml");
+    // the same config runs again in place (same bytes)
+    REQUIRE(cli_test::run(q).code == 0);
+    CHECK(dprl::read_file(d / "a" / "summary.json") == summary);
+    // another seed is another config: refused by the run and by --check, nothing touched
+    for (const std::string extra : {" --seed 9", " --seed 9 --check"}) {
+      CAPTURE(extra);
+      const auto r = cli_test::run(q + extra);
+      CHECK(r.code == 2);
+      CHECK(cli_test::one_line(r.err));
+      CHECK(r.err.find("holds a finished run of another config") != std::string::npos);
+      CHECK(r.err.find("--force") != std::string::npos);
+      CHECK(dprl::read_file(d / "a" / "summary.json") == summary);
+      CHECK(dprl::read_file(d / "a" / "config.yaml") == config);
+    }
+    // --force replaces it
+    REQUIRE(cli_test::run(q + " --seed 9 --force").code == 0);
+    CHECK(dprl::read_file(d / "a" / "config.yaml") != config);
+    CHECK(nlohmann::json::parse(dprl::read_file(d / "a" / "summary.json"))["seed"] == 9);
+  }
+
   TEST_CASE("paper 002: private LSVI-UCB runs from the CLI and its time-indexed policy evaluates") {
     // per process: test runs of other checkouts share the temporary directory
     const auto d = scratch("paper002_" + std::to_string(::getpid()));

@@ -13,6 +13,7 @@
 
 #include "algos/run/experiment.hpp"
 #include "engine/config.hpp"
+#include "engine/error.hpp"
 #include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -67,6 +68,23 @@ TEST_SUITE("e2e") {
     }
     CHECK(seen.back().step == 20000);
     CHECK(seen.back().stats.return_mean == s.final_eval.return_mean);
+  }
+
+  TEST_CASE("host API: a finished run of another config is refused unless RunOptions::force") {
+    const auto d = test_util::scratch("force");
+    RunOptions o;
+    o.progress = dprl::Progress::Mode::kOff;
+    dprl::algos::run_experiment(config(d / "run", false), "hooks", o);
+    const std::string summary = slurp(d / "run" / "summary.json");
+    RunOptions other = o;
+    other.seed = 4;
+    CHECK_THROWS_AS(dprl::algos::run_experiment(config(d / "run", false), "hooks", other),
+                    dprl::ConfigError);
+    CHECK(slurp(d / "run" / "summary.json") == summary);
+    other.force = true;
+    const auto s = dprl::algos::run_experiment(config(d / "run", false), "hooks", other);
+    CHECK(s.seed == 4);
+    CHECK(slurp(d / "run" / "summary.json") != summary);
   }
 
   TEST_CASE("host hooks: a stop request leaves a resumable run that ends with the same bytes") {
