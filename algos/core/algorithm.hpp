@@ -69,6 +69,9 @@ struct RunPlan {
   // `--resume` (or a sweep continuing a run): the run directory holds this config's unfinished
   // run, whose ledger charges a private learner may find again (see algos/core/checkpoint.hpp)
   bool resuming = false;
+  // RunOptions::force: the run may replace what it writes outside its directory (PriMORL's
+  // data_export) when that exists already
+  bool force = false;
 };
 
 // One evaluation, as a host's callback sees it (RunOptions::on_eval): the step it was taken at

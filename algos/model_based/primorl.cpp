@@ -59,6 +59,13 @@ void check_spaces(const Dataset& d, const Env& env) {
         s.action.dim()));
 }
 
+// A data set folder (data/metadata.json) at dir.
+bool export_holds_dataset(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::path(dir) / "data" / "metadata.json",
+                                          ec);
+}
+
 }  // namespace
 
 void PrimorlParams::check() const {
@@ -96,10 +103,17 @@ void Primorl::check(const RunPlan& plan) {
     throw ParamError(fmt::format(
         "train.steps = {} must be a multiple of primorl.steps_per_epoch = {} (SAC updates)",
         plan.train.steps, p_.steps_per_epoch));
-  // the export replaces an earlier dataset folder, never a folder of something else
+  // the export never replaces a folder of something else, and replaces a data set only when
+  // asked to (--force) or when a resumed run wrote it
+  if (plan.force || plan.resuming) replace_export_ = true;
   if (!p_.data_export.empty() && !replaceable_dataset_folder(p_.data_export))
     throw ParamError(fmt::format(
         "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
+        p_.data_export));
+  if (!p_.data_export.empty() && !replace_export_ && export_holds_dataset(p_.data_export))
+    throw ParamError(fmt::format(
+        "primorl.data_export = '{}': holds a data set already (not replaced; choose another "
+        "folder, or pass --force to replace it)",
         p_.data_export));
   // both folders are written after the data is collected: one that cannot be created is refused
   // now, before any collection

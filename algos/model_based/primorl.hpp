@@ -115,8 +115,9 @@ struct PrimorlParams {
     v("data_cache", data_cache, Choices{}, "directory caching collected datasets ('': none)");
     v("test_fraction", test_fraction, Range::open(0, 1), "public test split (trajectories)");
     v("data_export", data_export, Choices{},
-      "write the dataset (collected or read) as a Minari folder here ('': no); it is the private "
-      "data itself, keep it with the raw data");
+      "write the dataset (collected or read) as a Minari folder here ('': no; an existing data "
+      "set there is replaced only with --force or when resuming); it is the private data "
+      "itself, keep it with the raw data");
     v("report_data", report_data,
       "publish data return statistics (private data: the run is then not formal)");
     v("members", members, Range::closed(1, 100), "ensemble size N");
@@ -234,6 +235,7 @@ class Primorl final : public Algorithm {
   Params p_;
   std::optional<Dataset> data_;        // loaded by check() from the cache
   const Dataset* external_ = nullptr;  // the experiment's `data:` (check() sees it)
+  bool replace_export_ = false;        // check() allowed replacing an existing data_export
   std::string env_id_;
   std::unique_ptr<SacLearner> learner_;
   std::optional<PrivacyReport> privacy_;

@@ -284,7 +284,7 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   const bool writes = opts.write && !opts.check_only;
   algo->check(RunPlan{*probe_env, p.train, p.seed,
                       writes ? std::optional<std::filesystem::path>(p.out) : std::nullopt,
-                      data.get(), !ckpt.resume_payload.empty()});
+                      data.get(), !ckpt.resume_payload.empty(), opts.force});
   RunSummary s;
   s.name = p.name;
   s.env = p.env_id;

@@ -354,6 +354,8 @@ TEST_SUITE("e2e") {
             {"run " + primorl + "algo.params.data_export=/proc/dprl_nope",
              {},
              "primorl.data_export"},
+            // a data set already there is not replaced without --force
+            {"run " + primorl + "algo.params.data_export={fx}/ds", {}, "holds a data set already"},
             {"run " + primorl + "algo.params.data_cache=afile", {{"afile", "x"}}, "data_cache"},
             {"run " + primorl + "algo.params.data_cache=afile/c",
              {{"afile", "x"}},

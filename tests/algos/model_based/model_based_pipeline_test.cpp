@@ -292,6 +292,20 @@ TEST_SUITE("e2e") {
     for (std::size_t e = 0; e < d.num_episodes(); ++e)
       CHECK(d.user_id(e) == static_cast<std::int64_t>(e));
     CHECK(d.info().env_id == "pendulum");
+    // a data set already there is not replaced without force, and the refusal comes before any
+    // collection or file
+    const std::string metadata = dprl::read_file(dir / "data" / "metadata.json");
+    const auto out_again = mb_temp_dir("export_again");
+    const auto export_again = dprl::parse_yaml(
+        tiny_config("    data_export: " + dir.string() + "\n"), "t");
+    CHECK_THROWS_WITH_AS(dprl::algos::run_experiment(export_again, "t", mb_quiet(out_again)),
+                         doctest::Contains("holds a data set already"), dprl::ParamError);
+    CHECK(!fs::exists(out_again));
+    CHECK(dprl::read_file(dir / "data" / "metadata.json") == metadata);
+    auto forced = mb_quiet(out_again);
+    forced.force = true;
+    dprl::algos::run_experiment(export_again, "t", forced);
+    CHECK(dprl::load_dataset(dir).num_episodes() == 20);
 
     const auto out2 = mb_temp_dir("data_run");
     dprl::algos::run_experiment(
