@@ -8,15 +8,17 @@
 
 #include "algos/online/ppo.hpp"
 #include "engine/error.hpp"
+#include "engine/io.hpp"
 #include "engine/nn/nn_io.hpp"
 #include "engine/rng.hpp"
 
 namespace dprl::algos {
 
 TeacherPolicy TeacherPolicy::load(const std::filesystem::path& file, std::string_view key) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec))
-    throw ParamError(fmt::format("{} = '{}': no such file", key, file.string()));
+  // a FIFO, a device or a folder is named as such, never opened (a FIFO would block)
+  if (const std::string problem = file_problem(file); !problem.empty())
+    throw ParamError(fmt::format("{} = '{}': {}", key, file.string(),
+                                 problem == "missing" ? "no such file" : problem));
   nn::NnFile f;
   try {
     f = nn::load_nn_file(file);

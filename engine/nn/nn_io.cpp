@@ -173,6 +173,9 @@ NnFile load_nn_file(const std::filesystem::path& file) {
 }
 
 bool is_nn_file(const std::filesystem::path& file) {
+  // only a regular file is opened: a FIFO would block the open
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return false;
   std::ifstream in(file, std::ios::binary);
   char b[sizeof(kMagic)] = {};
   in.read(b, sizeof(b));

@@ -510,6 +510,14 @@ TEST_SUITE("e2e") {
             {"population p.yaml", {{"p.yaml", "@fifo"}}, "p.yaml"},
             {"env replay r.json", {{"r.json", "@fifo"}}, "r.json"},
             {"eval --env taxi --policy p.json", {{"p.json", "@fifo"}}, "p.json"},
+            {"run " + kSrc +
+                 "/configs/paper003/cartpole.yaml --quiet --out o --set algo.params.teacher=t.bin",
+             {{"t.bin", "@fifo"}},
+             "FIFO"},
+            {"run " + kSrc +
+                 "/configs/paper003/cartpole.yaml --quiet --out o --set algo.params.teacher=t",
+             {{"t", "@dir"}},
+             "is a folder"},
             {"plot r --y return_mean -o f.svg", {{"r/metrics.csv", "@fifo"}}, "metrics.csv"},
             {"dataset info d4.hdf5", {{"d4.hdf5", "@link:d4.hdf5"}}, "d4.hdf5"},
             {"dataset info ds", {{"ds/data", "x"}}, "data"},
