@@ -38,6 +38,15 @@ void PpoParams::check() const {
         fmt::format("ppo: num_envs * num_steps = {} must split into num_minibatches "
                     "= {} minibatches of at least 2",
                     batch, num_minibatches));
+  // the activations of one minibatch through the actor and the critic (activation,
+  // pre-activation, error and a scratch copy per unit, float32) must fit in this machine's memory:
+  // a product of individually valid sizes is refused before anything is allocated
+  const double minibatch = static_cast<double>(batch / num_minibatches);
+  constexpr double kNets = 2, kCopies = 4;
+  check_memory(fmt::format("ppo: a minibatch of {:g} rollout steps x hidden_size {} x "
+                           "hidden_layers {} (actor and critic)",
+                           minibatch, hidden_size, hidden_layers),
+               minibatch * hidden_size * hidden_layers * kNets * kCopies * sizeof(float));
 }
 
 namespace {

@@ -433,6 +433,12 @@ TEST_SUITE("e2e") {
             {"run c.yaml", {dqn}, "batch_size"},
             {"run c.yaml --set env.id=pendulum --set algo.id=sac", {dqn}, "batch_size"},
             {"run c.yaml --set env.id=pendulum --set algo.id=ddpg", {dqn}, "batch_size"},
+            // PPO: a minibatch of the rollout times the hidden width
+            {"run " + kSrc +
+                 "/configs/ppo_cartpole.yaml --quiet --out o --set algo.params.num_envs=1000 "
+                 "--set algo.params.num_steps=10000 --set algo.params.hidden_size=7000",
+             {},
+             "minibatch"},
             {"run c.yaml --set algo.params.batch_size=1000000 --set "
              "'algo.params.hidden_sizes=\"100000\"'",
              {cql, ds},
