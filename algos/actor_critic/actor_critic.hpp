@@ -1,3 +1,6 @@
+// algos/actor_critic/: paper 001, the GTD(lambda) actor-critic and its DP variants, feature
+// maps, its audit; docs/architecture.md.
+//
 // Off-policy actor-critic with a GTD(lambda) critic and eligibility traces, and its
 // differentially private variants DP-Actor, DP-Critic and DP-Both.
 //

@@ -1,3 +1,6 @@
+// algos/audit/: the audit machinery every family's audit shares (reports, release canaries,
+// the Dirac-canary tap); docs/architecture.md.
+//
 // What every training audit shares: the `audit:` section's parameters, the canaries' coins and
 // scores, and the report written to audit.json and summary.json's "audit".
 //

@@ -1,3 +1,6 @@
+// algos/core/: the plumbing no learner owns (this interface, checkpoints, networks, replay,
+// policy files, rollout collection, the private-noise choice); docs/architecture.md.
+//
 // The learner interface and the training context every learner runs in.
 //
 // A learner is built from its params (validated at construction), then check(plan) validates it

@@ -1,3 +1,6 @@
+// algos/expert_level/: paper 000, DataRelease, expert queries, selective DP-SGD (this file),
+// the fixed-width PPO layers; docs/architecture.md.
+//
 // Selective DP-SGD (Algorithm 3) and expert-level DP-SGD (Algorithm 4) of Sharma, Vinod,
 // Thakurta, Agarwal, Balle, Dann, Raghuveer, "Preserving Expert-Level Privacy in Offline
 // Reinforcement Learning" (TMLR), on top of the offline learners (discrete_cql, discrete_bcq).

@@ -1,3 +1,6 @@
+// algos/kickstart/: paper 003, kickstarted PPO, the teacher and its Dirichlet query, the loss,
+// its audit; docs/architecture.md.
+//
 // Kickstarted PPO with a privacy-preserving teacher and a privacy-aware student: paper 003
 // ("Privacy-Preserving Kickstarting Deep Reinforcement Learning with Privacy-Aware Learners",
 // Gohari, Chen, Wu, Hale, Topcu), secs. 3-5.

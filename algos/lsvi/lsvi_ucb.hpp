@@ -1,3 +1,6 @@
+// algos/lsvi/: paper 002, LSVI-UCB and LSVI-UCB+ with their joint-DP releases, its audit;
+// docs/architecture.md.
+//
 // LSVI-UCB and LSVI-UCB+ for linear MDPs, non-private and joint-DP (paper 002, the talk
 // "Towards optimal differentially private regret bounds in linear MDPs"; docs/paper002.md).
 //

@@ -1,3 +1,6 @@
+// algos/model_based/: paper 004, probabilistic ensembles, DP-FedAvg training, the model env,
+// MOPO and PriMORL (this file), its audit; docs/architecture.md.
+//
 // PriMORL: trajectory-level DP model-based offline RL, and its MOPO baseline, as one pipeline.
 //
 // Source: "Differentially Private Deep Model-Based Reinforcement Learning" (PriMORL; Algorithms

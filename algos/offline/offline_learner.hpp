@@ -1,3 +1,6 @@
+// algos/offline/: BC, discrete CQL and BCQ on this shared base with user-level DP-SGD, their
+// audit; docs/architecture.md.
+//
 // The shared half of the offline learners (bc, discrete_cql, discrete_bcq): parameters, the
 // training loop over a Dataset, evaluation, and user-level DP-SGD.
 //

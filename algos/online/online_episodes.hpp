@@ -1,8 +1,11 @@
-#pragma once
+// algos/online/: q_learning, DQN, PPO, SAC and its update, DDPG, and this shared episode loop;
+// docs/architecture.md.
+//
 // The environment side of a step-driven off-policy loop (DQN, DDPG, SAC): the observation the
 // agent acts on, the step's next observation, the return of the episode under way, a moving
 // average of finished returns for progress lines, and the episode count. Episode k starts from
 // env.reset(derive_seed(seed, Domain::kEnvReset, 0, k)), so a run's episodes depend on its seed only.
+#pragma once
 
 #include <cstdint>
 #include <span>

@@ -1,3 +1,7 @@
+// algos/run/: experiment files (this file), sweeps, populations and pipelines, the registration
+// of every learner and audit dispatch: the only folder that knows every learner;
+// docs/architecture.md.
+//
 // Running an experiment file: validate everything, then train, evaluate and write the run dir.
 //
 // Schema (every key is checked; unknown keys are errors naming file:line:column and the valid

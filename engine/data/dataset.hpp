@@ -1,3 +1,6 @@
+// engine/data/: offline data sets (this file), their Minari and D4RL files and the HDF5 layer;
+// docs/architecture.md.
+//
 // Offline RL datasets: whole trajectories with the privacy unit of each episode.
 //
 // Layout (Minari's episode view, flattened into contiguous arrays):

@@ -1,3 +1,6 @@
+// engine/nn/: MLPs (this file), their heads, optimisers, per-example gradients and network
+// files; docs/architecture.md.
+//
 // Multi-layer perceptrons on one flat float buffer, batched column per sample, with the
 // per-example gradient machinery DP-SGD needs.
 //
