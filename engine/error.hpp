@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace dprl {
 
@@ -22,10 +23,29 @@ class ConfigError : public Error {
  public:
   using Error::Error;
 };
-// A parameter outside its valid range or of the wrong type.
+// A parameter outside its valid range or of the wrong type. Raised by a parameter struct
+// (engine/params.hpp) it also says, for a host program to act on: key() the parameter as
+// "owner.name" (e.g. "q_learning.gamma"), value() the text it was given, rule() what that text
+// broke ("must be in [0, 1]", "is not a number", "unknown parameter; valid: ...") and where() the
+// place it came from ("cfg.yaml:7:12", "--set algo.params.gamma=3"; empty when unknown). Raised
+// elsewhere, the four are empty and what() alone describes it.
 class ParamError : public Error {
  public:
   using Error::Error;
+  ParamError(const std::string& message, std::string key, std::string value, std::string rule,
+             std::string where)
+      : Error(message),
+        key_(std::move(key)),
+        value_(std::move(value)),
+        rule_(std::move(rule)),
+        where_(std::move(where)) {}
+  const std::string& key() const { return key_; }
+  const std::string& value() const { return value_; }
+  const std::string& rule() const { return rule_; }
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string key_, value_, rule_, where_;
 };
 // A name not in a registry; the message lists the valid names.
 class UnknownName : public Error {

@@ -57,7 +57,8 @@ double parse_double(const ParamText& t, std::string_view owner, std::string_view
   const double v = std::strtod(begin, &end);
   if (s.empty() || end != begin + s.size() || std::isnan(v) || errno == ERANGE ||
       s.find_first_of("xXpP") != std::string::npos)
-    throw ParamError(fmt::format("{}.{}: '{}' is not a number{}", owner, key, s, at(t.where)));
+    throw ParamError(fmt::format("{}.{}: '{}' is not a number{}", owner, key, s, at(t.where)),
+                     fmt::format("{}.{}", owner, key), s, "is not a number", t.where);
   return v;
 }
 
@@ -75,7 +76,8 @@ std::int64_t parse_int(const ParamText& t, std::string_view owner, std::string_v
   if (!s.empty() && e2 == b2 + s.size() && std::isfinite(d) && d == std::floor(d) &&
       std::fabs(d) < 9.0e15 && s.find_first_of("xXpP") == std::string::npos)
     return static_cast<std::int64_t>(d);
-  throw ParamError(fmt::format("{}.{}: '{}' is not an integer{}", owner, key, s, at(t.where)));
+  throw ParamError(fmt::format("{}.{}: '{}' is not an integer{}", owner, key, s, at(t.where)),
+                   fmt::format("{}.{}", owner, key), s, "is not an integer", t.where);
 }
 
 bool parse_bool(const ParamText& t, std::string_view owner, std::string_view key) {
@@ -84,19 +86,24 @@ bool parse_bool(const ParamText& t, std::string_view owner, std::string_view key
   if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off" || s == "0")
     return false;
   throw ParamError(
-      fmt::format("{}.{}: '{}' is not a boolean (true or false){}", owner, key, s, at(t.where)));
+      fmt::format("{}.{}: '{}' is not a boolean (true or false){}", owner, key, s, at(t.where)),
+      fmt::format("{}.{}", owner, key), s, "is not a boolean (true or false)", t.where);
 }
 
 void fail_range(std::string_view owner, std::string_view key, std::string value,
                 const std::string& rule, std::string_view where) {
-  throw ParamError(fmt::format("{}.{} = {}: {}{}", owner, key, value, rule, at(where)));
+  throw ParamError(fmt::format("{}.{} = {}: {}{}", owner, key, value, rule, at(where)),
+                   fmt::format("{}.{}", owner, key), value, rule, std::string(where));
 }
 
 void fail_unknown_key(std::string_view owner, const std::string& key, std::string_view where,
                       const std::vector<std::string>& valid) {
-  throw ParamError(fmt::format(
-      "{}: unknown parameter '{}'{}; valid: {}", owner, key, at(where),
-      valid.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(valid, ", "))));
+  const std::string names =
+      valid.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(valid, ", "));
+  throw ParamError(
+      fmt::format("{}: unknown parameter '{}'{}; valid: {}", owner, key, at(where), names),
+      fmt::format("{}.{}", owner, key), "", "unknown parameter; valid: " + names,
+      std::string(where));
 }
 
 void Describer::operator()(const char* n, std::string& f, Choices c, const char* doc) {

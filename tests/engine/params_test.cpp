@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -85,6 +86,36 @@ TEST_SUITE("unit") {
     DemoParams bad{1.0, 500, false, "balance"};
     CHECK_THROWS_WITH_AS(dprl::validate_params(bad, "demo"), "demo.gravity = 1: must be in (-12, 0)",
                          dprl::ParamError);
+  }
+
+  TEST_CASE("a parameter error carries its key, value, rule and place") {
+    const auto caught = [](const dprl::ParamMap& m) {
+      try {
+        dprl::read_params<DemoParams>(m, "demo", DemoParams{-10, 500, false, "balance"});
+      } catch (const dprl::ParamError& e) {
+        return std::array<std::string, 4>{e.key(), e.value(), e.rule(), e.where()};
+      }
+      return std::array<std::string, 4>{};
+    };
+    using A = std::array<std::string, 4>;
+    CHECK(caught(map({{"gravity", "0"}})) ==
+          A{"demo.gravity", "0", "must be in (-12, 0)", "test.yaml:1:1"});
+    CHECK(caught(map({{"gravity", "abc"}})) ==
+          A{"demo.gravity", "abc", "is not a number", "test.yaml:1:1"});
+    CHECK(caught(map({{"steps", "2.5"}})) ==
+          A{"demo.steps", "2.5", "is not an integer", "test.yaml:1:1"});
+    CHECK(caught(map({{"wind", "maybe"}})) ==
+          A{"demo.wind", "maybe", "is not a boolean (true or false)", "test.yaml:1:1"});
+    CHECK(caught(map({{"task", "run"}})) ==
+          A{"demo.task", "'run'", "must be one of balance, swingup", "test.yaml:1:1"});
+    dprl::ParamMap m = map({{"steps", "5000"}});
+    dprl::param_map_set(m, "steps", {"0", "--set algo.params.steps=0"});
+    CHECK(caught(m) == A{"demo.steps", "0", "must be in [1, 1000]", "--set algo.params.steps=0"});
+    CHECK(caught(map({{"gravty", "-1"}})) ==
+          A{"demo.gravty", "", "unknown parameter; valid: gravity, steps, wind, task",
+            "test.yaml:1:1"});
+    // a rule of the struct's own check() is a message only
+    CHECK(caught(map({{"wind", "true"}, {"steps", "5"}})) == A{});
   }
 
   TEST_CASE("describe and dump list every field in order") {

@@ -87,6 +87,24 @@ TEST_SUITE("e2e") {
     CHECK(slurp(d / "run" / "summary.json") != summary);
   }
 
+  TEST_CASE("host API: a --set value out of range is a ParamError with its key, rule and place") {
+    RunOptions o;
+    o.write = false;
+    o.progress = dprl::Progress::Mode::kOff;
+    o.overrides = {"algo.params.gamma=3"};
+    try {
+      dprl::algos::run_experiment(config(test_util::scratch("param") / "run", false), "hooks", o);
+      FAIL("no error");
+    } catch (const dprl::ParamError& e) {
+      CHECK(e.key() == "q_learning.gamma");
+      CHECK(e.value() == "3");
+      CHECK(e.rule() == "must be in [0, 1]");
+      CHECK(e.where() == "--set algo.params.gamma=3");
+      CHECK(std::string(e.what()) ==
+            "q_learning.gamma = 3: must be in [0, 1] (at --set algo.params.gamma=3)");
+    }
+  }
+
   TEST_CASE("host hooks: a stop request leaves a resumable run that ends with the same bytes") {
     const auto ref = test_util::scratch("stop_ref");
     RunOptions o;
