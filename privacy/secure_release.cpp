@@ -77,4 +77,25 @@ void add_gaussian_release(std::span<double> values, double sd, double grid, Nois
   secure_release_on_grid(values, SecureNoise::kGaussian, sd, grid, noise);
 }
 
+RepeatedGaussianRelease::RepeatedGaussianRelease(double sd, double grid) : sd_(sd), grid_(grid) {
+  if (!(sd > 0.0) || !std::isfinite(sd))
+    throw ParamError("repeated Gaussian release: the standard deviation must be > 0 and finite");
+  if (!(grid >= 0.0) || !std::isfinite(grid))
+    throw ParamError("repeated Gaussian release: the grid must be >= 0 and finite");
+  if (grid > 0.0) table_ = table_gaussian(secure_gaussian_steps(sd, grid));
+}
+
+void RepeatedGaussianRelease::operator()(std::span<double> values, NoiseSource& noise) const {
+  DPRL_CHECK(sd_ > 0.0);  // not a default-constructed one
+  if (!table_) return add_gaussian_release(values, sd_, grid_, noise);
+  DPRL_CHECK(noise.secure());
+  for (double v : values)
+    if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
+  table_->release(values, grid_, noise);
+}
+
+double repeated_release_tv(std::size_t dim, bool secure) {
+  return secure ? static_cast<double>(dim) * kTableTvPerValue : 0.0;
+}
+
 }  // namespace dprl::privacy

@@ -121,7 +121,7 @@ struct LsviUcb::State {
   // Noise of channel c (its sigma, on its grid when secure) into x at step h, through the audit's
   // tap when there is one (round: the update being made).
   void release(std::size_t c, int h, std::span<double> x) {
-    if (!tap) return privacy::add_gaussian_release(x, channels[c].sigma, channels[c].grid, *noise);
+    if (!tap) return channels[c].release(x, *noise);
     const privacy::ReleaseTap::Release r{static_cast<int>(c), h, round, channels[c].sigma,
                                          channels[c].sens};
     privacy::add_gaussian_release(x, tap->before(r, x), channels[c].grid, *noise);
@@ -543,13 +543,15 @@ void LsviUcb::summarise(const envs::LinearMdpModel& m, double v_star, double v_f
   extra_.push_back({"epsilon_spent", epsilon_spent_});
   bool fixed_start = false;  // a point-mass initial state: the regret uses no user data
   for (double x : m.initial) fixed_start = fixed_start || x == 1.0;
-  // every noised vector's sampler distance: H Gram nodes of d(d + 1)/2 values per leaf, H
-  // targets of d values per channel and update (0 below the table sampler's length)
+  // every noised vector's sampler distance (each on the table sampler of its channel's width when
+  // secure; an audit's tap, which may change the width, sends its releases to the exact sampler,
+  // and this bound still counts them): H Gram nodes of d(d + 1)/2 values per leaf, H targets of d
+  // values per channel and update
   const bool secure = s.noise->secure();
   double tv = static_cast<double>(s.tree->leaves()) * s.H *
-              privacy::gaussian_release_tv(sz(s.d) * (sz(s.d) + 1) / 2, secure);
+              privacy::repeated_release_tv(sz(s.d) * (sz(s.d) + 1) / 2, secure);
   for (std::size_t c = 1; c < s.channels.size(); ++c)
-    tv += static_cast<double>(updates_) * s.H * privacy::gaussian_release_tv(sz(s.d), secure);
+    tv += static_cast<double>(updates_) * s.H * privacy::repeated_release_tv(sz(s.d), secure);
   report_ = lsvi::privacy_report(
       s.channels, releases,
       {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring, s.noise->name(),

@@ -38,6 +38,7 @@
 #include "engine/run_dir.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/release_tap.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::algos {
 struct LsviUcbParams;
@@ -60,6 +61,8 @@ struct Channel {
   double sigma = 0;     // noise standard deviation per element (calibrate)
   double grid = 0;      // the secure release's snapping grid; 0 unless secure (calibrate)
   double sens_eff = 0;  // sensitivity of the snapped vector: sens unless secure (calibrate)
+  // the channel's releases at (sigma, grid), on the table sampler when secure (calibrate)
+  privacy::RepeatedGaussianRelease release;
 };
 
 struct ChannelPlan {
@@ -148,6 +151,7 @@ class GramTree {
   int H_, d_, levels_;
   double sigma_, grid_;
   privacy::NoiseSource& noise_;
+  privacy::RepeatedGaussianRelease node_release_;  // (sigma_, grid_); unset when sigma_ is 0
   std::int64_t leaves_ = 0;
   std::vector<Eigen::MatrixXd> leaf_;                   // per h: the current leaf's sum
   std::vector<std::vector<Eigen::MatrixXd>> raw_;       // per h, level: the exact node sums

@@ -302,3 +302,82 @@ TEST_SUITE("slow") {
     CHECK(d < kKs * std::sqrt(2.0 / double(n)));
   }
 }
+
+TEST_SUITE("unit") {
+  TEST_CASE("repeated releases: on the grid, refusals, and a non-secure source's own noise") {
+    const SecurePlan plan = gaussian_release_plan(2.0, 1.0, 20, true);
+    const RepeatedGaussianRelease rel(plan.scale, plan.grid);
+    auto noise = make_seeded_noise(5, 0, 0, true);
+    std::vector<double> x(20, 0.3);
+    rel(x, *noise);
+    for (double v : x) CHECK(std::fmod(v, plan.grid) == 0.0);
+    // the same seeded source and inputs give the same release
+    auto again = make_seeded_noise(5, 0, 0, true);
+    std::vector<double> y(20, 0.3);
+    rel(y, *again);
+    CHECK(x == y);
+    // a value that is not finite is refused before any noise is drawn
+    std::vector<double> bad{1.0, std::nan("")};
+    CHECK_THROWS_AS(rel(bad, *noise), dprl::ParamError);
+    CHECK_THROWS_AS(RepeatedGaussianRelease(0.0, plan.grid), dprl::ParamError);
+    CHECK_THROWS_AS(RepeatedGaussianRelease(1.0, -1.0), dprl::ParamError);
+    CHECK_THROWS_AS(RepeatedGaussianRelease(INFINITY, 0.0), dprl::ParamError);
+    // grid 0 (a seeded, non-secure source): exactly add_gaussian_release
+    auto a = make_seeded_noise(6), b = make_seeded_noise(6);
+    std::vector<double> u(20, 0.3), w(20, 0.3);
+    RepeatedGaussianRelease(2.0, 0.0)(u, *a);
+    add_gaussian_release(w, 2.0, 0.0, *b);
+    CHECK(u == w);
+    // the distance a record counts: every value, whatever the length, when secure
+    CHECK(repeated_release_tv(20, true) == doctest::Approx(20 * kTableTvPerValue));
+    CHECK(repeated_release_tv(20, false) == 0.0);
+  }
+}
+
+TEST_SUITE("statistical") {
+  TEST_CASE("repeated short releases match the exact sampler of their width (10^6 values)") {
+    // LSVI-UCB's shape: 20-value vectors at one planned width, 50,000 releases
+    const SecurePlan plan = gaussian_release_plan(3000.0, 1.0, 20, true);
+    const std::uint64_t s = secure_gaussian_steps(plan.scale, plan.grid);
+    REQUIRE(s >= 100);
+    const RepeatedGaussianRelease rel(plan.scale, plan.grid);
+    auto noise = make_seeded_noise(31, 0, 0, true);
+    const std::size_t releases = 50000, dim = 20, n = releases * dim;
+    std::vector<std::int64_t> a;
+    a.reserve(n);
+    std::vector<double> x(dim);
+    for (std::size_t r = 0; r < releases; ++r) {
+      std::fill(x.begin(), x.end(), 0.0);
+      rel(x, *noise);
+      for (double v : x) a.push_back(std::llround(v / plan.grid));
+    }
+    auto exact = make_seeded_noise(32, 0, 0, true);
+    BitSource words = [&] { return exact->next_u64(); };
+    BitReader bits(words);
+    std::vector<std::int64_t> b(n);
+    for (auto& v : b) v = discrete_gaussian(s, bits);
+    const Bins bins{double(s)};
+    std::vector<double> ca(Bins::kCount, 0.0), cb(Bins::kCount, 0.0);
+    for (auto v : a) ca[static_cast<std::size_t>(bins.index(v))] += 1.0;
+    for (auto v : b) cb[static_cast<std::size_t>(bins.index(v))] += 1.0;
+    double chi2 = 0.0;
+    for (int i = 0; i < Bins::kCount; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (ca[k] + cb[k] > 0) chi2 += (ca[k] - cb[k]) * (ca[k] - cb[k]) / (ca[k] + cb[k]);
+    }
+    INFO("chi2 = " << chi2);
+    CHECK(chi2 < chi2_crit(Bins::kCount - 1));
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    double d = 0.0;
+    std::size_t i = 0, j = 0;
+    while (i < n && j < n) {
+      const std::int64_t v = std::min(a[i], b[j]);
+      while (i < n && a[i] == v) ++i;
+      while (j < n && b[j] == v) ++j;
+      d = std::max(d, std::fabs(double(i) - double(j)) / double(n));
+    }
+    INFO("KS D = " << d);
+    CHECK(d < kKs * std::sqrt(2.0 / double(n)));
+  }
+}
