@@ -1,5 +1,6 @@
 #include "privacy/secure_release.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/error.hpp"
@@ -29,7 +30,9 @@ double gaussian_release_tv(std::size_t dim, bool secure) {
 double sampler_delta(double epsilon, double sampler_tv_sum) {
   if (!(sampler_tv_sum >= 0.0)) throw ParamError("sampler_delta: the distance must be >= 0");
   if (sampler_tv_sum == 0.0) return 0.0;
-  return (1.0 + std::exp(epsilon)) * sampler_tv_sum;
+  // a delta of 1 holds for every mechanism: past it (or past e^epsilon's range, epsilon > 709)
+  // the bound says nothing, and 1 records that as a number rather than an infinity
+  return std::min(1.0, (1.0 + std::exp(epsilon)) * sampler_tv_sum);
 }
 
 void secure_release(std::span<double> values, SecureNoise kind, double scale, double sensitivity,

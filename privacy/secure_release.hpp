@@ -74,7 +74,8 @@ double gaussian_release_tv(std::size_t dim, bool secure);
 // The delta a record adds for the table sampler: if each release is within statistical distance
 // tv_r of the exact one, the run is within T = sum_r tv_r of the exact run, and an (epsilon,
 // delta)-DP exact run makes the real run (epsilon, delta + (1 + e^epsilon) T)-DP
-// (docs/privacy.md, "The table-based discrete Gaussian"). 0 when T is 0.
+// (docs/privacy.md, "The table-based discrete Gaussian"). 0 when T is 0; at most 1 (the vacuous
+// delta, which it is whenever (1 + e^epsilon) T >= 1, epsilon > 709 included).
 double sampler_delta(double epsilon, double sampler_tv_sum);
 
 // Gaussian noise of base standard deviation sd for L2 sensitivity `sensitivity` over dim

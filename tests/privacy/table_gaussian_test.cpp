@@ -166,6 +166,9 @@ TEST_SUITE("unit") {
     CHECK(gaussian_release_tv(4096, true) == doctest::Approx(4096 * kTableTvPerValue));
     CHECK(sampler_delta(1.0, 0.0) == 0.0);
     CHECK(sampler_delta(2.0, 1e-15) == doctest::Approx((1.0 + std::exp(2.0)) * 1e-15));
+    // a vacuous bound is recorded as 1, never as an infinity (JSON would write null)
+    CHECK(sampler_delta(800.0, 1e-20) == 1.0);
+    CHECK(sampler_delta(600.0, 1e-20) == 1.0);
     // the released values are grid points, and the noise has the planned width
     std::vector<double> x(69136, 0.3);
     add_gaussian_release(x, big.scale, big.grid, *noise);
