@@ -84,11 +84,14 @@ void check_render_out(const std::string& out) {
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw ParamError(fmt::format("--out {}: folder {} does not exist", out, dir.string()));
+    throw ParamError(fmt::format("--out {}: {} is not a folder", out, dir.string()) +
+                     (fs::exists(dir, ec) ? "" : " (it does not exist)"));
   if (fs::is_directory(p, ec)) throw ParamError(fmt::format("--out {}: is a folder", out));
 }
 
 void cmd_render(const RenderOpts& o) {
+  if (!(o.fps >= 1 && o.fps <= 240))  // NaN included
+    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", o.fps));
   check_render_out(o.out);
   auto env = envs::make_env(o.env, parse_param_flags(o.params, "--param"));
   const EnvSpec& spec = env->spec();
@@ -160,7 +163,7 @@ void add_render_command(CLI::App& app) {
   cmd->add_option("--max-steps", o->max_steps,
                   "steps drawn per episode at most (default: the env's time limit)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
-  cmd->add_option("--fps", o->fps, "frames per second (default 30)")->check(CLI::Range(1.0, 240.0));
+  cmd->add_option("--fps", o->fps, "frames per second in [1, 240] (default 30)");
   cmd->add_option("--out", o->out, "output SVG file")->required();
   cmd->callback([o] { cmd_render(*o); });
 }
