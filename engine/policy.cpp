@@ -38,8 +38,8 @@ void RandomPolicy::act_continuous(std::span<const float>, std::span<double> acti
   }
 }
 
-EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
-                   std::uint64_t round, EpisodeObserver* observer) {
+EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed, std::uint64_t round,
+                   EpisodeObserver* observer) {
   const EnvSpec& spec = env.spec();
   std::vector<float> obs(spec.observation.dim());
   std::vector<std::uint8_t> mask(spec.action.is_discrete() ? spec.action.n : 0);

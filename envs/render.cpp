@@ -102,11 +102,22 @@ std::string xml_escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        // XML 1.0 has no C0 control characters other than tab, newline and carriage return
+        out +=
+            static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c;
     }
   }
   return out;
@@ -132,8 +143,8 @@ void append_svg(const Scene& s, double width_px, double top_px, std::string& out
     };
     switch (sh.kind) {
       case Shape::Kind::kLine:
-        fmt::format_to(it, "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\"", px(v[0]),
-                       py(v[1]), px(v[2]), py(v[3]));
+        fmt::format_to(it, "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\"",
+                       px(v[0]), py(v[1]), px(v[2]), py(v[3]));
         paint();
         out += "/>";
         break;

@@ -72,7 +72,8 @@ double svg_height(const Scene& s, double width_px);
 void append_svg(const Scene& s, double width_px, double top_px, std::string& out);
 // s as a standalone SVG document width_px wide.
 std::string scene_svg(const Scene& s, double width_px = 600);
-// s with &, <, > and " escaped for XML text and attributes.
+// s with &, <, > and " escaped for XML text and attributes (other C0 control characters but tab,
+// newline and carriage return become '?').
 std::string xml_escape(std::string_view s);
 
 }  // namespace dprl::envs

@@ -46,7 +46,9 @@ class FrameWriter final : public EpisodeObserver {
   bool on_step(const Env& env, int episode, std::int64_t step, const StepResult& r,
                double ret) override {
     frame(env, episode, step, ret,
-          r.terminated ? " (terminated)" : r.truncated ? " (truncated)" : "");
+          r.terminated  ? " (terminated)"
+          : r.truncated ? " (truncated)"
+                        : "");
     return step < max_steps_;
   }
 
@@ -142,8 +144,8 @@ void cmd_render(const RenderOpts& o) {
   svg.append(body, pos, std::string::npos);
   svg += "</svg>\n";
   write_file_atomic(o.out, svg);
-  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", o.out, n, o.episodes,
-             dur, o.fps);
+  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", o.out, n, o.episodes, dur,
+             o.fps);
 }
 
 }  // namespace
@@ -158,8 +160,7 @@ void add_render_command(CLI::App& app) {
   cmd->add_option("--policy", o->policy, "built-in policy name or checkpoint file")->required();
   cmd->add_option("--seed", o->seed, "seed, as dprl eval --seed (default 0)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--episodes", o->episodes, "episodes (default 1)")
-      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--episodes", o->episodes, "episodes (default 1)")->check(CLI::Range(1, 100000));
   cmd->add_option("--max-steps", o->max_steps,
                   "steps drawn per episode at most (default: the env's time limit)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));

@@ -13,8 +13,10 @@ TEST_SUITE("e2e") {
   TEST_CASE("render: cartpole with the random policy writes one animated SVG frame per step") {
     const auto dir = cli_test::scratch("render_cartpole");
     const auto out = dir / "c.svg";
-    const auto r = cli_test::run("render --env cartpole --policy random --seed 1 --episodes 2 "
-                                 "--max-steps 10 --out " + out.string());
+    const auto r = cli_test::run(
+        "render --env cartpole --policy random --seed 1 --episodes 2 "
+        "--max-steps 10 --out " +
+        out.string());
     REQUIRE_MESSAGE(r.code == 0, r.err);
     const std::string svg = dprl::read_file(out);
     CHECK(test_util::well_formed(svg));
@@ -36,13 +38,14 @@ TEST_SUITE("e2e") {
   TEST_CASE("render: a full seeded episode has as many frames as dprl eval's episode length") {
     const auto dir = cli_test::scratch("render_length");
     const auto out = dir / "t.svg";
-    const auto ev = cli_test::run("eval --env Taxi-v3 --policy random --seed 4 --episodes 1 --json");
+    const auto ev =
+        cli_test::run("eval --env Taxi-v3 --policy random --seed 4 --episodes 1 --json");
     REQUIRE(ev.code == 0);
     const auto pos = ev.out.find("\"length_mean\":");
     REQUIRE(pos != std::string::npos);
     const int length = std::stoi(ev.out.substr(pos + 14));
-    const auto r = cli_test::run("render --env Taxi-v3 --policy random --seed 4 --out " +
-                                 out.string());
+    const auto r =
+        cli_test::run("render --env Taxi-v3 --policy random --seed 4 --out " + out.string());
     REQUIRE_MESSAGE(r.code == 0, r.err);
     const std::string svg = dprl::read_file(out);
     CHECK(cli_test::count(svg, "<g") == length + 1);
@@ -63,8 +66,7 @@ TEST_SUITE("e2e") {
         {"--env cartpole --policy random --episodes 0 --out " + out, "--episodes"},
         {"--env cartpole --policy random --max-steps 100000000 --out " + out, "--max-steps"},
         {"--env cartpole --policy random --episodes 100 --out " + out, "--episodes"},
-        {"--env cartpole --policy random --out " + (dir / "missing" / "x.svg").string(),
-         "--out"},
+        {"--env cartpole --policy random --out " + (dir / "missing" / "x.svg").string(), "--out"},
         {"--env cartpole --policy random --out " + dir.string(), "--out"},
         {"--env cartpole --policy no_such_policy --out " + out, "no_such_policy"},
         {"--env cartpole --policy random --param length=-1 --out " + out, "length"},
