@@ -4,12 +4,17 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/policy.hpp"
 #include "engine/rng.hpp"
 #include "envs/register_envs.hpp"
 #include "tests/test_util.hpp"
@@ -27,6 +32,33 @@ dprl::StepResult render_test_random_step(dprl::Env& env, dprl::Rng& rng, std::ve
   std::vector<double> u(a.dim());
   for (std::size_t k = 0; k < u.size(); ++k) u[k] = rng.uniform(a.low[k], a.high[k]);
   return env.step(std::span<const double>(u), obs);
+}
+
+// Draws every state evaluate() passes through and, from max_steps on, ends the episode.
+class RenderTestObserver final : public dprl::EpisodeObserver {
+ public:
+  explicit RenderTestObserver(std::int64_t max_steps) : max_steps_(max_steps) {}
+  void on_reset(const dprl::Env& env, int) override {
+    frames += render_scene(env).has_value();
+    ++resets;
+  }
+  bool on_step(const dprl::Env& env, int, std::int64_t step, const dprl::StepResult&,
+               double) override {
+    frames += render_scene(env).has_value();
+    return step < max_steps_;
+  }
+  int frames = 0, resets = 0;
+
+ private:
+  std::int64_t max_steps_;
+};
+
+// the point of a polygon farthest along +y
+std::pair<double, double> render_test_top(const dprl::envs::Shape& sh) {
+  std::pair<double, double> top{0, -1e300};
+  for (std::size_t i = 0; i + 1 < sh.v.size(); i += 2)
+    if (sh.v[i + 1] > top.second) top = {sh.v[i], sh.v[i + 1]};
+  return top;
 }
 
 }  // namespace
@@ -126,5 +158,58 @@ TEST_SUITE("unit") {
     chain->set_state(std::vector<double>{537});
     const std::string strip = dprl::envs::scene_svg(*render_scene(*chain));
     CHECK(strip.find("state 537 (goal 999), cells 500-599 of 1000") != std::string::npos);
+  }
+
+  TEST_CASE(
+      "render: evaluate with a drawing observer gives eval's statistics; it may cut episodes") {
+    for (const auto& id : dprl::envs::rendered_env_ids()) {
+      CAPTURE(id);
+      auto env = make_env(id);
+      dprl::RandomPolicy policy(env->spec());
+      const auto plain = dprl::evaluate(*env, policy, 3, 17);
+      RenderTestObserver all(1 << 30);
+      const auto drawn = dprl::evaluate(*env, policy, 3, 17, 0, &all);
+      CHECK(std::memcmp(&plain.return_mean, &drawn.return_mean, sizeof(double)) == 0);
+      CHECK(plain.return_std == drawn.return_std);
+      CHECK(plain.length_mean == drawn.length_mean);
+      CHECK(all.resets == 3);
+      CHECK(all.frames == 3 + static_cast<int>(3 * plain.length_mean + 0.5));
+      RenderTestObserver cut(5);
+      const auto short_run = dprl::evaluate(*env, policy, 3, 17, 0, &cut);
+      CHECK(short_run.length_mean <= 5);
+      CHECK(cut.frames == 3 + static_cast<int>(3 * short_run.length_mean + 0.5));
+    }
+  }
+
+  TEST_CASE("render: acrobot and pendulum follow Gymnasium's geometry") {
+    std::vector<float> obs(6);
+    auto acrobot = make_env("acrobot");
+    acrobot->reset(0, obs);
+    // both links straight up: link 2's far end at height 2, above the goal line at 1
+    acrobot->set_state(std::vector<double>{M_PI, 0, 0, 0});
+    const auto a = *render_scene(*acrobot);
+    CHECK(a.width == doctest::Approx(4.4));
+    std::vector<std::pair<double, double>> tops;
+    for (const auto& sh : a.shapes)
+      if (sh.kind == dprl::envs::Shape::Kind::kPolygon) tops.push_back(render_test_top(sh));
+    REQUIRE(tops.size() == 2);
+    CHECK(std::abs(tops[0].first) < 0.11);
+    CHECK(tops[0].second == doctest::Approx(1.0));
+    CHECK(tops[1].second == doctest::Approx(2.0));
+    CHECK(a.shapes.front().kind == dprl::envs::Shape::Kind::kLine);  // the goal line
+    CHECK(a.shapes.front().v[1] == 1.0);
+
+    auto pendulum = make_env("pendulum");
+    pendulum->reset(0, obs);
+    // theta = pi / 2 turns the rod counter-clockwise from upright: its end at (-1, 0)
+    pendulum->set_state(std::vector<double>{M_PI / 2, 0});
+    const auto p = *render_scene(*pendulum);
+    CHECK(p.width == doctest::Approx(4.4));
+    bool end_disc = false;
+    for (const auto& sh : p.shapes)
+      if (sh.kind == dprl::envs::Shape::Kind::kCircle && std::abs(sh.v[0] + 1) < 1e-12 &&
+          std::abs(sh.v[1]) < 1e-12)
+        end_disc = true;
+    CHECK(end_disc);
   }
 }
