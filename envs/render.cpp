@@ -76,25 +76,41 @@ Scene render_chain_mdp(const Env& env) {
   return sc;
 }
 
+namespace {
+
+// the one list of renderers: id and drawing function
+struct RendererEntry {
+  const char* id;
+  Scene (*draw)(const Env&);
+};
+constexpr RendererEntry kRenderers[] = {
+    {"cartpole", render_cartpole}, {"acrobot", render_acrobot},     {"pendulum", render_pendulum},
+    {"taxi", render_taxi},         {"chain_mdp", render_chain_mdp},
+};
+
+const RendererEntry* find_renderer(std::string_view env_id) {
+  for (const auto& r : kRenderers)
+    if (env_id == r.id) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
 const std::vector<std::string>& rendered_env_ids() {
-  static const std::vector<std::string> ids = {"cartpole", "acrobot", "pendulum", "taxi",
-                                               "chain_mdp"};
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> v;
+    for (const auto& r : kRenderers) v.emplace_back(r.id);
+    return v;
+  }();
   return ids;
 }
 
-bool has_renderer(std::string_view env_id) {
-  const auto& ids = rendered_env_ids();
-  return std::find(ids.begin(), ids.end(), env_id) != ids.end();
-}
+bool has_renderer(std::string_view env_id) { return find_renderer(env_id) != nullptr; }
 
 std::optional<Scene> render_scene(const Env& env) {
-  const std::string& id = env.spec().id;
-  if (id == "cartpole") return render_cartpole(env);
-  if (id == "acrobot") return render_acrobot(env);
-  if (id == "pendulum") return render_pendulum(env);
-  if (id == "taxi") return render_taxi(env);
-  if (id == "chain_mdp") return render_chain_mdp(env);
-  return std::nullopt;
+  const RendererEntry* r = find_renderer(env.spec().id);
+  if (r == nullptr) return std::nullopt;
+  return r->draw(env);
 }
 
 std::string xml_escape(std::string_view s) {

@@ -161,7 +161,7 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE(
-      "render: evaluate with a drawing observer gives eval's statistics; it may cut episodes") {
+      "render: evaluate with a drawing observer gives eval's statistics and may cut episodes") {
     for (const auto& id : dprl::envs::rendered_env_ids()) {
       CAPTURE(id);
       auto env = make_env(id);
