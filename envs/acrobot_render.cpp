@@ -28,7 +28,7 @@ Scene render_acrobot(const Env& env) {
     const double c = std::cos(angles[i]), sn = std::sin(angles[i]);
     const double ox = joints[i][0], oy = joints[i][1];
     std::vector<double> bar;
-    for (const auto [u, v] :
+    for (const auto& [u, v] :
          {std::pair{0.0, -0.1}, {0.0, 0.1}, {lengths[i], 0.1}, {lengths[i], -0.1}}) {
       bar.push_back(ox + u * c - v * sn);
       bar.push_back(oy + u * sn + v * c);

@@ -29,7 +29,7 @@ Scene render_cartpole(const Env& env) {
   const double c = std::cos(theta), sn = std::sin(theta);
   const double lo = -pole_w / 2, hi = 2 * p.length - pole_w / 2, half = pole_w / 2;
   std::vector<double> pole;
-  for (const auto [u, v] : {std::pair{-half, lo}, {-half, hi}, {half, hi}, {half, lo}}) {
+  for (const auto& [u, v] : {std::pair{-half, lo}, {-half, hi}, {half, hi}, {half, lo}}) {
     pole.push_back(ax + u * c + v * sn);
     pole.push_back(ay - u * sn + v * c);
   }

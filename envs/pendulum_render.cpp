@@ -18,7 +18,7 @@ Scene render_pendulum(const Env& env) {
   const double a = theta + std::numbers::pi / 2;
   const double c = std::cos(a), sn = std::sin(a);
   std::vector<double> rod;
-  for (const auto [u, v] : {std::pair{0.0, -0.1}, {0.0, 0.1}, {1.0, 0.1}, {1.0, -0.1}}) {
+  for (const auto& [u, v] : {std::pair{0.0, -0.1}, {0.0, 0.1}, {1.0, 0.1}, {1.0, -0.1}}) {
     rod.push_back(u * c - v * sn);
     rod.push_back(u * sn + v * c);
   }

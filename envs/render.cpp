@@ -14,30 +14,31 @@ namespace dprl::envs {
 
 void Scene::line(double xa, double ya, double xb, double yb, std::string stroke,
                  double stroke_width) {
-  shapes.push_back({Shape::Kind::kLine, {xa, ya, xb, yb}, "none", std::move(stroke), stroke_width});
+  shapes.push_back(
+      {Shape::Kind::kLine, {xa, ya, xb, yb}, "none", std::move(stroke), stroke_width, {}});
 }
 
 void Scene::polygon(std::vector<double> xy, std::string fill, std::string stroke,
                     double stroke_width) {
   shapes.push_back(
-      {Shape::Kind::kPolygon, std::move(xy), std::move(fill), std::move(stroke), stroke_width});
+      {Shape::Kind::kPolygon, std::move(xy), std::move(fill), std::move(stroke), stroke_width, {}});
 }
 
 void Scene::polyline(std::vector<double> xy, std::string stroke, double stroke_width) {
   shapes.push_back(
-      {Shape::Kind::kPolyline, std::move(xy), "none", std::move(stroke), stroke_width});
+      {Shape::Kind::kPolyline, std::move(xy), "none", std::move(stroke), stroke_width, {}});
 }
 
 void Scene::rect(double x, double y, double w, double h, std::string fill, std::string stroke,
                  double stroke_width) {
   shapes.push_back(
-      {Shape::Kind::kRect, {x, y, w, h}, std::move(fill), std::move(stroke), stroke_width});
+      {Shape::Kind::kRect, {x, y, w, h}, std::move(fill), std::move(stroke), stroke_width, {}});
 }
 
 void Scene::circle(double cx, double cy, double r, std::string fill, std::string stroke,
                    double stroke_width) {
   shapes.push_back(
-      {Shape::Kind::kCircle, {cx, cy, r}, std::move(fill), std::move(stroke), stroke_width});
+      {Shape::Kind::kCircle, {cx, cy, r}, std::move(fill), std::move(stroke), stroke_width, {}});
 }
 
 void Scene::text(double x, double y, double size, std::string s, std::string fill) {
