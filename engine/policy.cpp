@@ -38,8 +38,8 @@ void RandomPolicy::act_continuous(std::span<const float>, std::span<double> acti
   }
 }
 
-EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
-                   std::uint64_t round) {
+EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed, std::uint64_t round,
+                   EpisodeObserver* observer) {
   const EnvSpec& spec = env.spec();
   std::vector<float> obs(spec.observation.dim());
   std::vector<std::uint8_t> mask(spec.action.is_discrete() ? spec.action.n : 0);
@@ -54,6 +54,7 @@ EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
     const std::uint64_t ep_seed = derive_seed(seed, Domain::kEval, round, e);
     env.reset(ep_seed, obs);
     policy.begin_episode(mix64(ep_seed));
+    if (observer) observer->on_reset(env, e);
     double ret = 0;
     std::int64_t len = 0;
     for (;;) {
@@ -70,7 +71,8 @@ EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
       }
       ret += r.reward;
       ++len;
-      if (r.terminated || r.truncated) break;
+      const bool go_on = observer == nullptr || observer->on_step(env, e, len, r, ret);
+      if (r.terminated || r.truncated || !go_on) break;
     }
     sum += ret;
     returns.push_back(ret);

@@ -41,8 +41,22 @@ class RandomPolicy final : public Policy {
   Rng rng_;
 };
 
-// Runs `episodes` seeded episodes of policy in env (each to termination or truncation).
+// Watches the episodes evaluate() runs (dprl render draws a frame at each call). It sees the env
+// only as const: it cannot change a trajectory.
+class EpisodeObserver {
+ public:
+  virtual ~EpisodeObserver() = default;
+  // Episode `episode` (from 0) has been reset.
+  virtual void on_reset(const Env& env, int episode) = 0;
+  // Step `step` (from 1) of the episode has been taken; ret is the return so far. Returning false
+  // ends the episode there (its statistics then cover the steps taken).
+  virtual bool on_step(const Env& env, int episode, std::int64_t step, const StepResult& r,
+                       double ret) = 0;
+};
+
+// Runs `episodes` seeded episodes of policy in env (each to termination or truncation, or until
+// the observer, if any, ends it).
 EvalStats evaluate(Env& env, Policy& policy, int episodes, std::uint64_t seed,
-                   std::uint64_t round = 0);
+                   std::uint64_t round = 0, EpisodeObserver* observer = nullptr);
 
 }  // namespace dprl

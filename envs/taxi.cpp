@@ -39,6 +39,10 @@ std::array<int, 4> Taxi::decode(int s) {
   return {s, taxi_col, pass_loc, dest_idx};
 }
 
+bool Taxi::wall_east_of(int row, int col) { return !east_open(row, col); }
+
+std::array<int, 2> Taxi::landmark(int i) { return {kLocs[i][0], kLocs[i][1]}; }
+
 Taxi::Taxi(const Params& p) : p_(p) {
   validate_params(p_, "taxi");
   rewards_ = {p_.step_reward, p_.illegal_reward, p_.dropoff_reward};

@@ -87,6 +87,10 @@ class Taxi final : public Env {
   }
   // {taxi_row, taxi_col, pass_loc, dest_idx}
   static std::array<int, 4> decode(int s);
+  // The map, for drawing: a wall between columns col and col + 1 of row (col in [0, 3]), and
+  // {row, col} of landmark i (0 R, 1 G, 2 Y, 3 B).
+  static bool wall_east_of(int row, int col);
+  static std::array<int, 2> landmark(int i);
 
  private:
   // one precomputed transition: next state, reward kind (0 step, 1 illegal, 2 drop-off)

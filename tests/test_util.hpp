@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/io.hpp"
 
@@ -33,6 +34,33 @@ inline int count(const std::string& s, const std::string& what) {
   int n = 0;
   for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
+}
+
+// A crude XML check: every element opened is closed in order, and '&' starts an entity.
+inline bool well_formed(const std::string& xml) {
+  std::vector<std::string> stack;
+  std::size_t i = 0;
+  while ((i = xml.find('<', i)) != std::string::npos) {
+    const auto close = xml.find('>', i);
+    if (close == std::string::npos) return false;
+    const std::string tag = xml.substr(i + 1, close - i - 1);
+    i = close + 1;
+    if (tag.empty() || tag[0] == '?' || tag[0] == '!') continue;
+    if (tag.back() == '/') continue;
+    const std::string name =
+        tag.substr(tag[0] == '/', tag.find_first_of(" \n/", 1) - (tag[0] == '/'));
+    if (tag[0] == '/') {
+      if (stack.empty() || stack.back() != name) return false;
+      stack.pop_back();
+    } else {
+      stack.push_back(name);
+    }
+  }
+  for (auto p = xml.find('&'); p != std::string::npos; p = xml.find('&', p + 1)) {
+    const auto semi = xml.find(';', p);
+    if (semi == std::string::npos || semi - p > 6) return false;
+  }
+  return stack.empty();
 }
 
 // The JSON document in file p; REQUIREs that the file can be read.

@@ -21,6 +21,7 @@ struct ExitStatus {
 void add_env_commands(CLI::App& app);      // envs, env replay, bench env, eval
 void add_run_commands(CLI::App& app);      // run, sweep
 void add_plot_command(CLI::App& app);      // plot
+void add_render_command(CLI::App& app);    // render
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
 void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
 void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_commands)

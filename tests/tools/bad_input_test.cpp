@@ -632,6 +632,40 @@ TEST_SUITE("e2e") {
         });
   }
 
+  TEST_CASE("bad input: render flags, envs without pictures and outputs") {
+    const std::string rc = "render --env cartpole --policy random --out ";
+    run_matrix(
+        "render",
+        {
+            {"render --env nope --policy random --out x.svg", {}, "nope"},
+            {"render --env lunar_lander --policy random --out x.svg", {}, "no renderer yet"},
+            {"render --env hiv --policy random --out x.svg", {}, "hiv"},
+            {"render --env half_cheetah --policy random --out x.svg", {}, "half_cheetah"},
+            {"render --env dmc_cartpole --policy random --out x.svg", {}, "dmc_cartpole"},
+            {"render --env linear_mdp --policy random --out x.svg", {}, "linear_mdp"},
+            {"render --env cartpole --param length=0 --policy random --out x.svg", {}, "length"},
+            {"render --env cartpole --out x.svg", {}, "--policy"},
+            {"render --env cartpole --policy random", {}, "--out"},
+            {rc + "x.svg --episodes 0", {}, "--episodes"},
+            {rc + "x.svg --episodes -2", {}, "--episodes"},
+            {rc + "x.svg --max-steps 0", {}, "--max-steps"},
+            {rc + "x.svg --max-steps 1000000", {}, "--max-steps"},
+            {rc + "x.svg --episodes 1000", {}, "--episodes"},
+            {rc + "x.svg --episodes 100000 --max-steps 1000000000", {}, "--episodes"},
+            {rc + "x.svg --fps 0", {}, "--fps"},
+            {rc + "x.svg --fps nan", {}, "--fps"},
+            {rc + "x.svg --seed -1", {}, "--seed"},
+            {rc + "missing/x.svg", {}, "--out"},
+            {rc + "existing", {}, "--out"},
+            {rc + "f/x.svg", {{"f", "a file"}}, "--out"},
+            {rc + "''", {}, "--out"},
+            {"render --env cartpole --policy p.json --out x.svg", {{"p.json", "{"}}, "p.json"},
+            {"render --env cartpole --policy p.json --out x.svg",
+             {{"p.json", "@copy:q/policy.json"}},
+             "p.json"},
+        });
+  }
+
   TEST_CASE("bad input: plot, privacy and audit flags") {
     const File broken{"r/metrics.csv", "step,return_mean\n1,2\n3\n"};
     run_matrix(

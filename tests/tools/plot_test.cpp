@@ -26,33 +26,7 @@ using dprl::tools::Curve;
 namespace {
 
 using test_util::count;
-
-// A crude XML check: every element opened is closed in order, and '&' starts an entity.
-bool well_formed(const std::string& xml) {
-  std::vector<std::string> stack;
-  std::size_t i = 0;
-  while ((i = xml.find('<', i)) != std::string::npos) {
-    const auto close = xml.find('>', i);
-    if (close == std::string::npos) return false;
-    const std::string tag = xml.substr(i + 1, close - i - 1);
-    i = close + 1;
-    if (tag.empty() || tag[0] == '?' || tag[0] == '!') continue;
-    if (tag.back() == '/') continue;
-    const std::string name =
-        tag.substr(tag[0] == '/', tag.find_first_of(" \n/", 1) - (tag[0] == '/'));
-    if (tag[0] == '/') {
-      if (stack.empty() || stack.back() != name) return false;
-      stack.pop_back();
-    } else {
-      stack.push_back(name);
-    }
-  }
-  for (auto p = xml.find('&'); p != std::string::npos; p = xml.find('&', p + 1)) {
-    const auto semi = xml.find(';', p);
-    if (semi == std::string::npos || semi - p > 6) return false;
-  }
-  return stack.empty();
-}
+using test_util::well_formed;
 
 std::string error_of(const std::function<void()>& f) {
   try {

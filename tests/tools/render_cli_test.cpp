@@ -1,0 +1,87 @@
+// End-to-end tests of `dprl render`: the animated SVG it writes and its one-line refusals.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "engine/io.hpp"
+#include "tests/tools/cli_test_util.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_SUITE("e2e") {
+  TEST_CASE("render: cartpole with the random policy writes one animated SVG frame per step") {
+    const auto dir = cli_test::scratch("render_cartpole");
+    const auto out = dir / "c.svg";
+    const auto r = cli_test::run(
+        "render --env cartpole --policy random --seed 1 --episodes 2 "
+        "--max-steps 10 --out " +
+        out.string());
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const std::string svg = dprl::read_file(out);
+    CHECK(test_util::well_formed(svg));
+    // two episodes of at most 10 steps: at most 22 frames; eval's episodes for seed 1
+    const int frames = cli_test::count(svg, "<g");
+    CHECK(frames >= 4);
+    CHECK(frames <= 22);
+    CHECK(cli_test::count(svg, "<animate ") == frames);
+    CHECK(cli_test::count(svg, "<g>") == 1);  // only the first frame shows without animation
+    CHECK(cli_test::count(svg, "step 0  return 0") == 2);  // each episode's reset state
+    CHECK(svg.find("episode 2/2") != std::string::npos);
+    CHECK(r.out.find(std::to_string(frames) + " frames") != std::string::npos);
+    // no temporary left beside the output
+    int files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+    CHECK(files == 1);
+  }
+
+  TEST_CASE("render: a full seeded episode has as many frames as dprl eval's episode length") {
+    const auto dir = cli_test::scratch("render_length");
+    const auto out = dir / "t.svg";
+    const auto ev =
+        cli_test::run("eval --env Taxi-v3 --policy random --seed 4 --episodes 1 --json");
+    REQUIRE(ev.code == 0);
+    const auto pos = ev.out.find("\"length_mean\":");
+    REQUIRE(pos != std::string::npos);
+    const int length = std::stoi(ev.out.substr(pos + 14));
+    const auto r =
+        cli_test::run("render --env Taxi-v3 --policy random --seed 4 --out " + out.string());
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const std::string svg = dprl::read_file(out);
+    CHECK(cli_test::count(svg, "<g") == length + 1);
+    CHECK(test_util::well_formed(svg));
+  }
+
+  TEST_CASE("render: bad inputs give one line, exit 2 and no file") {
+    const auto dir = cli_test::scratch("render_bad");
+    const std::string out = (dir / "x.svg").string();
+    struct Case {
+      std::string args;
+      std::string names;
+    };
+    const Case cases[] = {
+        {"--env no_such_env --policy random --out " + out, "no_such_env"},
+        {"--env lunar_lander --policy random --out " + out, "no renderer yet"},
+        {"--env hiv --policy random --out " + out, "hiv"},
+        {"--env cartpole --policy random --episodes 0 --out " + out, "--episodes"},
+        {"--env cartpole --policy random --max-steps 100000000 --out " + out, "--max-steps"},
+        {"--env cartpole --policy random --episodes 100 --out " + out, "--episodes"},
+        {"--env cartpole --policy random --out " + (dir / "missing" / "x.svg").string(), "--out"},
+        {"--env cartpole --policy random --out " + dir.string(), "--out"},
+        {"--env cartpole --policy no_such_policy --out " + out, "no_such_policy"},
+        {"--env cartpole --policy random --param length=-1 --out " + out, "length"},
+        {"--env cartpole --policy random --fps 0 --out " + out, "--fps"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.args);
+      const auto r = cli_test::run("render " + c.args);
+      CHECK(r.code == 2);
+      CHECK(cli_test::one_line(r.err));
+      CHECK(r.err.find(c.names) != std::string::npos);
+      CHECK(r.out.empty());
+      int files = 0;
+      for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+      CHECK(files == 0);
+    }
+  }
+}

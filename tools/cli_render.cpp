@@ -1,0 +1,172 @@
+// dprl render: seeded episodes of a policy drawn as one animated SVG (docs/render.md)
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algos/core/policies.hpp"
+#include "engine/error.hpp"
+#include "engine/io.hpp"
+#include "engine/policy.hpp"
+#include "envs/register_envs.hpp"
+#include "envs/render.hpp"
+#include "tools/cli.hpp"
+#include "tools/cli_util.hpp"
+
+namespace dprl::cli {
+namespace {
+
+constexpr double kRenderWidthPx = 600;
+constexpr double kRenderCaptionPx = 24;
+// at most this many frames per file: episodes x (max steps + 1), checked before running
+constexpr double kMaxRenderFrames = 20000;
+
+struct RenderOpts {
+  std::string env, policy, out;
+  std::vector<std::string> params;
+  std::uint64_t seed = 0;
+  int episodes = 1;
+  std::int64_t max_steps = 0;  // 0: the env's time limit
+  double fps = 30;
+};
+
+// Draws one <g> per frame into body: the scene and a caption strip below it. ends holds where
+// each frame's closing tag starts (its animation goes there once the frame count is known).
+class FrameWriter final : public EpisodeObserver {
+ public:
+  FrameWriter(int episodes, std::int64_t max_steps) : episodes_(episodes), max_steps_(max_steps) {}
+
+  void on_reset(const Env& env, int episode) override { frame(env, episode, 0, 0, ""); }
+  bool on_step(const Env& env, int episode, std::int64_t step, const StepResult& r,
+               double ret) override {
+    frame(env, episode, step, ret,
+          r.terminated  ? " (terminated)"
+          : r.truncated ? " (truncated)"
+                        : "");
+    return step < max_steps_;
+  }
+
+  std::string body;
+  std::vector<std::size_t> ends;
+  double scene_height_px = 0;
+
+ private:
+  void frame(const Env& env, int episode, std::int64_t step, double ret, const char* end) {
+    const auto scene = envs::render_scene(env);
+    DPRL_CHECK(scene.has_value());
+    scene_height_px = envs::svg_height(*scene, kRenderWidthPx);
+    body += ends.empty() ? "<g>\n" : "<g display=\"none\">\n";
+    envs::append_svg(*scene, kRenderWidthPx, 0, body);
+    fmt::format_to(std::back_inserter(body),
+                   "<rect x=\"0\" y=\"{:.2f}\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                   "fill=\"#ffffff\"/>\n<text x=\"8\" y=\"{:.2f}\" font-size=\"14\" "
+                   "font-family=\"sans-serif\" fill=\"#000000\">episode {}/{}  step {}  "
+                   "return {:g}{}</text>\n",
+                   scene_height_px, kRenderWidthPx, kRenderCaptionPx, scene_height_px + 17,
+                   episode + 1, episodes_, step, ret, end);
+    ends.push_back(body.size());
+    body += "</g>\n";
+  }
+
+  int episodes_;
+  std::int64_t max_steps_;
+};
+
+// The folder --out lands in must exist and --out must not be one.
+void check_render_out(const std::string& out) {
+  namespace fs = std::filesystem;
+  if (out.empty()) throw ParamError("--out: empty file name");
+  const fs::path p(out);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw ParamError(fmt::format("--out {}: {} is not a folder", out, dir.string()) +
+                     (fs::exists(dir, ec) ? "" : " (it does not exist)"));
+  if (fs::is_directory(p, ec)) throw ParamError(fmt::format("--out {}: is a folder", out));
+}
+
+void cmd_render(const RenderOpts& o) {
+  if (!(o.fps >= 1 && o.fps <= 240))  // NaN included
+    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", o.fps));
+  check_render_out(o.out);
+  auto env = envs::make_env(o.env, parse_param_flags(o.params, "--param"));
+  const EnvSpec& spec = env->spec();
+  if (!envs::has_renderer(spec.id))
+    throw ParamError(fmt::format("--env {}: no renderer yet for {} (rendered: {})", o.env, spec.id,
+                                 fmt::join(envs::rendered_env_ids(), ", ")));
+  const std::int64_t max_steps = o.max_steps > 0 ? o.max_steps : spec.max_episode_steps;
+  // frames: the reset state and one per step of every episode, bounded before anything runs
+  const double frames = static_cast<double>(o.episodes) * static_cast<double>(max_steps + 1);
+  if (frames > kMaxRenderFrames)
+    throw ParamError(fmt::format(
+        "--episodes {} x --max-steps {}: up to {:.0f} frames; at most {:.0f} (docs/render.md)",
+        o.episodes, max_steps, frames, kMaxRenderFrames));
+  auto policy = algos::make_policy(o.policy, *env);
+
+  FrameWriter writer(o.episodes, max_steps);
+  evaluate(*env, *policy, o.episodes, o.seed, 0, &writer);
+
+  // frame i shows during [i, i + 1) / n of one loop of n / fps seconds, repeated
+  const auto n = static_cast<std::int64_t>(writer.ends.size());
+  const double height = writer.scene_height_px + kRenderCaptionPx;
+  std::string svg = fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+      "viewBox=\"0 0 {:.0f} {:.2f}\">\n"
+      "<title>{} on {}, seed {}: {} frames at {:g} fps</title>\n",
+      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(o.policy),
+      envs::xml_escape(o.env), o.seed, n, o.fps);
+  const std::string& body = writer.body;
+  svg.reserve(body.size() + static_cast<std::size_t>(n) * 160 + 256);
+  const double dur = static_cast<double>(n) / o.fps;
+  std::size_t pos = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::size_t mark = writer.ends[static_cast<std::size_t>(i)];
+    svg.append(body, pos, mark - pos);
+    pos = mark;
+    if (n == 1) continue;
+    const double a = static_cast<double>(i) / n, b = static_cast<double>(i + 1) / n;
+    const char* values = i == 0 ? "inline;none" : i + 1 == n ? "none;inline" : "none;inline;none";
+    const std::string times = i == 0       ? fmt::format("0;{:.8f}", b)
+                              : i + 1 == n ? fmt::format("0;{:.8f}", a)
+                                           : fmt::format("0;{:.8f};{:.8f}", a, b);
+    fmt::format_to(std::back_inserter(svg),
+                   "<animate attributeName=\"display\" values=\"{}\" keyTimes=\"{}\" "
+                   "dur=\"{:.6g}s\" calcMode=\"discrete\" repeatCount=\"indefinite\"/>",
+                   values, times, dur);
+  }
+  svg.append(body, pos, std::string::npos);
+  svg += "</svg>\n";
+  write_file_atomic(o.out, svg);
+  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", o.out, n, o.episodes, dur,
+             o.fps);
+}
+
+}  // namespace
+
+void add_render_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "render", "draw seeded episodes of a policy as one animated SVG (docs/render.md)");
+  auto o = std::make_shared<RenderOpts>();
+  cmd->add_option("--env", o->env, "env id (cartpole, acrobot, pendulum, taxi, chain_mdp)")
+      ->required();
+  cmd->add_option("--param", o->params, "env parameter k=v (repeatable)");
+  cmd->add_option("--policy", o->policy, "built-in policy name or checkpoint file")->required();
+  cmd->add_option("--seed", o->seed, "seed, as dprl eval --seed (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--episodes", o->episodes, "episodes (default 1)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-steps", o->max_steps,
+                  "steps drawn per episode at most (default: the env's time limit)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
+  cmd->add_option("--fps", o->fps, "frames per second in [1, 240] (default 30)");
+  cmd->add_option("--out", o->out, "output SVG file")->required();
+  cmd->callback([o] { cmd_render(*o); });
+}
+
+}  // namespace dprl::cli
