@@ -1,4 +1,4 @@
-// Acrobot's picture, with Gymnasium's geometry (classic_control/acrobot.py, render): a square view
+// Acrobot's picture, with Gymnasium's geometry (its Acrobot renderer): a square view
 // of half-width link_length_1 + link_length_2 + 0.2 around the fixed joint, the goal as a black
 // line at height 1, each link a cyan bar 0.2 wide from its joint (theta1 = 0 hangs straight down,
 // theta2 is relative to link 1), and a yellow disc of radius 0.1 on each joint.

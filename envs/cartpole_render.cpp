@@ -1,4 +1,4 @@
-// CartPole's picture, with Gymnasium's geometry (classic_control/cartpole.py, render): a canvas
+// CartPole's picture, with Gymnasium's geometry (its CartPole renderer): a canvas
 // 600 x 400 pixels spanning 2 x_threshold metres (4.8 by default), so one pixel is
 // x_threshold / 300 m; the track is a line 100 px above the bottom, the cart a black 50 x 30 px box
 // centred on it, the pole 10 px wide and 2 length long, hinged 7.5 px above the cart's centre and

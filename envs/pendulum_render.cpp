@@ -1,4 +1,4 @@
-// Pendulum's picture, with Gymnasium's geometry (classic_control/pendulum.py, render): a square
+// Pendulum's picture, with Gymnasium's geometry (its Pendulum renderer): a square
 // view of half-width 2.2 around the pivot, a red rod 1 long and 0.2 wide with rounded ends turned
 // by theta (theta = 0 points straight up, positive turns counter-clockwise) and a black axle of
 // radius 0.05. Like Gymnasium's, the rod is drawn 1 long whatever the length parameter l. The

@@ -5,7 +5,7 @@
 // render_scene(env) draws env's current state (it reads env.state(), env.params() and env.spec()
 // only, through a const reference: rendering never changes a trajectory) with the renderer of
 // env.spec().id: cartpole, acrobot and pendulum as Gymnasium 1.x draws them
-// (gymnasium/envs/classic_control/*.py, render_mode "rgb_array"), taxi as a 5x5 grid with its walls
+// (its classic-control renderers, render_mode "rgb_array"), taxi as a 5x5 grid with its walls
 // and depots, chain_mdp as a strip of cells. Other envs have no renderer (nullopt). docs/render.md
 // describes each picture.
 //

@@ -56,8 +56,8 @@ struct CheckpointSetup {
   std::string config_sha256;   // digest of the resolved config (config.yaml's bytes)
   std::string algo;            // the algo id
   std::int64_t every = 0;      // steps between checkpoints (0: none)
-  std::string resume_payload;  // the checkpoint to resume from ("" when starting at step 0)
-  std::filesystem::path resume_file;
+  std::string resume_payload{};  // the checkpoint to resume from ("" when starting at step 0)
+  std::filesystem::path resume_file{};
 };
 
 struct LoadedCheckpoint {

@@ -62,7 +62,7 @@ struct Channel {
   double grid = 0;      // the secure release's snapping grid; 0 unless secure (calibrate)
   double sens_eff = 0;  // sensitivity of the snapped vector: sens unless secure (calibrate)
   // the channel's releases at (sigma, grid), on the table sampler when secure (calibrate)
-  privacy::RepeatedGaussianRelease release;
+  privacy::RepeatedGaussianRelease release{};
 };
 
 struct ChannelPlan {

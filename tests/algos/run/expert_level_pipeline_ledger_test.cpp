@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const char* name) {
+fs::path ledger_scratch(const char* name) {
   const fs::path d = fs::temp_directory_path() / name;
   fs::remove_all(d);
   fs::create_directories(d);
@@ -25,7 +25,7 @@ fs::path scratch(const char* name) {
 
 TEST_CASE("pipeline ledger: draws compose by basic composition across reopenings" *
           doctest::test_suite("unit")) {
-  const fs::path d = scratch("dprl_pipeline_ledger_test");
+  const fs::path d = ledger_scratch("dprl_pipeline_ledger_test");
   {
     PipelineLedger l(d, 10, 1e-4);
     CHECK(l.epsilon() == 0);
@@ -58,7 +58,7 @@ TEST_CASE("pipeline ledger: draws compose by basic composition across reopenings
 }
 
 TEST_CASE("pipeline ledger: a damaged file is refused, never reset" * doctest::test_suite("unit")) {
-  const fs::path d = scratch("dprl_pipeline_ledger_damaged");
+  const fs::path d = ledger_scratch("dprl_pipeline_ledger_damaged");
   PipelineLedger(d, 10, 1e-4).charge({"release", "r", "DataRelease", 4.0, 1e-5});
   auto j = nlohmann::ordered_json::parse(read_file(d / PipelineLedger::kFileName));
   j["charges"][0]["epsilon"] = 0.5;  // a smaller figure without its checksum

@@ -28,7 +28,7 @@ std::string tiny(const fs::path& out) {
          "50}\n";
 }
 
-fs::path scratch(const std::string& name) {
+fs::path population_scratch(const std::string& name) {
   auto d = fs::temp_directory_path() / ("dprl_population_test_" + name);
   fs::remove_all(d);
   return d;
@@ -118,7 +118,7 @@ TEST_CASE("population checks name the key" * doctest::test_suite("unit")) {
 
 TEST_CASE("a population builds, resumes without retraining and is the same at any job count" *
           doctest::test_suite("slow")) {
-  const auto a = scratch("a"), b = scratch("b");
+  const auto a = population_scratch("a"), b = population_scratch("b");
   const auto sa = parse_population(yaml(tiny(a)), "population");
   const auto sb = parse_population(yaml(tiny(b)), "population");
   const auto ra = build_population(sa, {1, true});

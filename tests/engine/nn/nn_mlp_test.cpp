@@ -30,9 +30,6 @@ double loss(const Mlp& net, const Mat& x, const Mat& y) {
   return 0.5 * (out - y).cast<double>().squaredNorm();
 }
 
-// Relative difference with an absolute floor (float rounding of terms of size ~1).
-double rel(double a, double b) { return std::abs(a - b) / std::max(1e-3, std::abs(b)); }
-
 }  // namespace
 
 TEST_SUITE("unit") {
