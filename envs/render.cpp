@@ -131,10 +131,12 @@ std::string xml_escape(std::string_view s) {
       case '"':
         out += "&quot;";
         break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
-        // XML 1.0 has no C0 control characters other than tab, newline and carriage return
-        out +=
-            static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c;
+        // control characters are not allowed in XML 1.0 text: dropped (tab kept)
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
     }
   }
   return out;

@@ -72,8 +72,8 @@ double svg_height(const Scene& s, double width_px);
 void append_svg(const Scene& s, double width_px, double top_px, std::string& out);
 // s as a standalone SVG document width_px wide.
 std::string scene_svg(const Scene& s, double width_px = 600);
-// s with &, <, > and " escaped for XML text and attributes (other C0 control characters but tab,
-// newline and carriage return become '?').
+// s with &, <, >, " and ' escaped for XML text and attributes, and the C0 control characters
+// but tab dropped (XML 1.0 has none); every SVG writer (scenes, dprl plot) uses it.
 std::string xml_escape(std::string_view s);
 
 }  // namespace dprl::envs

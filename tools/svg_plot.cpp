@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/error.hpp"
+#include "envs/render.hpp"
 
 namespace dprl::tools {
 
@@ -32,33 +33,7 @@ constexpr double kNormal975 = 1.959963985;
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // control characters are not allowed in XML 1.0
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
-    }
-  }
-  return out;
-}
+using envs::xml_escape;
 
 // Characters (UTF-8 code points), for text width estimates.
 int text_length(std::string_view s) {
