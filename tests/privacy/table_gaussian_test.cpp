@@ -60,6 +60,37 @@ struct Bins {
   static constexpr int kCount = 162;
 };
 
+// Two samples of the same size from one distribution of width sigma: the two-sample chi-square on
+// the bins above (df 161) and the two-sample KS, both at p = 1e-6. Sorts a and b.
+void check_same_distribution(std::vector<std::int64_t>& a, std::vector<std::int64_t>& b,
+                             double sigma) {
+  REQUIRE(a.size() == b.size());
+  const std::size_t n = a.size();
+  const Bins bins{sigma};
+  std::vector<double> ca(Bins::kCount, 0.0), cb(Bins::kCount, 0.0);
+  for (auto v : a) ca[static_cast<std::size_t>(bins.index(v))] += 1.0;
+  for (auto v : b) cb[static_cast<std::size_t>(bins.index(v))] += 1.0;
+  double chi2 = 0.0;
+  for (int i = 0; i < Bins::kCount; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (ca[k] + cb[k] > 0) chi2 += (ca[k] - cb[k]) * (ca[k] - cb[k]) / (ca[k] + cb[k]);
+  }
+  INFO("chi2 = " << chi2);
+  CHECK(chi2 < chi2_crit(Bins::kCount - 1));
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  double d = 0.0;
+  std::size_t i = 0, j = 0;
+  while (i < n && j < n) {
+    const std::int64_t v = std::min(a[i], b[j]);
+    while (i < n && a[i] == v) ++i;
+    while (j < n && b[j] == v) ++j;
+    d = std::max(d, std::fabs(double(i) - double(j)) / double(n));
+  }
+  INFO("KS D = " << d);
+  CHECK(d < kKs * std::sqrt(2.0 / double(n)));
+}
+
 // CDF of D_{Z, sigma} at integer k for sigma >= 100: Phi((k + 1/2) / sigma) up to
 // O(exp(-2 pi^2 sigma^2)) (Poisson summation), far below what 10^7 draws can see.
 double dg_cdf(double k, double sigma) { return 0.5 * std::erfc(-(k + 0.5) / (sigma * M_SQRT2)); }
@@ -279,30 +310,7 @@ TEST_SUITE("slow") {
     std::vector<std::int64_t> b(n);
     for (auto& v : b) v = discrete_gaussian(s, bits);
     // two-sample chi-square on the bins above: sum (a - b)^2 / (a + b), df 161
-    const Bins bins{double(s)};
-    std::vector<double> ca(Bins::kCount, 0.0), cb(Bins::kCount, 0.0);
-    for (auto v : a) ca[static_cast<std::size_t>(bins.index(v))] += 1.0;
-    for (auto v : b) cb[static_cast<std::size_t>(bins.index(v))] += 1.0;
-    double chi2 = 0.0;
-    for (int i = 0; i < Bins::kCount; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      chi2 += (ca[k] - cb[k]) * (ca[k] - cb[k]) / (ca[k] + cb[k]);
-    }
-    INFO("chi2 = " << chi2);
-    CHECK(chi2 < chi2_crit(Bins::kCount - 1));
-    // two-sample KS
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    double d = 0.0;
-    std::size_t i = 0, j = 0;
-    while (i < n && j < n) {
-      const std::int64_t v = std::min(a[i], b[j]);
-      while (i < n && a[i] == v) ++i;
-      while (j < n && b[j] == v) ++j;
-      d = std::max(d, std::fabs(double(i) - double(j)) / double(n));
-    }
-    INFO("KS D = " << d);
-    CHECK(d < kKs * std::sqrt(2.0 / double(n)));
+    check_same_distribution(a, b, double(s));
   }
 }
 
@@ -359,28 +367,6 @@ TEST_SUITE("statistical") {
     BitReader bits(words);
     std::vector<std::int64_t> b(n);
     for (auto& v : b) v = discrete_gaussian(s, bits);
-    const Bins bins{double(s)};
-    std::vector<double> ca(Bins::kCount, 0.0), cb(Bins::kCount, 0.0);
-    for (auto v : a) ca[static_cast<std::size_t>(bins.index(v))] += 1.0;
-    for (auto v : b) cb[static_cast<std::size_t>(bins.index(v))] += 1.0;
-    double chi2 = 0.0;
-    for (int i = 0; i < Bins::kCount; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      if (ca[k] + cb[k] > 0) chi2 += (ca[k] - cb[k]) * (ca[k] - cb[k]) / (ca[k] + cb[k]);
-    }
-    INFO("chi2 = " << chi2);
-    CHECK(chi2 < chi2_crit(Bins::kCount - 1));
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    double d = 0.0;
-    std::size_t i = 0, j = 0;
-    while (i < n && j < n) {
-      const std::int64_t v = std::min(a[i], b[j]);
-      while (i < n && a[i] == v) ++i;
-      while (j < n && b[j] == v) ++j;
-      d = std::max(d, std::fabs(double(i) - double(j)) / double(n));
-    }
-    INFO("KS D = " << d);
-    CHECK(d < kKs * std::sqrt(2.0 / double(n)));
+    check_same_distribution(a, b, double(s));
   }
 }
