@@ -6,9 +6,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "algos/run/experiment.hpp"
+#include "engine/policy.hpp"
 
 namespace dprl::cli {
 
@@ -22,6 +25,27 @@ void add_env_commands(CLI::App& app);      // envs, env replay, bench env, eval
 void add_run_commands(CLI::App& app);      // run, sweep
 void add_plot_command(CLI::App& app);      // plot
 void add_render_command(CLI::App& app);    // render
+
+class FrameWriter;
+// A run of seeded episodes drawn as one animated SVG (dprl render, dprl eval --render): checks
+// the frame rate, the output path, that the env has a renderer and that episodes x
+// (max_steps + 1) frames stay under the cap, all before anything runs (ParamError naming the
+// flag); pass observer() to evaluate(), then write() the file (atomically) and print its line.
+class EpisodeRecording {
+ public:
+  EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
+                   std::int64_t max_steps, double fps, std::string out, const char* steps_flag);
+  ~EpisodeRecording();
+  EpisodeObserver& observer();
+  // announce: print "wrote FILE (...)" on stdout (dprl eval --json prints only its JSON)
+  void write(const std::string& title, bool announce = true);
+
+ private:
+  double fps_;
+  std::string out_;
+  int episodes_;
+  std::unique_ptr<FrameWriter> writer_;
+};
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
 void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
 void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_commands)

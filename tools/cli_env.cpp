@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "algos/core/policies.hpp"
@@ -270,10 +271,21 @@ void cmd_bench_nn(const std::vector<int>& layers, int batch, bool json) {
 }
 
 void cmd_eval(const std::string& id, const std::vector<std::string>& param_flags,
-              const std::string& policy_name, int episodes, std::uint64_t seed, bool json) {
+              const std::string& policy_name, int episodes, std::uint64_t seed, bool json,
+              const std::string& render, double fps) {
   auto env = envs::make_env(id, parse_param_flags(param_flags, "--param"));
+  // --render: the evaluated episodes, whole, drawn as dprl render draws them (checked first)
+  std::optional<EpisodeRecording> rec;
+  if (!render.empty()) {
+    const std::int64_t limit = env->spec().max_episode_steps;
+    if (limit <= 0)
+      throw ParamError(fmt::format("--render: {} has no time limit, so an episode's frames are "
+                                   "unbounded; use dprl render --max-steps",
+                                   id));
+    rec.emplace(*env, id, episodes, limit, fps, render, "the time limit");
+  }
   auto policy = algos::make_policy(policy_name, *env);
-  const EvalStats s = evaluate(*env, *policy, episodes, seed);
+  const EvalStats s = evaluate(*env, *policy, episodes, seed, 0, rec ? &rec->observer() : nullptr);
   if (json) {
     ordered_json j;
     j["env"] = id;
@@ -293,6 +305,7 @@ void cmd_eval(const std::string& id, const std::vector<std::string>& param_flags
         policy_name, id, s.episodes, s.return_mean, s.return_std, s.return_min, s.return_max,
         s.length_mean);
   }
+  if (rec) rec->write(fmt::format("{} on {}, seed {}", policy_name, id, seed), !json);
 }
 
 }  // namespace
@@ -347,6 +360,8 @@ void add_env_commands(CLI::App& app) {
     int episodes = 100;
     std::uint64_t seed = 0;
     bool json = false;
+    std::string render;
+    double fps = 30;
   };
   auto eo = std::make_shared<EvalOpts>();
   eval->add_option("--env", eo->env, "env id")->required();
@@ -356,8 +371,13 @@ void add_env_commands(CLI::App& app) {
       ->check(CLI::Range(1, 100000000));
   eval->add_option("--seed", eo->seed, "seed (default 0)")->check(CLI::NonNegativeNumber);
   eval->add_flag("--json", eo->json, "print JSON");
-  eval->callback(
-      [eo] { cmd_eval(eo->env, eo->params, eo->policy, eo->episodes, eo->seed, eo->json); });
+  eval->add_option("--render", eo->render,
+                   "also draw the evaluated episodes as one animated SVG file (docs/render.md)");
+  eval->add_option("--fps", eo->fps, "with --render: frames per second in [1, 240] (default 30)");
+  eval->callback([eo] {
+    cmd_eval(eo->env, eo->params, eo->policy, eo->episodes, eo->seed, eo->json, eo->render,
+             eo->fps);
+  });
 }
 
 }  // namespace dprl::cli

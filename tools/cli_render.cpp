@@ -36,6 +36,8 @@ struct RenderOpts {
   double fps = 30;
 };
 
+}  // namespace
+
 // Draws one <g> per frame into body: the scene and a caption strip below it. ends holds where
 // each frame's closing tag starts (its animation goes there once the frame count is known).
 class FrameWriter final : public EpisodeObserver {
@@ -78,6 +80,8 @@ class FrameWriter final : public EpisodeObserver {
   std::int64_t max_steps_;
 };
 
+namespace {
+
 // The folder --out lands in must exist and --out must not be one.
 void check_render_out(const std::string& out) {
   namespace fs = std::filesystem;
@@ -91,40 +95,20 @@ void check_render_out(const std::string& out) {
   if (fs::is_directory(p, ec)) throw ParamError(fmt::format("--out {}: is a folder", out));
 }
 
-void cmd_render(const RenderOpts& o) {
-  if (!(o.fps >= 1 && o.fps <= 240))  // NaN included
-    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", o.fps));
-  check_render_out(o.out);
-  auto env = envs::make_env(o.env, parse_param_flags(o.params, "--param"));
-  const EnvSpec& spec = env->spec();
-  if (!envs::has_renderer(spec.id))
-    throw ParamError(fmt::format("--env {}: no renderer yet for {} (rendered: {})", o.env, spec.id,
-                                 fmt::join(envs::rendered_env_ids(), ", ")));
-  const std::int64_t max_steps = o.max_steps > 0 ? o.max_steps : spec.max_episode_steps;
-  // frames: the reset state and one per step of every episode, bounded before anything runs
-  const double frames = static_cast<double>(o.episodes) * static_cast<double>(max_steps + 1);
-  if (frames > kMaxRenderFrames)
-    throw ParamError(fmt::format(
-        "--episodes {} x --max-steps {}: up to {:.0f} frames; at most {:.0f} (docs/render.md)",
-        o.episodes, max_steps, frames, kMaxRenderFrames));
-  auto policy = algos::make_policy(o.policy, *env);
-
-  FrameWriter writer(o.episodes, max_steps);
-  evaluate(*env, *policy, o.episodes, o.seed, 0, &writer);
-
-  // frame i shows during [i, i + 1) / n of one loop of n / fps seconds, repeated
+// The animated SVG of the frames a FrameWriter drew, frame i shown during [i, i + 1) / n of a loop
+// of n / fps seconds, repeated.
+std::string animated_svg(const FrameWriter& writer, double fps, const std::string& title) {
   const auto n = static_cast<std::int64_t>(writer.ends.size());
   const double height = writer.scene_height_px + kRenderCaptionPx;
   std::string svg = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "viewBox=\"0 0 {:.0f} {:.2f}\">\n"
-      "<title>{} on {}, seed {}: {} frames at {:g} fps</title>\n",
-      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(o.policy),
-      envs::xml_escape(o.env), o.seed, n, o.fps);
+      "<title>{}: {} frames at {:g} fps</title>\n",
+      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(title), n, fps);
   const std::string& body = writer.body;
   svg.reserve(body.size() + static_cast<std::size_t>(n) * 160 + 256);
-  const double dur = static_cast<double>(n) / o.fps;
+  const double dur = static_cast<double>(n) / fps;
   std::size_t pos = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const std::size_t mark = writer.ends[static_cast<std::size_t>(i)];
@@ -143,12 +127,51 @@ void cmd_render(const RenderOpts& o) {
   }
   svg.append(body, pos, std::string::npos);
   svg += "</svg>\n";
-  write_file_atomic(o.out, svg);
-  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", o.out, n, o.episodes, dur,
-             o.fps);
+  return svg;
+}
+
+void cmd_render(const RenderOpts& o) {
+  auto env = envs::make_env(o.env, parse_param_flags(o.params, "--param"));
+  const std::int64_t max_steps = o.max_steps > 0 ? o.max_steps : env->spec().max_episode_steps;
+  EpisodeRecording rec(*env, o.env, o.episodes, max_steps, o.fps, o.out, "--max-steps");
+  auto policy = algos::make_policy(o.policy, *env);
+  evaluate(*env, *policy, o.episodes, o.seed, 0, &rec.observer());
+  rec.write(fmt::format("{} on {}, seed {}", o.policy, o.env, o.seed));
 }
 
 }  // namespace
+
+EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
+                                   std::int64_t max_steps, double fps, std::string out,
+                                   const char* steps_flag)
+    : fps_(fps), out_(std::move(out)), episodes_(episodes) {
+  if (!(fps >= 1 && fps <= 240))  // NaN included
+    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", fps));
+  check_render_out(out_);
+  const EnvSpec& spec = env.spec();
+  if (!envs::has_renderer(spec.id))
+    throw ParamError(fmt::format("--env {}: no renderer yet for {} (rendered: {})", env_flag,
+                                 spec.id, fmt::join(envs::rendered_env_ids(), ", ")));
+  // frames: the reset state and one per step of every episode, bounded before anything runs
+  const double frames = static_cast<double>(episodes) * static_cast<double>(max_steps + 1);
+  if (frames > kMaxRenderFrames)
+    throw ParamError(fmt::format(
+        "--episodes {} x {} {}: up to {:.0f} frames; at most {:.0f} (docs/render.md)", episodes,
+        steps_flag, max_steps, frames, kMaxRenderFrames));
+  writer_ = std::make_unique<FrameWriter>(episodes, max_steps);
+}
+
+EpisodeRecording::~EpisodeRecording() = default;
+
+EpisodeObserver& EpisodeRecording::observer() { return *writer_; }
+
+void EpisodeRecording::write(const std::string& title, bool announce) {
+  write_file_atomic(out_, animated_svg(*writer_, fps_, title));
+  if (!announce) return;
+  const auto n = writer_->ends.size();
+  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", out_, n, episodes_,
+             static_cast<double>(n) / fps_, fps_);
+}
 
 void add_render_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(

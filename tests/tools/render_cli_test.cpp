@@ -1,7 +1,9 @@
 // End-to-end tests of `dprl render`: the animated SVG it writes and its one-line refusals.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "engine/io.hpp"
@@ -33,6 +35,38 @@ TEST_SUITE("e2e") {
     int files = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
     CHECK(files == 1);
+  }
+
+  TEST_CASE("eval --render draws the evaluated episodes whole and leaves the figures as they are") {
+    const auto dir = cli_test::scratch("eval_render");
+    const auto out = dir / "e.svg";
+    const std::string eval = "eval --env cartpole --policy random --seed 1 --episodes 3 --json";
+    const auto plain = cli_test::run(eval);
+    REQUIRE(plain.code == 0);
+    const auto r = cli_test::run(eval + " --render " + out.string());
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(r.out == plain.out);  // the same JSON, and nothing else on stdout
+    const auto j = nlohmann::json::parse(r.out);
+    const std::string svg = dprl::read_file(out);
+    CHECK(test_util::well_formed(svg));
+    // every step of the three episodes, plus their reset states
+    const double steps = j["length_mean"].get<double>() * 3;
+    CHECK(cli_test::count(svg, "<g") == static_cast<int>(std::lround(steps)) + 3);
+    CHECK(cli_test::count(svg, "episode 3/3") >= 1);
+    // refused before anything runs: over the frame cap (100 x 501), an env without a picture
+    for (const std::string bad :
+         {"eval --env cartpole --policy random --episodes 100 --render " + (dir / "b.svg").string(),
+          "eval --env lunar_lander --policy random --episodes 1 --render " +
+              (dir / "b.svg").string(),
+          "eval --env cartpole --policy random --episodes 1 --fps 0 --render " +
+              (dir / "b.svg").string()}) {
+      CAPTURE(bad);
+      const auto e = cli_test::run(bad);
+      CHECK(e.code == 2);
+      CHECK(cli_test::one_line(e.err));
+      CHECK(e.out.empty());
+      CHECK_FALSE(fs::exists(dir / "b.svg"));
+    }
   }
 
   TEST_CASE("render: a full seeded episode has as many frames as dprl eval's episode length") {
