@@ -14,11 +14,12 @@ SHORT = ["train.steps=30000", "train.eval_every=10000", "train.eval_episodes=20"
 
 
 def tree_bytes(root):
-    """{relative path: bytes} of every file below root except timing.json."""
+    """{relative path: bytes} of every file below root except timing.json (wall-clock figures) and
+    dprl_index.bin (a data set's load cache, keyed by its HDF5 file's modification time)."""
     out = {}
     for folder, _, files in os.walk(root):
         for f in files:
-            if f == "timing.json":
+            if f in ("timing.json", "dprl_index.bin"):
                 continue
             p = os.path.join(folder, f)
             with open(p, "rb") as fh:
@@ -40,6 +41,40 @@ class Run(unittest.TestCase):
                 self.assertEqual(fh.read(), before)
             summary = dprl.run(QUICKSTART, seed=4, out=out, set=SHORT, quiet=True, force=True)
             self.assertEqual(summary["seed"], 4)
+
+    def test_a_pipeline_file_gives_the_cli_bytes(self):
+        # a tiny expert-level pipeline (population, release, selective DP-SGD): well under a second
+        pipeline = (
+            "pipeline: expert_level\nname: t\nseed: 1\nout: o\npopulation:\n  name: p\n"
+            "  seed: 1\n  out: pop\n  env: {id: cartpole}\n  runs_per_setting: 2\n"
+            "  ppo: {algo: ppo_layers, params: {hidden_sizes: \"8\"}, train: {steps: 512, "
+            "eval_every: 0, eval_episodes: 1}}\n  select: {rule: top_k, k: 2}\n"
+            "  action_floor: 0.02\n  demos: {episodes: 2, max_steps: 50}\nmode: selective\n"
+            "privacy: {epsilon: 10, delta: auto, noise: seeded}\nrelease: {trajectories: 2}\n"
+            "selective: {p: 0.8, noise_multiplier: 2.0, accounting: sound}\n"
+            "learner: {id: discrete_cql, params: {hidden_sizes: \"8\", batch_size: 1}}\n"
+            "train: {stable_steps: 0, eval_every: 0, eval_episodes: 1, eval_max_steps: 50}\n")
+        with scratch() as tmp:
+            trees = []
+            for who in ("cli", "python"):
+                folder = os.path.join(tmp, who)
+                os.makedirs(folder)
+                with open(os.path.join(folder, "p.yaml"), "w") as fh:
+                    fh.write(pipeline)
+                if who == "cli":
+                    cli("run", "p.yaml", "--quiet", "--jobs", 1, cwd=folder)
+                else:
+                    here = os.getcwd()
+                    os.chdir(folder)
+                    try:
+                        summary = dprl.run("p.yaml", quiet=True, jobs=1)
+                    finally:
+                        os.chdir(here)
+                    self.assertEqual(summary["algo"], "discrete_cql")
+                    self.assertGreater(summary["privacy"]["epsilon"], 0)
+                trees.append(tree_bytes(folder))
+            self.assertIn(os.path.join("o", "summary.json"), trees[0])
+            self.assertEqual(trees[1], trees[0])
 
     def test_same_bytes_as_the_cli(self):
         with scratch() as tmp:
