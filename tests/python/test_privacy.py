@@ -3,6 +3,7 @@
 The CLI prints doubles to round-trip precision in --json, so equal values compare with ==.
 """
 import json
+import threading
 import unittest
 
 import numpy as np
@@ -172,6 +173,28 @@ class Audits(unittest.TestCase):
         got = privacy.audit_dpsgd(canaries=200, steps=5, seed=2)
         for key in ("epsilon_claimed", "epsilon_lower", "refuted", "guesses", "correct"):
             self.assertEqual(got[key], rc_out[key], key)
+
+
+class Threads(unittest.TestCase):
+    def test_a_long_accounting_call_releases_the_gil(self):
+        # while a PLD epsilon (about 0.2 s of C++) runs on another thread, this thread keeps
+        # executing Python; a call that held the GIL would let it run only before and after
+        started, done = threading.Event(), threading.Event()
+
+        def work():
+            started.set()
+            privacy.epsilon(noise_multiplier=0.25, sampling_rate=0.001, steps=10000, delta=1e-5,
+                            accountant="pld")
+            done.set()
+
+        t = threading.Thread(target=work)
+        t.start()
+        started.wait()
+        n = 0
+        while not done.is_set():
+            n += 1
+        t.join()
+        self.assertGreater(n, 100000)
 
 
 if __name__ == "__main__":
