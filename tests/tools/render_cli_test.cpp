@@ -56,7 +56,7 @@ TEST_SUITE("e2e") {
     // refused before anything runs: over the frame cap (100 x 501), an env without a picture
     for (const std::string bad :
          {"eval --env cartpole --policy random --episodes 100 --render " + (dir / "b.svg").string(),
-          "eval --env lunar_lander --policy random --episodes 1 --render " +
+          "eval --env half_cheetah --policy random --episodes 1 --render " +
               (dir / "b.svg").string(),
           "eval --env cartpole --policy random --episodes 1 --fps 0 --render " +
               (dir / "b.svg").string()}) {
@@ -95,8 +95,8 @@ TEST_SUITE("e2e") {
     };
     const Case cases[] = {
         {"--env no_such_env --policy random --out " + out, "no_such_env"},
-        {"--env lunar_lander --policy random --out " + out, "no renderer yet"},
-        {"--env hiv --policy random --out " + out, "hiv"},
+        {"--env half_cheetah --policy random --out " + out, "no renderer yet"},
+        {"--env dmc_cartpole --policy random --out " + out, "dmc_cartpole"},
         {"--env cartpole --policy random --episodes 0 --out " + out, "--episodes"},
         {"--env cartpole --policy random --max-steps 100000000 --out " + out, "--max-steps"},
         {"--env cartpole --policy random --episodes 100 --out " + out, "--episodes"},
