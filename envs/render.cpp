@@ -108,7 +108,7 @@ constexpr RendererEntry kRenderers[] = {
     {"cartpole", render_cartpole}, {"acrobot", render_acrobot},     {"pendulum", render_pendulum},
     {"taxi", render_taxi},         {"chain_mdp", render_chain_mdp},
     {"lunar_lander", render_lunar_lander}, {"hiv", render_hiv},
-    {"linear_mdp", render_linear_mdp},
+    {"linear_mdp", render_linear_mdp},     {"dmc_cartpole", render_dmc_cartpole},
 };
 
 const RendererEntry* find_renderer(std::string_view env_id) {

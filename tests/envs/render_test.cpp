@@ -355,4 +355,22 @@ TEST_SUITE("unit") {
       if (sh.fill == "#98df8a") goal += sh.v[0] == 11;
     CHECK(goal == 1);
   }
+
+  TEST_CASE("render: dmc_cartpole draws the cart at the slider and the pole turned by the hinge") {
+    auto env = make_env("dmc_cartpole");
+    std::vector<float> obs(env->obs_dim());
+    env->reset(4, obs);
+    env->set_state(std::vector<double>{0.5, M_PI / 2, 0, 0});  // the pole level, toward +x
+    const auto sc = *render_scene(*env);
+    bool cart = false, tip = false;
+    for (const auto& sh : sc.shapes) {
+      if (sh.kind == dprl::envs::Shape::Kind::kRect && sh.fill == "#cc8033")
+        cart = sh.v[0] == doctest::Approx(0.3) && sh.v[1] == doctest::Approx(0.9);
+      if (sh.kind == dprl::envs::Shape::Kind::kCircle && std::abs(sh.v[0] - 1.5) < 1e-12 &&
+          std::abs(sh.v[1] - 1) < 1e-12)
+        tip = true;
+    }
+    CHECK(cart);
+    CHECK(tip);
+  }
 }

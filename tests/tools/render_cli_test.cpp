@@ -96,8 +96,7 @@ TEST_SUITE("e2e") {
     const Case cases[] = {
         {"--env no_such_env --policy random --out " + out, "no_such_env"},
         {"--env half_cheetah --policy random --out " + out, "no renderer yet"},
-        {"--env dmc_cartpole --policy random --out " + out, "dmc_cartpole"},
-        {"--env cartpole --policy random --episodes 0 --out " + out, "--episodes"},
+                {"--env cartpole --policy random --episodes 0 --out " + out, "--episodes"},
         {"--env cartpole --policy random --max-steps 100000000 --out " + out, "--max-steps"},
         {"--env cartpole --policy random --episodes 100 --out " + out, "--episodes"},
         {"--env cartpole --policy random --out " + (dir / "missing" / "x.svg").string(), "--out"},
