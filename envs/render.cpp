@@ -109,6 +109,7 @@ constexpr RendererEntry kRenderers[] = {
     {"taxi", render_taxi},         {"chain_mdp", render_chain_mdp},
     {"lunar_lander", render_lunar_lander}, {"hiv", render_hiv},
     {"linear_mdp", render_linear_mdp},     {"dmc_cartpole", render_dmc_cartpole},
+    {"half_cheetah", render_half_cheetah},
 };
 
 const RendererEntry* find_renderer(std::string_view env_id) {

@@ -10,8 +10,8 @@
 // (its classic-control renderers, render_mode "rgb_array"), taxi as a 5x5 grid with its walls
 // and depots, chain_mdp as a strip of cells, lunar_lander with Gymnasium's geometry,
 // hiv as six log-scale bars, linear_mdp as a strip of cells,
-// dmc_cartpole as a side view of its model. Other envs have no renderer (nullopt). docs/render.md
-// describes each picture.
+// dmc_cartpole and half_cheetah as side views of their models. Other envs have no renderer
+// (nullopt). docs/render.md describes each picture.
 //
 // The SVG writer maps the view box onto a canvas width_px wide (the height follows the aspect
 // ratio), flips y, and prints coordinates with 2 decimals; colours are "#rrggbb" or "none".
@@ -57,7 +57,7 @@ struct Scene {
 };
 
 // The ids that have a renderer (cartpole, acrobot, pendulum, taxi, chain_mdp, lunar_lander,
-// hiv, linear_mdp, dmc_cartpole).
+// hiv, linear_mdp, dmc_cartpole, half_cheetah).
 const std::vector<std::string>& rendered_env_ids();
 bool has_renderer(std::string_view env_id);
 // env's current state as a Scene; nullopt when its id has no renderer.
@@ -73,6 +73,7 @@ Scene render_lunar_lander(const Env& env);
 Scene render_hiv(const Env& env);
 Scene render_linear_mdp(const Env& env);
 Scene render_dmc_cartpole(const Env& env);
+Scene render_half_cheetah(const Env& env);
 
 // Canvas height in pixels of scene s drawn width_px wide.
 double svg_height(const Scene& s, double width_px);

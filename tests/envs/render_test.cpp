@@ -120,8 +120,8 @@ TEST_SUITE("unit") {
     CHECK(dprl::envs::has_renderer("taxi"));
     CHECK(dprl::envs::has_renderer("lunar_lander"));
     CHECK(render_scene(*make_env("LunarLanderContinuous-v3")).has_value());
-    CHECK_FALSE(dprl::envs::has_renderer("half_cheetah"));
-    CHECK_FALSE(render_scene(*make_env("half_cheetah")).has_value());
+    CHECK_FALSE(dprl::envs::has_renderer("no_such_env"));
+    CHECK(render_scene(*make_env("HalfCheetah-v5")).has_value());
   }
 
   TEST_CASE("render: cartpole follows Gymnasium's geometry and the pole length parameter") {
@@ -372,5 +372,40 @@ TEST_SUITE("unit") {
     }
     CHECK(cart);
     CHECK(tip);
+  }
+
+  TEST_CASE("render: half_cheetah places its capsules by planar kinematics from qpos") {
+    auto env = make_env("half_cheetah");
+    std::vector<float> obs(env->obs_dim());
+    env->reset(4, obs);
+    std::vector<double> st(18, 0.0);
+    st[0] = 3;  // rootx: the view follows the torso
+    env->set_state(st);
+    const auto sc = *render_scene(*env);
+    CHECK(sc.x0 == doctest::Approx(1));
+    // the torso's ends (-0.5, 0) and (0.5, 0) from (rootx, 0.7): the first two discs
+    std::vector<std::pair<double, double>> discs;
+    for (const auto& sh : sc.shapes)
+      if (sh.kind == dprl::envs::Shape::Kind::kCircle) discs.emplace_back(sh.v[0], sh.v[1]);
+    REQUIRE(discs.size() == 16);  // 8 capsules, 2 ends each
+    CHECK(discs[0].first == doctest::Approx(2.5));
+    CHECK(discs[0].second == doctest::Approx(0.7));
+    CHECK(discs[1].first == doctest::Approx(3.5));
+    // the back foot's centre at qpos = 0: body origins (-0.5, 0) + (0.16, -0.25) + (-0.28, -0.14)
+    // then its geom pos (0.03, -0.097)
+    const double fx = (discs[8].first + discs[9].first) / 2;
+    const double fz = (discs[8].second + discs[9].second) / 2;
+    CHECK(fx == doctest::Approx(3 - 0.5 + 0.16 - 0.28 + 0.03));
+    CHECK(fz == doctest::Approx(0.7 - 0.25 - 0.14 - 0.097));
+    // rooty turns the whole body about y: the torso's front end goes down for a positive angle
+    st[2] = 0.3;
+    env->set_state(st);
+    const auto turned = *render_scene(*env);
+    std::vector<std::pair<double, double>> tdiscs;
+    for (const auto& sh : turned.shapes)
+      if (sh.kind == dprl::envs::Shape::Kind::kCircle) tdiscs.emplace_back(sh.v[0], sh.v[1]);
+    REQUIRE(tdiscs.size() == 16);
+    CHECK(tdiscs[1].first == doctest::Approx(3 + 0.5 * std::cos(0.3)));
+    CHECK(tdiscs[1].second == doctest::Approx(0.7 - 0.5 * std::sin(0.3)));
   }
 }

@@ -638,8 +638,6 @@ TEST_SUITE("e2e") {
         "render",
         {
             {"render --env nope --policy random --out x.svg", {}, "nope"},
-            {"render --env half_cheetah --policy random --out x.svg", {}, "no renderer yet"},
-            {"render --env half_cheetah --policy random --out x.svg", {}, "half_cheetah"},
             {"render --env cartpole --param length=0 --policy random --out x.svg", {}, "length"},
             {"render --env cartpole --out x.svg", {}, "--policy"},
             {"render --env cartpole --policy random", {}, "--out"},
