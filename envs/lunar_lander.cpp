@@ -64,6 +64,8 @@ struct LunarLander::Impl : public b2ContactListener {
   double prev_shaping = 0;
   bool has_prev_shaping = false;
   int wind_idx = 0, torque_idx = 0;
+  double terrain_y[CHUNKS] = {};  // the terrain's chunk heights (for view())
+  double last_wind = 0;           // the wind force of the last step (for view())
   Rng rng;
   std::uint64_t seed = 0;
   std::vector<double> history;  // actions since reset (discrete: 1 value, continuous: 2)
@@ -115,7 +117,9 @@ void LunarLander::Impl::build(std::uint64_t episode_seed) {
     // Python's height[-1] for i = 0 is the last height
     const double prev = height[i == 0 ? CHUNKS : i - 1];
     smooth_y[i] = 0.33 * (prev + height[i] + height[i + 1]);
+    terrain_y[i] = smooth_y[i];
   }
+  last_wind = 0;
   b2BodyDef moon_def;
   moon = world->CreateBody(&moon_def);
   {
@@ -207,11 +211,13 @@ void LunarLander::Impl::build(std::uint64_t episode_seed) {
 
 StepResult LunarLander::Impl::physics_step(const EngineCommand& cmd) {
   // wind and turbulence while airborne
+  last_wind = 0;
   if (p.enable_wind && !(ground_contact[0] || ground_contact[1])) {
     const double wind_mag =
         std::tanh(std::sin(0.02 * wind_idx) + std::sin(std::numbers::pi * 0.01 * wind_idx)) *
         p.wind_power;
     ++wind_idx;
+    last_wind = wind_mag;
     lander->ApplyForceToCenter(vec(wind_mag, 0.0), true);
     const double torque_mag =
         std::tanh(std::sin(0.02 * torque_idx) + std::sin(std::numbers::pi * 0.01 * torque_idx)) *
@@ -447,5 +453,30 @@ void LunarLander::sync_state(StateIo& io) {
 std::span<const float> LunarLander::last_observation() const { return impl_->obs; }
 
 bool LunarLander::lander_awake() const { return impl_->lander && impl_->lander->IsAwake(); }
+
+LunarLander::View LunarLander::view() const {
+  View v;
+  v.width = W;
+  v.height = H;
+  v.helipad_y = helipad_y;
+  v.helipad_x1 = W / (CHUNKS - 1) * (CHUNKS / 2 - 1);
+  v.helipad_x2 = W / (CHUNKS - 1) * (CHUNKS / 2 + 1);
+  if (!impl_->started || impl_->lander == nullptr) return v;
+  v.terrain.reserve(2 * CHUNKS);
+  for (int i = 0; i < CHUNKS; ++i) {
+    v.terrain.push_back(W / (CHUNKS - 1) * i);
+    v.terrain.push_back(impl_->terrain_y[i]);
+  }
+  const auto pose = [](const b2Body* b) {
+    return Pose{b->GetPosition().x, b->GetPosition().y, b->GetAngle()};
+  };
+  v.hull = pose(impl_->lander);
+  for (int k = 0; k < 2; ++k) {
+    v.legs[k] = pose(impl_->legs[k]);
+    v.leg_contact[k] = impl_->ground_contact[k];
+  }
+  v.wind_force = impl_->last_wind;
+  return v;
+}
 
 }  // namespace dprl::envs

@@ -116,6 +116,24 @@ class LunarLander final : public Env {
   // Whether the lander body is awake in Box2D (asleep = landed and at rest).
   bool lander_awake() const;
 
+  // What a picture of the current state needs (envs/lunar_lander_render.cpp), read from the
+  // Box2D world that state() determines: the terrain outline, the poses of the hull and legs,
+  // and the wind force of the last step. All in world units (metres, y up, x in [0, W]).
+  struct Pose {
+    double x = 0, y = 0, angle = 0;  // body origin and angle (radians, counter-clockwise)
+  };
+  struct View {
+    std::vector<double> terrain;  // x y pairs of the terrain's chunk points, left to right
+    double helipad_x1 = 0, helipad_x2 = 0, helipad_y = 0;
+    double width = 0, height = 0;  // the viewport in world units (600 / 30, 400 / 30)
+    Pose hull;
+    Pose legs[2];  // Gymnasium's i = -1 (starts on the hull's +x side), then i = +1
+    bool leg_contact[2] = {false, false};
+    double wind_force = 0;  // the wind force applied in the last step (0 when wind is off)
+  };
+  // The view of the current state; before the first reset, an empty terrain.
+  View view() const;
+
  private:
   struct Impl;
 

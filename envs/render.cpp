@@ -9,6 +9,7 @@
 
 #include "engine/error.hpp"
 #include "envs/chain_mdp.hpp"
+#include "envs/linear_mdp.hpp"
 
 namespace dprl::envs {
 
@@ -45,16 +46,16 @@ void Scene::text(double x, double y, double size, std::string s, std::string fil
   shapes.push_back({Shape::Kind::kText, {x, y, size}, std::move(fill), "none", 0, std::move(s)});
 }
 
-// the chain MDP: a strip of at most kChainMaxCells cells around the current state
-Scene render_chain_mdp(const Env& env) {
-  constexpr int kChainMaxCells = 100;
-  const auto p = read_params<ChainMdpParams>(env.params(), "chain_mdp");
-  const int s = static_cast<int>(env.state().at(0));
-  const int shown = std::min(p.n, kChainMaxCells);
-  // the window [first, first + shown) holding s, aligned to a multiple of kChainMaxCells
-  const int first = std::min(s / kChainMaxCells * kChainMaxCells, p.n - shown);
-  std::string label = fmt::format("state {} (goal {})", s, p.n - 1);
-  if (shown < p.n) label += fmt::format(", cells {}-{} of {}", first, first + shown - 1, p.n);
+namespace {
+
+// n states as a strip of at most kStateStripMaxCells cells around the current state s, the goal
+// cell (if goal >= 0) green and the current one blue, with label (plus the window shown) below
+Scene draw_state_strip(int s, int n, int goal, std::string label) {
+  constexpr int kStateStripMaxCells = 100;
+  const int shown = std::min(n, kStateStripMaxCells);
+  // the window [first, first + shown) holding s, aligned to a multiple of kStateStripMaxCells
+  const int first = std::min(s / kStateStripMaxCells * kStateStripMaxCells, n - shown);
+  if (shown < n) label += fmt::format(", cells {}-{} of {}", first, first + shown - 1, n);
   Scene sc;
   sc.x0 = -1;
   sc.width = shown + 2;
@@ -64,7 +65,7 @@ Scene render_chain_mdp(const Env& env) {
   sc.y0 = 0.5 - sc.height / 2;
   // the strip, the goal cell if shown, the current cell, then the cell borders as one zigzag
   sc.rect(0, 0, shown, 1, "#f0f0f0");
-  if (p.n - 1 - first < shown) sc.rect(p.n - 1 - first, 0, 1, 1, "#98df8a");
+  if (goal >= first && goal - first < shown) sc.rect(goal - first, 0, 1, 1, "#98df8a");
   sc.rect(s - first, 0, 1, 1, "#1f77b4");
   std::vector<double> borders;
   for (int i = 1; i < shown; ++i) {
@@ -77,6 +78,25 @@ Scene render_chain_mdp(const Env& env) {
   return sc;
 }
 
+}  // namespace
+
+// the chain MDP: its states as a strip, the goal n - 1
+Scene render_chain_mdp(const Env& env) {
+  const auto p = read_params<ChainMdpParams>(env.params(), "chain_mdp");
+  const int s = static_cast<int>(env.state().at(0));
+  return draw_state_strip(s, p.n, p.n - 1, fmt::format("state {} (goal {})", s, p.n - 1));
+}
+
+// a linear MDP: its |S| states (the observation's Discrete size) as a strip; no goal cell (the
+// chain instance's last state is green)
+Scene render_linear_mdp(const Env& env) {
+  const auto p = read_params<LinearMdpParams>(env.params(), "linear_mdp");
+  const int n = static_cast<int>(env.spec().observation.n);
+  const int s = static_cast<int>(env.state().at(0));
+  return draw_state_strip(s, n, p.kind == "chain" ? n - 1 : -1,
+                          fmt::format("state {} of {} ({})", s, n, p.kind));
+}
+
 namespace {
 
 // the one list of renderers: id and drawing function
@@ -87,6 +107,9 @@ struct RendererEntry {
 constexpr RendererEntry kRenderers[] = {
     {"cartpole", render_cartpole}, {"acrobot", render_acrobot},     {"pendulum", render_pendulum},
     {"taxi", render_taxi},         {"chain_mdp", render_chain_mdp},
+    {"lunar_lander", render_lunar_lander}, {"hiv", render_hiv},
+    {"linear_mdp", render_linear_mdp},     {"dmc_cartpole", render_dmc_cartpole},
+    {"half_cheetah", render_half_cheetah},
 };
 
 const RendererEntry* find_renderer(std::string_view env_id) {

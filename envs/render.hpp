@@ -3,11 +3,15 @@
 //
 // A Scene holds shapes in world coordinates (y up) and the view box they are seen through.
 // render_scene(env) draws env's current state (it reads env.state(), env.params() and env.spec()
-// only, through a const reference: rendering never changes a trajectory) with the renderer of
+// only, through a const reference: rendering never changes a trajectory; lunar_lander's state is
+// a replay recipe, so its renderer reads the Box2D world that recipe determines, the env's own
+// when env is a LunarLander) with the renderer of
 // env.spec().id: cartpole, acrobot and pendulum as Gymnasium 1.x draws them
 // (its classic-control renderers, render_mode "rgb_array"), taxi as a 5x5 grid with its walls
-// and depots, chain_mdp as a strip of cells. Other envs have no renderer (nullopt). docs/render.md
-// describes each picture.
+// and depots, chain_mdp as a strip of cells, lunar_lander with Gymnasium's geometry,
+// hiv as six log-scale bars, linear_mdp as a strip of cells,
+// dmc_cartpole and half_cheetah as side views of their models. Other envs have no renderer
+// (nullopt). docs/render.md describes each picture.
 //
 // The SVG writer maps the view box onto a canvas width_px wide (the height follows the aspect
 // ratio), flips y, and prints coordinates with 2 decimals; colours are "#rrggbb" or "none".
@@ -52,7 +56,8 @@ struct Scene {
   void text(double x, double y, double size, std::string s, std::string fill = "#000000");
 };
 
-// The ids that have a renderer (cartpole, acrobot, pendulum, taxi, chain_mdp).
+// The ids that have a renderer (cartpole, acrobot, pendulum, taxi, chain_mdp, lunar_lander,
+// hiv, linear_mdp, dmc_cartpole, half_cheetah).
 const std::vector<std::string>& rendered_env_ids();
 bool has_renderer(std::string_view env_id);
 // env's current state as a Scene; nullopt when its id has no renderer.
@@ -64,6 +69,11 @@ Scene render_acrobot(const Env& env);
 Scene render_pendulum(const Env& env);
 Scene render_taxi(const Env& env);
 Scene render_chain_mdp(const Env& env);
+Scene render_lunar_lander(const Env& env);
+Scene render_hiv(const Env& env);
+Scene render_linear_mdp(const Env& env);
+Scene render_dmc_cartpole(const Env& env);
+Scene render_half_cheetah(const Env& env);
 
 // Canvas height in pixels of scene s drawn width_px wide.
 double svg_height(const Scene& s, double width_px);

@@ -177,7 +177,7 @@ void add_render_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "render", "draw seeded episodes of a policy as one animated SVG (docs/render.md)");
   auto o = std::make_shared<RenderOpts>();
-  cmd->add_option("--env", o->env, "env id (cartpole, acrobot, pendulum, taxi, chain_mdp)")
+  cmd->add_option("--env", o->env, "env id (every registered env has a picture)")
       ->required();
   cmd->add_option("--param", o->params, "env parameter k=v (repeatable)");
   cmd->add_option("--policy", o->policy, "built-in policy name or checkpoint file")->required();

@@ -638,11 +638,6 @@ TEST_SUITE("e2e") {
         "render",
         {
             {"render --env nope --policy random --out x.svg", {}, "nope"},
-            {"render --env lunar_lander --policy random --out x.svg", {}, "no renderer yet"},
-            {"render --env hiv --policy random --out x.svg", {}, "hiv"},
-            {"render --env half_cheetah --policy random --out x.svg", {}, "half_cheetah"},
-            {"render --env dmc_cartpole --policy random --out x.svg", {}, "dmc_cartpole"},
-            {"render --env linear_mdp --policy random --out x.svg", {}, "linear_mdp"},
             {"render --env cartpole --param length=0 --policy random --out x.svg", {}, "length"},
             {"render --env cartpole --out x.svg", {}, "--policy"},
             {"render --env cartpole --policy random", {}, "--out"},
