@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
 #include "privacy/composition.hpp"
@@ -93,6 +94,24 @@ bool AboveThreshold::query(double value) {
     return true;
   }
   return false;
+}
+
+std::string svt_pieces_json(const SvtPieces& s) {
+  const nlohmann::ordered_json composed =
+      std::isinf(s.composed_epsilon) ? nlohmann::ordered_json("inf")
+                                     : nlohmann::ordered_json(s.composed_epsilon);
+  return nlohmann::ordered_json{{"epsilon_prime", s.eps_prime},
+                                {"delta_prime", s.delta_prime},
+                                {"c_min", s.c_min},
+                                {"theta", s.theta},
+                                {"threshold_shift", s.threshold_shift},
+                                {"threshold_noise_scale", s.threshold_noise_scale},
+                                {"query_noise_scale", s.query_noise_scale},
+                                {"per_trajectory_epsilon", s.per_trajectory_epsilon},
+                                {"per_trajectory_delta", s.per_trajectory_delta},
+                                {"composed_epsilon", composed},
+                                {"composed_delta", s.composed_delta}}
+      .dump();
 }
 
 }  // namespace dprl::privacy

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "engine/params.hpp"
 #include "privacy/noise_source.hpp"
@@ -64,6 +65,9 @@ struct SvtPieces {
 };
 
 SvtPieces svt_params(const SvtParams& p);
+// The pieces as one line of JSON, every field by name (composed_epsilon "inf" when infinite):
+// what `dprl privacy svt-params --json` prints and dprl.privacy.svt_params returns.
+std::string svt_pieces_json(const SvtPieces& s);
 
 // theta + threshold_shift + Lap(2 / eps') (Algorithm 2 line 8).
 double noisy_threshold(const SvtPieces& s, NoiseSource& noise);

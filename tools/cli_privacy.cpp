@@ -257,17 +257,7 @@ void cmd_svt(const SvtArgs& a) {
   require_rate(a.pmin, "--pmin");
   const auto s = pv::svt_params({a.epsilon, a.delta, a.queries, a.max_length, a.pmin});
   if (a.json) {
-    print_json(ordered_json{{"epsilon_prime", s.eps_prime},
-                            {"delta_prime", s.delta_prime},
-                            {"c_min", s.c_min},
-                            {"theta", s.theta},
-                            {"threshold_shift", s.threshold_shift},
-                            {"threshold_noise_scale", s.threshold_noise_scale},
-                            {"query_noise_scale", s.query_noise_scale},
-                            {"per_trajectory_epsilon", s.per_trajectory_epsilon},
-                            {"per_trajectory_delta", s.per_trajectory_delta},
-                            {"composed_epsilon", number(s.composed_epsilon)},
-                            {"composed_delta", s.composed_delta}});
+    fmt::print("{}\n", pv::svt_pieces_json(s));
     return;
   }
   fmt::print("epsilon'        = {:.8g}\n", s.eps_prime);

@@ -26,6 +26,7 @@
 #include "privacy/one_run_audit.hpp"
 #include "privacy/pld_accountant.hpp"
 #include "privacy/rdp_accountant.hpp"
+#include "privacy/sparse_vector.hpp"
 #include "python/src/bindings.hpp"
 
 namespace dprl::python {
@@ -221,6 +222,17 @@ void bind_privacy(py::module_& m) {
   m.def("compose", &compose, py::kw_only(), py::arg("epsilon"), py::arg("delta"), py::arg("count"),
         py::arg("delta_slack"),
         "{'basic': (eps, delta), 'advanced': (eps, delta)} (dprl privacy compose)");
+  m.def(
+      "svt_params",
+      [](double epsilon, double delta, std::int64_t queries, std::int64_t max_length,
+         double pmin) {
+        const pv::SvtPieces pieces = pv::svt_params({epsilon, delta, queries, max_length, pmin});
+        return py::module_::import("json").attr("loads")(pv::svt_pieces_json(pieces));
+      },
+      py::kw_only(), py::arg("epsilon"), py::arg("delta"), py::arg("queries"),
+      py::arg("max_length"), py::arg("pmin") = 0.02,
+      "the sparse vector technique's parameters of paper 000's data release "
+      "(dprl privacy svt-params --json)");
   m.def(
       "steps_within_budget",
       [](const pv::DpEvent& step, double eps, double delta, const std::string& accountant,

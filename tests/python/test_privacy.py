@@ -175,6 +175,17 @@ class Audits(unittest.TestCase):
             self.assertEqual(got[key], rc_out[key], key)
 
 
+class SparseVector(unittest.TestCase):
+    def test_svt_params_are_the_clis(self):
+        got = privacy.svt_params(epsilon=1.0, delta=1e-5, queries=1000, max_length=200, pmin=0.02)
+        want = cli_json("privacy", "svt-params", "--epsilon", 1, "--delta", 1e-5, "--queries",
+                        1000, "--max-length", 200, "--pmin", 0.02, "--json")
+        self.assertEqual(got, want)
+        self.assertGreater(got["threshold_noise_scale"], 0)
+        with self.assertRaises(ValueError):
+            privacy.svt_params(epsilon=-1.0, delta=1e-5, queries=10, max_length=10)
+
+
 class Threads(unittest.TestCase):
     def test_a_long_accounting_call_releases_the_gil(self):
         # while a PLD epsilon (about 0.2 s of C++) runs on another thread, this thread keeps
