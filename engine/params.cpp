@@ -45,6 +45,13 @@ std::string at(std::string_view where) {
   return where.empty() ? std::string() : fmt::format(" (at {})", where);
 }
 
+// "owner.key: 'text' <rule> (at where)", with its parts
+[[noreturn]] void fail_parse(const ParamText& t, std::string_view owner, std::string_view key,
+                             const char* rule) {
+  throw ParamError(fmt::format("{}.{}: '{}' {}{}", owner, key, t.text, rule, at(t.where)),
+                   fmt::format("{}.{}", owner, key), t.text, rule, t.where);
+}
+
 }  // namespace
 
 double parse_double(const ParamText& t, std::string_view owner, std::string_view key) {
@@ -57,8 +64,7 @@ double parse_double(const ParamText& t, std::string_view owner, std::string_view
   const double v = std::strtod(begin, &end);
   if (s.empty() || end != begin + s.size() || std::isnan(v) || errno == ERANGE ||
       s.find_first_of("xXpP") != std::string::npos)
-    throw ParamError(fmt::format("{}.{}: '{}' is not a number{}", owner, key, s, at(t.where)),
-                     fmt::format("{}.{}", owner, key), s, "is not a number", t.where);
+    fail_parse(t, owner, key, "is not a number");
   return v;
 }
 
@@ -76,8 +82,7 @@ std::int64_t parse_int(const ParamText& t, std::string_view owner, std::string_v
   if (!s.empty() && e2 == b2 + s.size() && std::isfinite(d) && d == std::floor(d) &&
       std::fabs(d) < 9.0e15 && s.find_first_of("xXpP") == std::string::npos)
     return static_cast<std::int64_t>(d);
-  throw ParamError(fmt::format("{}.{}: '{}' is not an integer{}", owner, key, s, at(t.where)),
-                   fmt::format("{}.{}", owner, key), s, "is not an integer", t.where);
+  fail_parse(t, owner, key, "is not an integer");
 }
 
 bool parse_bool(const ParamText& t, std::string_view owner, std::string_view key) {
@@ -85,9 +90,7 @@ bool parse_bool(const ParamText& t, std::string_view owner, std::string_view key
   if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "on" || s == "1") return true;
   if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off" || s == "0")
     return false;
-  throw ParamError(
-      fmt::format("{}.{}: '{}' is not a boolean (true or false){}", owner, key, s, at(t.where)),
-      fmt::format("{}.{}", owner, key), s, "is not a boolean (true or false)", t.where);
+  fail_parse(t, owner, key, "is not a boolean (true or false)");
 }
 
 void fail_range(std::string_view owner, std::string_view key, std::string value,

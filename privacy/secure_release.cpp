@@ -7,6 +7,15 @@
 #include "privacy/table_gaussian.hpp"
 
 namespace dprl::privacy {
+namespace {
+
+// A snapped release refuses values that are not finite (their grid point is undefined).
+void check_finite_release(std::span<const double> values) {
+  for (double v : values)
+    if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
+}
+
+}  // namespace
 
 SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity,
                                std::size_t dim) {
@@ -75,8 +84,7 @@ void add_gaussian_release(std::span<double> values, double sd, double grid, Nois
     noise.add_gaussian(values, sd);
     return;
   }
-  for (double v : values)
-    if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
+  check_finite_release(values);
   secure_release_on_grid(values, SecureNoise::kGaussian, sd, grid, noise);
 }
 
@@ -92,8 +100,7 @@ void RepeatedGaussianRelease::operator()(std::span<double> values, NoiseSource& 
   DPRL_CHECK(sd_ > 0.0);  // not a default-constructed one
   if (!table_) return add_gaussian_release(values, sd_, grid_, noise);
   DPRL_CHECK(noise.secure());
-  for (double v : values)
-    if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
+  check_finite_release(values);
   table_->release(values, grid_, noise);
 }
 

@@ -207,8 +207,13 @@ PrivacyReport privacy_report(const std::vector<Channel>& channels,
 }
 
 GramTree::GramTree(int H, int d, int levels, double sigma, double grid, privacy::NoiseSource& noise)
-    : H_(H), d_(d), levels_(levels), sigma_(sigma), grid_(grid), noise_(noise) {
-  if (sigma > 0) node_release_ = privacy::RepeatedGaussianRelease(sigma, grid);
+    : H_(H),
+      d_(d),
+      levels_(levels),
+      sigma_(sigma),
+      grid_(grid),
+      noise_(noise),
+      node_release_(sigma, grid) {
   leaf_.assign(H, MatrixXd::Zero(d, d));
   raw_.assign(H, std::vector<MatrixXd>(levels, MatrixXd::Zero(d, d)));
   released_ = raw_;
@@ -244,10 +249,7 @@ void GramTree::complete_leaf() {
       privacy::add_gaussian_release(buf_, tap_->before(r, buf_), grid_, noise_);
       tap_->after(r, buf_);
     } else {
-      if (sigma_ > 0)
-        node_release_(buf_, noise_);
-      else
-        privacy::add_gaussian_release(buf_, sigma_, grid_, noise_);
+      node_release_(buf_, noise_);
     }
     MatrixXd& out = released_[h][lvl];
     k = 0;

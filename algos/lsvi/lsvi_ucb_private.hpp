@@ -151,7 +151,7 @@ class GramTree {
   int H_, d_, levels_;
   double sigma_, grid_;
   privacy::NoiseSource& noise_;
-  privacy::RepeatedGaussianRelease node_release_;  // (sigma_, grid_); unset when sigma_ is 0
+  privacy::RepeatedGaussianRelease node_release_;  // at (sigma_, grid_)
   std::int64_t leaves_ = 0;
   std::vector<Eigen::MatrixXd> leaf_;                   // per h: the current leaf's sum
   std::vector<std::vector<Eigen::MatrixXd>> raw_;       // per h, level: the exact node sums

@@ -59,13 +59,6 @@ void check_spaces(const Dataset& d, const Env& env) {
         s.action.dim()));
 }
 
-// A data set folder (data/metadata.json) at dir.
-bool export_holds_dataset(const std::string& dir) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(std::filesystem::path(dir) / "data" / "metadata.json",
-                                          ec);
-}
-
 }  // namespace
 
 void PrimorlParams::check() const {
@@ -110,7 +103,7 @@ void Primorl::check(const RunPlan& plan) {
     throw ParamError(fmt::format(
         "primorl.data_export = '{}': exists and is not a Minari dataset folder (not replaced)",
         p_.data_export));
-  if (!p_.data_export.empty() && !replace_export_ && export_holds_dataset(p_.data_export))
+  if (!p_.data_export.empty() && !replace_export_ && is_dataset_folder(p_.data_export))
     throw ParamError(fmt::format(
         "primorl.data_export = '{}': holds a data set already (not replaced; choose another "
         "folder, or pass --force to replace it)",

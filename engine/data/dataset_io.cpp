@@ -310,11 +310,15 @@ Dataset load_minari(const fs::path& path, bool use_index) {
   return Dataset::from_arrays(std::move(info), std::move(arrays), h5file.string());
 }
 
+bool is_dataset_folder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "data" / "metadata.json", ec);
+}
+
 bool replaceable_dataset_folder(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return true;
-  return fs::is_directory(dir, ec) &&
-         (fs::is_empty(dir, ec) || fs::is_regular_file(dir / "data" / "metadata.json", ec));
+  return fs::is_directory(dir, ec) && (fs::is_empty(dir, ec) || is_dataset_folder(dir));
 }
 
 void save_minari(const Dataset& data, const fs::path& dir_in, const SaveOptions& options) {

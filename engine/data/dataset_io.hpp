@@ -80,6 +80,8 @@ struct SaveOptions {
   bool overwrite = false;  // replace an existing dataset folder (else DataError); a non-empty
                            // folder without data/metadata.json is never replaced
 };
+// Whether dir is a dataset folder: it holds data/metadata.json.
+bool is_dataset_folder(const std::filesystem::path& dir);
 // Whether save_minari with overwrite may write dir: absent, an empty folder, or a dataset
 // folder (holding data/metadata.json); never a folder of something else.
 bool replaceable_dataset_folder(const std::filesystem::path& dir);

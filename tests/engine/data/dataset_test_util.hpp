@@ -10,17 +10,12 @@
 
 #include "engine/data/dataset.hpp"
 #include "engine/rng.hpp"
+#include "tests/test_util.hpp"
 
 namespace dprl::test {
 
 // An empty folder private to this process and name.
-inline std::filesystem::path scratch(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() /
-                 ("dprl_dataset_test_" + std::to_string(::getpid()) + "_" + name);
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
+using test_util::scratch;
 
 inline std::filesystem::path fixture(const std::string& name) {
   return std::filesystem::path(DPRL_SOURCE_DIR) / "tests" / "engine" / "fixtures" / name;
