@@ -7,6 +7,7 @@
 
 #include "engine/error.hpp"
 #include "engine/io.hpp"
+#include "engine/json_number.hpp"
 #include "engine/params.hpp"
 #include "engine/version.hpp"
 
@@ -87,7 +88,7 @@ static nlohmann::json number_or_null(double v) {
 
 static nlohmann::ordered_json epsilon_json(double eps) {
   if (std::isnan(eps)) throw Error("privacy: epsilon is NaN");
-  return std::isinf(eps) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(eps);
+  return json_number(eps);
 }
 
 static nlohmann::ordered_json privacy_report_json(const PrivacyReport& r) {

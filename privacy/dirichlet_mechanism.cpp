@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "privacy/special_math.hpp"
 
 namespace dprl::privacy {
@@ -105,6 +107,38 @@ void DirichletMechanism::release(std::span<const double> pi, std::span<double> o
   std::vector<double> alpha(pi.begin(), pi.end());
   for (double& a : alpha) a *= p_.k;
   noise.dirichlet(alpha, out);
+}
+
+DirichletReport dirichlet_report(const DirichletParams& p, std::int64_t samples,
+                                 std::uint64_t seed) {
+  if (samples < 1) throw ParamError(fmt::format("samples = {} must be >= 1", samples));
+  if (p.actions > kDirichletMaxActions)
+    throw ParamError(
+        fmt::format("actions = {} must be at most {}", p.actions, kDirichletMaxActions));
+  const double draws = static_cast<double>(samples) * p.actions;
+  if (draws > kDirichletMaxDraws)
+    throw ParamError(fmt::format(
+        "samples = {} x actions = {} is {:g} gamma draws; at most {:g} (hours of CPU beyond)",
+        samples, p.actions, draws, kDirichletMaxDraws));
+  DirichletReport r;
+  r.epsilon = dirichlet_epsilon(p);
+  auto noise = make_seeded_noise(seed, 0, 0);
+  r.delta = dirichlet_delta_mc(p, samples, *noise);
+  r.delta_exact = p.actions == 2 ? dirichlet_delta_exact_m2(p.k, p.eta, p.tau) : NAN;
+  r.noise_source = noise->name();
+  return r;
+}
+
+std::string dirichlet_report_json(const DirichletReport& r) {
+  nlohmann::ordered_json j{{"epsilon", json_number(r.epsilon)},
+                           {"delta", r.delta.estimate},
+                           {"delta_ci", {r.delta.lower, r.delta.upper}},
+                           {"delta_upper", r.delta.upper},
+                           {"confidence", r.delta.confidence},
+                           {"samples", r.delta.samples},
+                           {"noise_source", r.noise_source}};
+  if (!std::isnan(r.delta_exact)) j["delta_exact"] = r.delta_exact;
+  return j.dump();
 }
 
 }  // namespace dprl::privacy

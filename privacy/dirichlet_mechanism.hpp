@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "engine/params.hpp"
 #include "privacy/noise_source.hpp"
@@ -79,5 +80,25 @@ class DirichletMechanism {
   DirichletParams p_;
   double epsilon_;
 };
+
+// One parameter set's guarantee, as `dprl privacy dirichlet` reports it: epsilon (eq. 12), delta
+// by Monte Carlo (eq. 6; `samples` draws from the seeded stream of `seed`) and, for m = 2, the
+// exact delta (NaN otherwise). The work is bounded before anything runs (ParamError naming
+// "samples" or "actions"): at most kDirichletMaxActions actions and kDirichletMaxDraws gamma draws
+// (samples x actions, about 50 ns each: 1e10 is about ten minutes).
+inline constexpr int kDirichletMaxActions = 1000000;
+inline constexpr double kDirichletMaxDraws = 1e10;
+
+struct DirichletReport {
+  double epsilon = 0.0;
+  DeltaEstimate delta{};
+  double delta_exact = 0.0;  // m = 2; NaN otherwise
+  std::string noise_source;  // of the Monte Carlo draws
+};
+DirichletReport dirichlet_report(const DirichletParams& p, std::int64_t samples,
+                                 std::uint64_t seed);
+// One line of JSON: epsilon ("inf" when infinite), delta (the estimate), delta_ci, delta_upper (the
+// certified delta), confidence, samples, noise_source, and delta_exact when m = 2.
+std::string dirichlet_report_json(const DirichletReport& r);
 
 }  // namespace dprl::privacy

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "privacy/audit.hpp"
 #include "privacy/audit_classifier.hpp"
 #include "privacy/dirichlet_mechanism.hpp"
@@ -425,6 +427,30 @@ MechanismAuditReport audit_mechanism(const MechanismAuditParams& p) {
     rep.fnr = 1.0 - fraction_at_or_above(v1, best.threshold);
   }
   return rep;
+}
+
+std::string mechanism_audit_json(const MechanismAuditParams& p, const MechanismAuditReport& r) {
+  return nlohmann::ordered_json{{"mechanism", p.mechanism},
+                                {"mis_specify", p.mis_specify},
+                                {"epsilon_claimed", json_number(r.epsilon_claimed)},
+                                {"epsilon_lower", json_number(r.epsilon_lower)},
+                                {"delta", r.delta},
+                                {"confidence", r.confidence},
+                                {"refuted", r.refuted},
+                                {"samples", r.samples},
+                                {"seed", p.seed},
+                                {"noise_scale", r.noise_scale},
+                                {"sets", r.sets},
+                                {"attack", r.attack},
+                                {"classifier_train", r.classifier_train},
+                                {"best_event",
+                                 {{"set", fmt::format("{} >= t", r.statistic)},
+                                  {"threshold", r.threshold},
+                                  {"fpr", r.fpr},
+                                  {"fnr", r.fnr},
+                                  {"fpr_upper", r.fpr_upper},
+                                  {"fnr_upper", r.fnr_upper}}}}
+      .dump();
 }
 
 }  // namespace dprl::privacy::audit

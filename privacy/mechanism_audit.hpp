@@ -113,4 +113,8 @@ struct MechanismAuditReport {
 // Validates (ParamError naming the flag, e.g. "--noise-multiplier"), samples and audits.
 MechanismAuditReport audit_mechanism(const MechanismAuditParams& p);
 
+// The report as `dprl audit mechanism --json` prints it (one line; the inputs that identify the
+// audit, then the report, the best event nested; infinite epsilons as "inf").
+std::string mechanism_audit_json(const MechanismAuditParams& p, const MechanismAuditReport& r);
+
 }  // namespace dprl::privacy::audit

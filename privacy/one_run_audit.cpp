@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "engine/nn/nn_dp.hpp"
 #include "engine/rng.hpp"
 #include "privacy/gaussian_mechanism.hpp"
@@ -257,6 +259,25 @@ DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p) {
   rep.correct = correct;
   rep.final_loss = loss / double(t.n);
   return rep;
+}
+
+std::string dpsgd_audit_json(const DpSgdAuditParams& p, const DpSgdAuditReport& r) {
+  return nlohmann::ordered_json{{"mode", "white-box"},
+                                {"mis_specify", p.mis_specify},
+                                {"epsilon_claimed", json_number(r.epsilon_claimed)},
+                                {"epsilon_lower", json_number(r.epsilon_lower)},
+                                {"delta", p.delta},
+                                {"confidence", p.confidence},
+                                {"refuted", r.refuted},
+                                {"canaries", p.canaries},
+                                {"included", r.included},
+                                {"guesses", r.guesses},
+                                {"correct", r.correct},
+                                {"steps", p.steps},
+                                {"noise_multiplier", p.noise_multiplier},
+                                {"seed", p.seed},
+                                {"final_loss", r.final_loss}}
+      .dump();
 }
 
 }  // namespace dprl::privacy::audit

@@ -104,4 +104,8 @@ struct DpSgdAuditReport {
 
 DpSgdAuditReport audit_dpsgd(const DpSgdAuditParams& p);
 
+// The report as `dprl audit dpsgd --json` prints it (one line, with the audit's inputs; infinite
+// epsilons as "inf").
+std::string dpsgd_audit_json(const DpSgdAuditParams& p, const DpSgdAuditReport& r);
+
 }  // namespace dprl::privacy::audit

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "privacy/composition.hpp"
 #include "privacy/secure_sampling.hpp"
 
@@ -97,9 +98,6 @@ bool AboveThreshold::query(double value) {
 }
 
 std::string svt_pieces_json(const SvtPieces& s) {
-  const nlohmann::ordered_json composed =
-      std::isinf(s.composed_epsilon) ? nlohmann::ordered_json("inf")
-                                     : nlohmann::ordered_json(s.composed_epsilon);
   return nlohmann::ordered_json{{"epsilon_prime", s.eps_prime},
                                 {"delta_prime", s.delta_prime},
                                 {"c_min", s.c_min},
@@ -109,7 +107,7 @@ std::string svt_pieces_json(const SvtPieces& s) {
                                 {"query_noise_scale", s.query_noise_scale},
                                 {"per_trajectory_epsilon", s.per_trajectory_epsilon},
                                 {"per_trajectory_delta", s.per_trajectory_delta},
-                                {"composed_epsilon", composed},
+                                {"composed_epsilon", json_number(s.composed_epsilon)},
                                 {"composed_delta", s.composed_delta}}
       .dump();
 }

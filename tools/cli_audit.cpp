@@ -27,13 +27,7 @@
 namespace dprl::cli {
 namespace {
 
-using nlohmann::ordered_json;
 namespace au = dprl::privacy::audit;
-
-ordered_json audit_number(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
 
 struct MechanismArgs {
   au::MechanismAuditParams p;
@@ -69,27 +63,7 @@ void cmd_mechanism(MechanismArgs& a) {
   if (!a.pair.empty()) parse_pair(a.pair, a.p);
   const au::MechanismAuditReport r = au::audit_mechanism(a.p);
   if (a.json) {
-    ordered_json j{{"mechanism", a.p.mechanism},
-                   {"mis_specify", a.p.mis_specify},
-                   {"epsilon_claimed", audit_number(r.epsilon_claimed)},
-                   {"epsilon_lower", audit_number(r.epsilon_lower)},
-                   {"delta", r.delta},
-                   {"confidence", r.confidence},
-                   {"refuted", r.refuted},
-                   {"samples", r.samples},
-                   {"seed", a.p.seed},
-                   {"noise_scale", r.noise_scale},
-                   {"sets", r.sets},
-                   {"attack", r.attack},
-                   {"classifier_train", r.classifier_train},
-                   {"best_event",
-                    {{"set", fmt::format("{} >= t", r.statistic)},
-                     {"threshold", r.threshold},
-                     {"fpr", r.fpr},
-                     {"fnr", r.fnr},
-                     {"fpr_upper", r.fpr_upper},
-                     {"fnr_upper", r.fnr_upper}}}};
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", au::mechanism_audit_json(a.p, r));
   } else {
     fmt::print("mechanism       = {} (mis-specify: {}, attack: {})\n", a.p.mechanism,
                a.p.mis_specify, r.attack);
@@ -192,22 +166,7 @@ void cmd_dpsgd(AuditDpsgdArgs& a) {
       throw ParamError("--set needs an experiment file (dprl audit dpsgd CONFIG.yaml --set ...)");
   const au::DpSgdAuditReport r = au::audit_dpsgd(a.p);
   if (a.json) {
-    ordered_json j{{"mode", "white-box"},
-                   {"mis_specify", a.p.mis_specify},
-                   {"epsilon_claimed", audit_number(r.epsilon_claimed)},
-                   {"epsilon_lower", audit_number(r.epsilon_lower)},
-                   {"delta", a.p.delta},
-                   {"confidence", a.p.confidence},
-                   {"refuted", r.refuted},
-                   {"canaries", a.p.canaries},
-                   {"included", r.included},
-                   {"guesses", r.guesses},
-                   {"correct", r.correct},
-                   {"steps", a.p.steps},
-                   {"noise_multiplier", a.p.noise_multiplier},
-                   {"seed", a.p.seed},
-                   {"final_loss", r.final_loss}};
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", au::dpsgd_audit_json(a.p, r));
   } else {
     fmt::print("DP-SGD audit (one run, white box, {} gradient canaries, {} steps)\n", a.p.canaries,
                a.p.steps);

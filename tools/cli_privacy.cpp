@@ -190,10 +190,6 @@ void cmd_compose(const ComposeArgs& a) {
              adv.epsilon, adv.delta, a.slack);
 }
 
-// the Monte Carlo delta's work: samples x actions gamma draws (1e10: about 10 minutes)
-constexpr int kMaxDirichletActions = 1000000;
-constexpr double kMaxDirichletDraws = 1e10;
-
 struct DirichletArgs {
   pv::DirichletParams p;
   double k = NAN, eta = NAN, tau = NAN, lipschitz = NAN, adjacency = NAN;
@@ -211,36 +207,28 @@ void cmd_dirichlet(DirichletArgs& a) {
   require_positive(a.adjacency, "--adjacency");
   if (a.actions < 2) throw ParamError(fmt::format("--actions = {} must be >= 2", a.actions));
   require_count(a.samples, "--samples");
-  // bounded before anything runs: each sample draws --actions gammas (about 50 ns each)
-  if (a.actions > kMaxDirichletActions)
+  // the work bound of dirichlet_report, checked here to name the flags
+  if (a.actions > pv::kDirichletMaxActions)
     throw ParamError(
-        fmt::format("--actions = {} must be at most {}", a.actions, kMaxDirichletActions));
+        fmt::format("--actions = {} must be at most {}", a.actions, pv::kDirichletMaxActions));
   const double draws = static_cast<double>(a.samples) * a.actions;
-  if (draws > kMaxDirichletDraws)
+  if (draws > pv::kDirichletMaxDraws)
     throw ParamError(fmt::format(
         "--samples = {} x --actions = {} is {:g} gamma draws; at most {:g} (hours of CPU beyond)",
-        a.samples, a.actions, draws, kMaxDirichletDraws));
+        a.samples, a.actions, draws, pv::kDirichletMaxDraws));
   a.p = {a.k, a.eta, a.tau, a.actions, a.lipschitz, a.adjacency};
-  const double eps = pv::dirichlet_epsilon(a.p);
-  auto noise = pv::make_seeded_noise(a.seed, 0, 0);
-  const auto d = pv::dirichlet_delta_mc(a.p, a.samples, *noise);
-  // m = 2: the exact value from the Beta CDF, beside the estimate
-  const double exact = a.actions == 2 ? pv::dirichlet_delta_exact_m2(a.k, a.eta, a.tau) : NAN;
+  const pv::DirichletReport r = pv::dirichlet_report(a.p, a.samples, a.seed);
   if (a.json) {
-    ordered_json j{{"epsilon", number(eps)},         {"delta", d.estimate},
-                   {"delta_ci", {d.lower, d.upper}}, {"delta_upper", d.upper},
-                   {"confidence", d.confidence},     {"samples", d.samples},
-                   {"noise_source", noise->name()}};
-    if (a.actions == 2) j["delta_exact"] = exact;
-    print_json(j);
+    fmt::print("{}\n", pv::dirichlet_report_json(r));
     return;
   }
-  fmt::print("epsilon = {:.8g}  (eq. 12)\n", eps);
+  const pv::DeltaEstimate& d = r.delta;
+  fmt::print("epsilon = {:.8g}  (eq. 12)\n", r.epsilon);
   fmt::print(
       "delta   = {:.6g}  (Monte Carlo, {} samples; Hoeffding {:.6g}% interval [{:.6g}, "
       "{:.6g}]; certified delta = {:.6g})\n",
       d.estimate, d.samples, 100.0 * d.confidence, d.lower, d.upper, d.upper);
-  if (a.actions == 2) fmt::print("delta   = {:.8g}  (exact, Beta CDF, m = 2)\n", exact);
+  if (a.actions == 2) fmt::print("delta   = {:.8g}  (exact, Beta CDF, m = 2)\n", r.delta_exact);
 }
 
 struct SvtArgs {

@@ -9,6 +9,7 @@
 
 #include "algos/audit/audited_record.hpp"
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "engine/rng.hpp"
 #include "privacy/one_run_audit.hpp"
 
@@ -57,16 +58,6 @@ void tally_canaries(const CanarySet& c, std::int64_t guesses, AuditReport& r) {
   r.refuted = r.epsilon_lower > r.epsilon_claimed;
 }
 
-namespace {
-
-nlohmann::ordered_json number(double v) {
-  if (std::isnan(v)) return nullptr;
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-}  // namespace
-
 std::string audit_report_json(const AuditReport& r) {
   nlohmann::ordered_json j;
   j["kind"] = r.kind;
@@ -74,9 +65,9 @@ std::string audit_report_json(const AuditReport& r) {
   j["mode"] = r.mode;
   j["mis_specify"] = r.mis_specify;
   j["epsilon_reported"] =
-      number(std::isnan(r.epsilon_reported) ? r.epsilon_claimed : r.epsilon_reported);
-  j["epsilon_claimed"] = number(r.epsilon_claimed);
-  j["epsilon_lower"] = number(r.epsilon_lower);
+      json_number(std::isnan(r.epsilon_reported) ? r.epsilon_claimed : r.epsilon_reported);
+  j["epsilon_claimed"] = json_number(r.epsilon_claimed);
+  j["epsilon_lower"] = json_number(r.epsilon_lower);
   j["confidence"] = r.confidence;
   j["refuted"] = r.refuted;
   j["delta"] = r.delta;

@@ -8,15 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/kickstart/kickstart_ppo.hpp"
+#include "engine/json_number.hpp"
 
 namespace dprl::algos {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Infinite values as the string "inf" (JSON has no infinity).
-Json num(double v) { return std::isinf(v) ? Json(v > 0 ? "inf" : "-inf") : Json(v); }
 
 double lgamma_part(double k, double eta, int m) {
   return (m - 1.0) * std::lgamma(k * eta) + std::lgamma(k * (1.0 - (m - 1.0) * eta)) -
@@ -30,12 +28,12 @@ Json per_query_json(const std::vector<privacy::QueryCost>& costs,
   for (const auto& c : costs) {
     Json q;
     q["k"] = c.k;
-    q["epsilon"] = num(c.epsilon);
+    q["epsilon"] = json_number(c.epsilon);
     q["delta"] = c.delta;
     q["delta_method"] = c.delta_exact ? "exact (Beta CDF, m = 2)"
                                       : "Monte Carlo, Hoeffding upper end (1 - delta_beta)";
     if (!c.delta_exact) q["delta_estimate"] = c.delta_estimate;
-    q["lgamma_part"] = num(lgamma_part(c.k, d.eta, d.actions));
+    q["lgamma_part"] = json_number(lgamma_part(c.k, d.eta, d.actions));
     q["epsilon_per_unit_b"] = std::sqrt(d.actions) * lf * c.k * std::log(1.0 / d.tau);
     q["queries"] = c.queries;
     out.push_back(q);
@@ -51,7 +49,7 @@ Json paper_matched_json(const privacy::DirichletTeacherParams& d,
   Json j;
   j["target"] = {{"epsilon", 4.46}, {"delta", 0.05}, {"k0", d.k0}};
   j["attainable"] = pm.attainable;
-  j["lgamma_part_k0"] = num(pm.lgamma_part_k0);
+  j["lgamma_part_k0"] = json_number(pm.lgamma_part_k0);
   if (!pm.note.empty()) j["note"] = pm.note;
   if (!pm.attainable) return j;
   j["tau"] = pm.tau;
@@ -66,7 +64,7 @@ Json paper_matched_json(const privacy::DirichletTeacherParams& d,
     eps += r.epsilon * static_cast<double>(c.queries);
     delta += r.delta * static_cast<double>(c.queries);
   }
-  j["epsilon_total"] = num(eps);
+  j["epsilon_total"] = json_number(eps);
   j["delta_total"] = delta;
   j["vacuous"] = delta >= 1.0;
   return j;
@@ -158,7 +156,7 @@ void PpoKickstart::finish() {
   d["switched_at_query"] = mech_->switched_at_query();
   d["budget_exhausted"] = mech_->budget_exhausted();
   d["totals"] = {{"composition", "basic (sum over private answers)"},
-                 {"epsilon", num(mech_->epsilon_total())},
+                 {"epsilon", json_number(mech_->epsilon_total())},
                  {"delta_sum", mech_->delta_total()},
                  {"vacuous", mech_->vacuous()}};
   d["paper_matched"] = paper_matched_json(p, costs, *mc_noise_);

@@ -6,17 +6,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "engine/json_number.hpp"
 #include "privacy/secure_release.hpp"
 
 namespace dprl::algos::model_based {
-
-namespace {
-// JSON cannot hold inf: "inf" as a string, as summary.json does
-nlohmann::ordered_json num(double v) {
-  if (std::isinf(v)) return "inf";
-  return v;
-}
-}  // namespace
 
 PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts& f,
                                      const std::string& data_source) {
@@ -105,14 +98,14 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
           "matches closely (Canonne, Kamath, Steinke 2020) but without a proof relied on here";
     d["event"] =
         fmt::format("self_composed(poisson_sampled({}, gaussian({})), {})", p.q, p.z, f.rounds);
-    d["epsilon_rdp_cks"] = num(f.epsilon_rdp);
+    d["epsilon_rdp_cks"] = json_number(f.epsilon_rdp);
     d["ledger"] =
         "privacy_ledger.json in the run directory, charged before each block of rounds up to an "
         "evaluation; epsilon is what it holds, so a model stage restarted after a kill composes "
         "with the earlier one's charges";
     d["ledger_spent_before_run"] = f.epsilon_spent_before;
-    d["epsilon_rdp_classical"] = num(f.epsilon_rdp_classical);
-    d["epsilon_pld"] = num(f.epsilon_pld);
+    d["epsilon_rdp_classical"] = json_number(f.epsilon_rdp_classical);
+    d["epsilon_pld"] = json_number(f.epsilon_pld);
     if (std::isinf(f.epsilon_pld))
       d["pld_note"] =
           "the PLD accountant cannot bound epsilon at this noise (inf); the RDP epsilon is the "

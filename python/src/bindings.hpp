@@ -32,5 +32,10 @@ std::string param_text(const py::handle& value, const std::string& owner, const 
 ParamMap kwargs_to_params(const py::dict& kwargs, const std::string& call);
 // ParamMap -> {key: text}.
 py::dict params_to_dict(const ParamMap& params);
+// A JSON text as the CLI prints it -> Python objects (json.loads: "inf" stays the string "inf",
+// as in the CLI's output).
+inline py::object json_loads(const std::string& text) {
+  return py::module_::import("json").attr("loads")(text);
+}
 
 }  // namespace dprl::python

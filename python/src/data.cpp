@@ -118,7 +118,7 @@ DatasetPtr from_arrays(const py::object& observations, const py::object& actions
 
 py::object metadata_of(const Dataset& d) {
   if (d.info().metadata_json.empty()) return py::dict();
-  return py::module_::import("json").attr("loads")(d.info().metadata_json);
+  return json_loads(d.info().metadata_json);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "privacy/best_accountant.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/composition.hpp"
+#include "privacy/dirichlet_mechanism.hpp"
 #include "privacy/gaussian_mechanism.hpp"
 #include "privacy/laplace_mechanism.hpp"
 #include "privacy/mechanism_audit.hpp"
@@ -227,12 +228,28 @@ void bind_privacy(py::module_& m) {
       [](double epsilon, double delta, std::int64_t queries, std::int64_t max_length,
          double pmin) {
         const pv::SvtPieces pieces = pv::svt_params({epsilon, delta, queries, max_length, pmin});
-        return py::module_::import("json").attr("loads")(pv::svt_pieces_json(pieces));
+        return json_loads(pv::svt_pieces_json(pieces));
       },
       py::kw_only(), py::arg("epsilon"), py::arg("delta"), py::arg("queries"),
       py::arg("max_length"), py::arg("pmin") = 0.02,
       "the sparse vector technique's parameters of paper 000's data release "
       "(dprl privacy svt-params --json)");
+  m.def(
+      "dirichlet",
+      [](double k, double eta, double tau, int actions, double lipschitz, double adjacency,
+         std::int64_t samples, std::uint64_t seed) {
+        const pv::DirichletParams p{k, eta, tau, actions, lipschitz, adjacency};
+        std::string text;
+        {
+          py::gil_scoped_release release;
+          text = pv::dirichlet_report_json(pv::dirichlet_report(p, samples, seed));
+        }
+        return json_loads(text);
+      },
+      py::kw_only(), py::arg("k"), py::arg("eta"), py::arg("tau"), py::arg("actions"),
+      py::arg("lipschitz"), py::arg("adjacency"), py::arg("samples") = 1000000,
+      py::arg("seed") = 0,
+      "epsilon and delta of the Dirichlet mechanism of paper 003 (dprl privacy dirichlet --json)");
   m.def(
       "steps_within_budget",
       [](const pv::DpEvent& step, double eps, double delta, const std::string& accountant,
@@ -304,29 +321,12 @@ void bind_privacy(py::module_& m) {
         p.confidence = confidence;
         p.mis_specify = mis_specify;
         p.attack = attack;
-        pv::audit::MechanismAuditReport r;
+        std::string text;
         {
           py::gil_scoped_release release;
-          r = pv::audit::audit_mechanism(p);
+          text = pv::audit::mechanism_audit_json(p, pv::audit::audit_mechanism(p));
         }
-        py::dict d;
-        d["epsilon_claimed"] = r.epsilon_claimed;
-        d["epsilon_lower"] = r.epsilon_lower;
-        d["delta"] = r.delta;
-        d["confidence"] = r.confidence;
-        d["refuted"] = r.refuted;
-        d["samples"] = r.samples;
-        d["noise_scale"] = r.noise_scale;
-        d["statistic"] = r.statistic;
-        d["threshold"] = r.threshold;
-        d["fpr"] = r.fpr;
-        d["fnr"] = r.fnr;
-        d["fpr_upper"] = r.fpr_upper;
-        d["fnr_upper"] = r.fnr_upper;
-        d["sets"] = r.sets;
-        d["attack"] = r.attack;
-        d["classifier_train"] = r.classifier_train;
-        return d;
+        return json_loads(text);
       },
       py::kw_only(), py::arg("mechanism") = "gaussian", py::arg("noise_multiplier") = py::none(),
       py::arg("epsilon") = py::none(), py::arg("concentration") = 2.0,
@@ -350,20 +350,12 @@ void bind_privacy(py::module_& m) {
         p.seed = seed;
         p.confidence = confidence;
         p.mis_specify = mis_specify;
-        pv::audit::DpSgdAuditReport r;
+        std::string text;
         {
           py::gil_scoped_release release;
-          r = pv::audit::audit_dpsgd(p);
+          text = pv::audit::dpsgd_audit_json(p, pv::audit::audit_dpsgd(p));
         }
-        py::dict d;
-        d["epsilon_claimed"] = r.epsilon_claimed;
-        d["epsilon_lower"] = r.epsilon_lower;
-        d["refuted"] = r.refuted;
-        d["included"] = r.included;
-        d["guesses"] = r.guesses;
-        d["correct"] = r.correct;
-        d["final_loss"] = r.final_loss;
-        return d;
+        return json_loads(text);
       },
       py::kw_only(), py::arg("canaries") = 1000, py::arg("noise_multiplier") = 1.0,
       py::arg("steps") = 10, py::arg("examples") = 256, py::arg("guesses") = 0,

@@ -52,7 +52,7 @@ Node to_node(const py::handle& v, const std::string& where) {
 }
 
 py::dict summary_dict(const RunSummary& s) {
-  py::dict d = py::module_::import("json").attr("loads")(summary_json(s));
+  py::dict d = json_loads(summary_json(s));
   d["dir"] = s.dir;
   d["wall_time_s"] = s.wall_time_s;
   return d;

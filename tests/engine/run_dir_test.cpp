@@ -1,17 +1,27 @@
-// RunDir's timing.json: wall_time_s first, then the figures the learner wrote during the run;
-// a previous run's file in the same directory does not leak into the next one.
+// json_number (infinities as strings); RunDir's timing.json: wall_time_s first, then the figures
+// the learner wrote during the run; a previous run's file in the same directory does not leak
+// into the next one.
 #include "engine/run_dir.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "engine/io.hpp"
+#include "engine/json_number.hpp"
 
 namespace fs = std::filesystem;
 
 TEST_SUITE("unit") {
+  TEST_CASE("json_number writes infinities as the strings every dprl JSON file uses") {
+    CHECK(dprl::json_number(1.5).dump() == "1.5");
+    CHECK(dprl::json_number(INFINITY).dump() == "\"inf\"");
+    CHECK(dprl::json_number(-INFINITY).dump() == "\"-inf\"");
+    CHECK(dprl::json_number(NAN).is_null());
+  }
+
   TEST_CASE("timing.json keeps the learner's figures of this run and drops an older file's") {
     const auto d = fs::temp_directory_path() / "dprl_run_dir_test_timing";
     fs::remove_all(d);
