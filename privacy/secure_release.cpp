@@ -1,6 +1,7 @@
 #include "privacy/secure_release.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "engine/error.hpp"
@@ -42,6 +43,10 @@ double sampler_delta(double epsilon, double sampler_tv_sum) {
   // a delta of 1 holds for every mechanism: past it (or past e^epsilon's range, epsilon > 709)
   // the bound says nothing, and 1 records that as a number rather than an infinity
   return std::min(1.0, (1.0 + std::exp(epsilon)) * sampler_tv_sum);
+}
+
+double record_delta(double delta, double sampler_delta) {
+  return std::min(1.0, delta + sampler_delta);
 }
 
 void secure_release(std::span<double> values, SecureNoise kind, double scale, double sensitivity,
@@ -102,6 +107,32 @@ void RepeatedGaussianRelease::operator()(std::span<double> values, NoiseSource& 
   DPRL_CHECK(noise.secure());
   check_finite_release(values);
   table_->release(values, grid_, noise);
+}
+
+std::uint64_t VaryingGaussianRelease::ladder(std::uint64_t s) {
+  DPRL_CHECK(s >= 1);
+  const int e = std::max(0, static_cast<int>(std::bit_width(s)) - 1 - kVaryingLadderBits);
+  const std::uint64_t step = std::uint64_t{1} << e;
+  return (s + step - 1) / step * step;
+}
+
+void VaryingGaussianRelease::operator()(std::span<double> values, double sd, double grid,
+                                        NoiseSource& noise) {
+  if (!(grid > 0.0)) return add_gaussian_release(values, sd, grid, noise);
+  DPRL_CHECK(noise.secure());
+  check_finite_release(values);
+  // the top of the sampler's range keeps s itself (the ladder would leave the range)
+  const std::uint64_t s0 = secure_gaussian_steps(sd, grid);
+  const std::uint64_t s = ladder(s0) < kMaxDiscreteGaussianSigma ? ladder(s0) : s0;
+  auto& sampler = samplers_[s];
+  if (!sampler) {
+    // A of width 2.6 k shared per octave, B about s / k in [32, 64); one table below 2^8
+    const int octave = static_cast<int>(std::bit_width(s)) - 1;
+    const std::int64_t k =
+        octave >= 8 ? std::min<std::int64_t>(std::int64_t{1} << (octave - 5), 1024) : 0;
+    sampler = std::make_shared<const TableGaussian>(s, k);
+  }
+  sampler->release(values, grid, noise);
 }
 
 double repeated_release_tv(std::size_t dim, bool secure) {

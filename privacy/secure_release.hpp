@@ -5,10 +5,10 @@
 // (table_gaussian.hpp), within a stated statistical distance of the exact discrete Gaussian: the
 // plan returns it for one release as sampler_tv, and a record's delta grows by
 // sampler_delta(epsilon, sum of sampler_tv over the run's releases). Shorter vectors (scalar
-// mechanisms, DP-Actor's per-step vectors, whose width may change every release) keep the exact
-// sampler, whose distance is 0: a table costs about 10 to 20 ms to build, the price of 10^5 exact
+// mechanisms) keep the exact sampler, whose distance is 0: a table costs about 10 to 20 ms to build, the price of 10^5 exact
 // values; a width released many times (LSVI-UCB) uses RepeatedGaussianRelease below, which puts
-// every release of that width on the table sampler.
+// every release of that width on the table sampler, and widths that change with every release
+// (DP-Actor) use VaryingGaussianRelease, which rounds them up to a ladder of cheap samplers.
 // A release picks its sampler by the vector's length; a plan's sampler_tv is for one vector of dim
 // values (a learner releasing vectors of another length counts gaussian_release_tv per vector).
 // The one implementation of the snapped release: the Laplace and Gaussian mechanisms, DP-FedAvg
@@ -35,8 +35,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
+#include <unordered_map>
 
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_sampling.hpp"
@@ -77,6 +79,9 @@ double gaussian_release_tv(std::size_t dim, bool secure);
 // (docs/privacy.md, "The table-based discrete Gaussian"). 0 when T is 0; at most 1 (the vacuous
 // delta, which it is whenever (1 + e^epsilon) T >= 1, epsilon > 709 included).
 double sampler_delta(double epsilon, double sampler_tv_sum);
+// A record's delta: the configured delta plus sampler_delta, at most 1 (a delta of 1 is vacuous
+// already, and above 1 it would read as a probability it is not).
+double record_delta(double delta, double sampler_delta);
 
 // Gaussian noise of base standard deviation sd for L2 sensitivity `sensitivity` over dim
 // differing coordinates: secure_release_plan's grid and inflated scale when secure, else
@@ -110,7 +115,38 @@ class RepeatedGaussianRelease {
 };
 
 // The statistical distance bound of one RepeatedGaussianRelease of dim values: dim
-// kTableTvPerValue when secure, else 0.
+// kTableTvPerValue when secure, else 0. The same bound holds for VaryingGaussianRelease.
 double repeated_release_tv(std::size_t dim, bool secure);
+
+// Gaussian releases whose width changes from one release to the next (DP-Actor's clip = median
+// sets C, and so the noise sd, per release), at the speed of the table sampler. A secure release
+// of standard deviation sd on the grid g needs s = ceil(sd / g) grid steps; s is rounded UP to
+// the ladder point s' = ceil(s / 2^e) 2^e, e = max(0, floor(log2 s) - kVaryingLadderBits), so the
+// noise is at most 2^-7 (0.8%) wider than asked and never narrower, and the table sampler of s'
+// (table_gaussian.hpp) serves the release. Its first coefficient is k = 2^(floor(log2 s') - 5)
+// (for s' >= 2^8; a single table below): the wide table A, of width 2.6 k, is one per octave of s
+// and shared, and the table that depends on s' is narrow (width 32 to 64), so building one costs
+// well under a millisecond. A grid that follows C in powers of two keeps s within about one
+// octave, so a run builds at most about 2^kVaryingLadderBits + 1 samplers, each kept here.
+// Guarantee: each release is add_gaussian_release at standard deviation s' g >= sd, so every
+// guarantee stated for sd holds; one release of dim values is within statistical distance
+// repeated_release_tv(dim, true) of the exact discrete Gaussian at s' (a record adds it up over
+// its releases: sampler_delta). With a non-secure source (grid 0) a call is add_gaussian_release
+// at sd itself.
+inline constexpr int kVaryingLadderBits = 7;
+
+class VaryingGaussianRelease {
+ public:
+  // values += noise of standard deviation >= sd on the grid g (both from gaussian_release_plan;
+  // the values are checked finite, ParamError, when secure)
+  void operator()(std::span<double> values, double sd, double grid, NoiseSource& noise);
+  // s' for s (public for tests)
+  static std::uint64_t ladder(std::uint64_t s);
+  // the samplers built so far
+  std::size_t samplers() const { return samplers_.size(); }
+
+ private:
+  std::unordered_map<std::uint64_t, std::shared_ptr<const TableGaussian>> samplers_;
+};
 
 }  // namespace dprl::privacy

@@ -155,30 +155,40 @@ std::int64_t resolve_tie(const GaussianAliasTable& t, std::uint32_t slot, std::u
 
 }  // namespace detail
 
-TableGaussian::TableGaussian(std::uint64_t s) {
+TableGaussian::TableGaussian(std::uint64_t s, std::int64_t first_coefficient) {
   if (s < 1 || s >= kMaxDiscreteGaussianSigma)
     throw ParamError(fmt::format("table gaussian: s = {} must be in [1, 2^28)", s));
+  if (first_coefficient != 0 &&
+      (first_coefficient < 2 || kSmoothing * double(first_coefficient) > kMaxBaseSigma ||
+       kSmoothing * double(first_coefficient) >= double(s)))
+    throw ParamError(fmt::format(
+        "table gaussian: first coefficient k = {} must be 0 or >= 2 with 2.6 k <= {} and "
+        "2.6 k < s = {}",
+        first_coefficient, kMaxBaseSigma, s));
   // the remaining variance v, at coefficient k_total; each step peels A + k B off it
   long double v = static_cast<long double>(s) * static_cast<long double>(s);
   std::int64_t k_total = 1;
   long double realised = 0;
   for (;;) {
     const long double sigma = std::sqrt(v);
-    if (sigma <= kMaxBaseSigma) {
+    const bool given_k = first_coefficient != 0 && k_total == 1;
+    if (sigma <= kMaxBaseSigma && !given_k) {
       // round the variance up to a double
       double vd = static_cast<double>(v);
       if (static_cast<long double>(vd) < v) vd = std::nextafter(vd, HUGE_VAL);
-      tables_.push_back(std::make_unique<GaussianAliasTable>(std::max(vd, 1.0)));
+      tables_.push_back(std::make_shared<const GaussianAliasTable>(std::max(vd, 1.0)));
       coef_.push_back(k_total);
       realised += static_cast<long double>(k_total) * k_total * tables_.back()->variance;
       tv_ += tables_.back()->tv;
       break;
     }
     // k: B's width about sigma / k just under the largest table, A's width 2.6 k within it
-    const auto k = static_cast<std::int64_t>(std::min<long double>(
-        std::floor(kMaxBaseSigma / kSmoothing), std::ceil(sigma / (kMaxBaseSigma - 50))));
+    const auto k = given_k ? first_coefficient
+                           : static_cast<std::int64_t>(std::min<long double>(
+                                 std::floor(kMaxBaseSigma / kSmoothing),
+                                 std::ceil(sigma / (kMaxBaseSigma - 50))));
     const double va = kSmoothing * kSmoothing * double(k) * double(k);
-    tables_.push_back(std::make_unique<GaussianAliasTable>(va));
+    tables_.push_back(given_k ? alias_table(va) : std::make_shared<const GaussianAliasTable>(va));
     coef_.push_back(k_total);
     realised += static_cast<long double>(k_total) * k_total * va;
     tv_ += tables_.back()->tv;
@@ -252,6 +262,19 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
     }
     done += m;
   }
+}
+
+std::shared_ptr<const GaussianAliasTable> alias_table(double variance) {
+  constexpr std::size_t kCached = 8;
+  static std::mutex mu;
+  static std::deque<std::pair<double, std::shared_ptr<const GaussianAliasTable>>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [key, table] : cache)
+    if (key == variance) return table;
+  auto made = std::make_shared<const GaussianAliasTable>(variance);
+  cache.emplace_back(variance, made);
+  if (cache.size() > kCached) cache.pop_front();
+  return made;
 }
 
 std::shared_ptr<const TableGaussian> table_gaussian(std::uint64_t s) {

@@ -57,7 +57,11 @@ struct GaussianAliasTable {
 
 class TableGaussian {
  public:
-  explicit TableGaussian(std::uint64_t s);
+  // first_coefficient = 0 picks k_1 as above (the smallest k_1 that fits B's width in a table).
+  // A given k_1 >= 2 (with 2.6 k_1 <= 2700 and 2.6 k_1 < s; ParamError otherwise) makes B
+  // narrower, about s / k_1, and takes A's table of width 2.6 k_1 from alias_table() below, shared
+  // with every sampler of the same k_1; the distance bound is computed the same way.
+  explicit TableGaussian(std::uint64_t s, std::int64_t first_coefficient = 0);
   double sigma() const { return sigma_; }  // realised sqrt(variance) >= s
   double tv_per_value() const { return tv_; }
   // tables, so 32-bit draws per value (ties aside)
@@ -74,7 +78,7 @@ class TableGaussian {
   void release(std::span<double> values, double grid, NoiseSource& noise) const;
 
  private:
-  std::vector<std::unique_ptr<GaussianAliasTable>> tables_;
+  std::vector<std::shared_ptr<const GaussianAliasTable>> tables_;
   std::vector<std::int64_t> coef_;  // K_j = k_1 ... k_{j-1}
   double sigma_ = 0;
   double tv_ = 0;
@@ -82,6 +86,9 @@ class TableGaussian {
 
 // The sampler for s, shared: the last 8 built are kept (thread-safe; about 10 ms to build).
 std::shared_ptr<const TableGaussian> table_gaussian(std::uint64_t s);
+
+// The alias table of D_{Z, sqrt(variance)}, shared: the last 8 built are kept (thread-safe).
+std::shared_ptr<const GaussianAliasTable> alias_table(double variance);
 
 // 32-bit halves of 64-bit words, low half first; word() takes whole words (tie resolution).
 template <class Source>

@@ -186,7 +186,7 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   PrivacyReport r;
   r.epsilon = in.epsilon;
   r.sampler_delta = sampler_delta(in.epsilon, static_cast<double>(in.steps) * in.sampler_tv);
-  r.delta = in.delta + r.sampler_delta;
+  r.delta = record_delta(in.delta, r.sampler_delta);
   r.accountant = in.accountant;
   r.neighbouring = "add-remove";
   r.unit = in.unit;

@@ -431,16 +431,16 @@ PrivacyReport ActorCritic::privacy_record(const Run& r) const {
   rep.epsilon = releases > 0 ? sp.epsilon(p_.accountant, agent.actor_releases,
                                           agent.critic_releases, p_.delta)
                              : 0.0;
-  // the table sampler's distance, for vectors long enough to use it (secure_release.hpp)
+  // the table sampler's distance: every secure release draws from it (VaryingGaussianRelease)
   const bool secure = p_.noise == "os-entropy";
   const auto dim = [](int n) { return static_cast<std::size_t>(n); };
   rep.sampler_delta = privacy::sampler_delta(
       rep.epsilon,
       static_cast<double>(agent.actor_releases) *
-              privacy::gaussian_release_tv(dim(r.features->state_action_dim()), secure) +
+              privacy::repeated_release_tv(dim(r.features->state_action_dim()), secure) +
           static_cast<double>(agent.critic_releases) *
-              privacy::gaussian_release_tv(dim(r.features->state_dim()), secure));
-  rep.delta = p_.delta + rep.sampler_delta;
+              privacy::repeated_release_tv(dim(r.features->state_dim()), secure));
+  rep.delta = privacy::record_delta(p_.delta, rep.sampler_delta);
   rep.accountant = p_.accountant;
   rep.neighbouring = kRelation;
   rep.unit = kUnit;

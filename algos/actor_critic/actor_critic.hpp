@@ -36,8 +36,10 @@
 //     N(0, sigma^2 C^2) is the paper's, so each release is a Gaussian mechanism with noise
 //     multiplier sigma / 2. With secure noise (os-entropy) the vector is snapped to the sampler's
 //     grid g first, which adds sqrt(n) g to the sensitivity of an n-element vector, and the
-//     noise is widened to sigma C (1 + sqrt(n) g / 2C), by at most 2^-12
-//     (privacy/secure_release.hpp): the multiplier stays sigma / 2. We keep the paper's
+//     noise is widened to sigma C (1 + sqrt(n) g / 2C), by at most 2^-12, then to the next
+//     table sampler's width, by at most 2^-7 more (privacy/secure_release.hpp,
+//     VaryingGaussianRelease; the record's delta adds the sampler's distance, sampler_delta):
+//     the multiplier stays at least sigma / 2. We keep the paper's
 //     arithmetic (normalise to C, noise sigma C) and correct the accounting, rather than clip to
 //     C/2, so the learning curves stay those of the paper's algorithm.
 //   - Per update, the paper's figure is (epsilon, delta) from the classical calibration above,

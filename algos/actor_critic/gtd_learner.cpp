@@ -155,7 +155,7 @@ void GtdActorCriticLearner::release(std::span<double> x, double c, int channel) 
   const double used = tap ? tap->before(r, x) : sd;
   const privacy::SecurePlan plan =
       privacy::gaussian_release_plan(used, 2.0 * c, x.size(), noise->secure());
-  privacy::add_gaussian_release(x, plan.scale, plan.grid, *noise);
+  varying_release(x, plan.scale, plan.grid, *noise);
   if (tap) tap->after(r, x);
 }
 

@@ -20,9 +20,9 @@
 
 #include "algos/actor_critic/features.hpp"
 #include "engine/rng.hpp"
+#include "privacy/secure_release.hpp"
 
 namespace dprl::privacy {
-class NoiseSource;
 class ReleaseTap;
 }
 
@@ -55,8 +55,9 @@ struct GtdActorCriticLearner {
   void update(std::span<const float> obs, int action, double rho, double reward, bool terminated,
               std::span<const float> next_obs);
   // Rescales x to L2 norm C and adds N(0, sigma^2 C^2) to every element (a secure source snaps
-  // x to the sampler's grid first and widens the noise by at most 2^-12 to cover the snapping:
-  // privacy/secure_release.hpp); returns C.
+  // x to the sampler's grid first, widens the noise by at most 2^-12 to cover the snapping, and
+  // draws it from the table sampler of the next ladder width, at most 2^-7 wider:
+  // privacy/secure_release.hpp, VaryingGaussianRelease); returns C.
   // channel: 0 the actor gradient, 1 the critic direction (for the tap).
   double privatise(std::span<double> x, const std::vector<int>& support, int channel = 0);
   // The same for an x that is zero outside support (the actor gradient): the norm is summed over
@@ -88,6 +89,8 @@ struct GtdActorCriticLearner {
   double c_actor_sum = 0, c_critic_sum = 0;
 
  private:
+  // the secure releases' samplers, one per ladder width met (C changes every release)
+  privacy::VaryingGaussianRelease varying_release;
   void policy_at(std::span<const float> obs);
   void release(std::span<double> x, double c, int channel);
   double clip_scale(std::span<const double> x, const std::vector<int>& support);

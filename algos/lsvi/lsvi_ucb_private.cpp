@@ -151,7 +151,7 @@ PrivacyReport privacy_report(const std::vector<Channel>& channels,
   PrivacyReport r;
   r.epsilon = f.epsilon;
   r.sampler_delta = privacy::sampler_delta(f.epsilon, f.sampler_tv);
-  r.delta = f.delta + r.sampler_delta;
+  r.delta = privacy::record_delta(f.delta, r.sampler_delta);
   r.accountant = f.accountant;
   r.neighbouring = f.neighbouring;
   r.unit = "episode (one user)";

@@ -78,7 +78,7 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
   if (dp) {
     r.epsilon = f.epsilon_rdp;
     r.sampler_delta = privacy::sampler_delta(r.epsilon, f.sampler_tv);
-    r.delta = p.delta + r.sampler_delta;
+    r.delta = privacy::record_delta(p.delta, r.sampler_delta);
     r.accountant = "rdp";
     r.sensitivity = fmt::format(
         "L2 C = {} on the sum of clipped trajectory updates per round (C / (q K) = {:.6g} on "

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/rng.hpp"
 #include "engine/run_dir.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_release.hpp"
@@ -94,6 +95,46 @@ void check_same_distribution(std::vector<std::int64_t>& a, std::vector<std::int6
 // CDF of D_{Z, sigma} at integer k for sigma >= 100: Phi((k + 1/2) / sigma) up to
 // O(exp(-2 pi^2 sigma^2)) (Poisson summation), far below what 10^7 draws can see.
 double dg_cdf(double k, double sigma) { return 0.5 * std::erfc(-(k + 0.5) / (sigma * M_SQRT2)); }
+
+// 10^7 draws of g against the pmf of D_{Z, g.sigma()}: chi-square over 162 bins and KS at the
+// integers, both at p = 1e-6
+void check_matches_pmf(const TableGaussian& g, std::uint64_t seed, const char* what) {
+  const std::size_t n = 10000000;
+  auto y = table_draws(g, seed, n);
+  const double sigma = g.sigma();
+  // chi-square against the bin probabilities of D_{Z, sigma} (df 161)
+  const Bins bins{sigma};
+  std::vector<double> count(Bins::kCount, 0.0), p(Bins::kCount, 0.0);
+  for (auto v : y) count[static_cast<std::size_t>(bins.index(v))] += 1.0;
+  // bin b holds the integers y with floor(y / w) = b - 81: [lo, hi) in y
+  for (int b = 0; b < Bins::kCount; ++b) {
+    const double w = sigma / 20.0;
+    const double lo = b == 0 ? -INFINITY : std::ceil((b - 81) * w);
+    const double hi = b == Bins::kCount - 1 ? INFINITY : std::ceil((b - 80) * w);
+    p[static_cast<std::size_t>(b)] = (std::isinf(hi) ? 1.0 : dg_cdf(hi - 1, sigma)) -
+                                     (std::isinf(lo) ? 0.0 : dg_cdf(lo - 1, sigma));
+  }
+  double chi2 = 0.0;
+  for (int b = 0; b < Bins::kCount; ++b) {
+    const double e = double(n) * p[static_cast<std::size_t>(b)];
+    chi2 +=
+        (count[static_cast<std::size_t>(b)] - e) * (count[static_cast<std::size_t>(b)] - e) / e;
+  }
+  INFO(what << ": sigma = " << sigma << ", chi2 = " << chi2);
+  CHECK(chi2 < chi2_crit(Bins::kCount - 1));
+  // KS against the CDF at the integers
+  std::sort(y.begin(), y.end());
+  double d = 0.0;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i;
+    while (j < n && y[j] == y[i]) ++j;
+    const double f = dg_cdf(double(y[i]), sigma), f_below = dg_cdf(double(y[i]) - 1, sigma);
+    d = std::max({d, std::fabs(double(j) / n - f), std::fabs(double(i) / n - f_below)});
+    i = j;
+  }
+  INFO(what << ": KS D = " << d);
+  CHECK(d < kKs / std::sqrt(double(n)));
+}
 
 }  // namespace
 
@@ -237,6 +278,14 @@ TEST_SUITE("unit") {
     r = user_dp_report(in);
     CHECK(r.delta == 1e-5);
     CHECK(dprl::privacy_json(r).find("sampler_delta") == std::string::npos);
+    // a vacuous sampler_delta (epsilon past e^epsilon's range) makes the record's delta 1, not more
+    in.seeded = false;
+    in.epsilon = 800.0;
+    in.sampler_tv = gaussian_release_tv(69136, true);
+    r = user_dp_report(in);
+    CHECK(r.sampler_delta == 1.0);
+    CHECK(r.delta == 1.0);
+    CHECK(record_delta(1e-6, 2e-7) == doctest::Approx(1.2e-6));
   }
 }
 
@@ -258,44 +307,11 @@ TEST_SUITE("unit") {
 
 TEST_SUITE("statistical") {
   TEST_CASE("table sampler matches the discrete Gaussian pmf at 10^7 draws (chi-square - KS)") {
-    for (std::uint64_t s : {100ull, 5000ull, 1ull << 21, 3000000ull}) {
-      const auto g = table_gaussian(s);
-      const std::size_t n = 10000000;
-      auto y = table_draws(*g, 11 + s, n);
-      const double sigma = g->sigma();
-      // chi-square against the bin probabilities of D_{Z, sigma} (df 161)
-      const Bins bins{sigma};
-      std::vector<double> count(Bins::kCount, 0.0), p(Bins::kCount, 0.0);
-      for (auto v : y) count[static_cast<std::size_t>(bins.index(v))] += 1.0;
-      // bin b holds the integers y with floor(y / w) = b - 81: [lo, hi) in y
-      for (int b = 0; b < Bins::kCount; ++b) {
-        const double w = sigma / 20.0;
-        const double lo = b == 0 ? -INFINITY : std::ceil((b - 81) * w);
-        const double hi = b == Bins::kCount - 1 ? INFINITY : std::ceil((b - 80) * w);
-        p[static_cast<std::size_t>(b)] = (std::isinf(hi) ? 1.0 : dg_cdf(hi - 1, sigma)) -
-                                         (std::isinf(lo) ? 0.0 : dg_cdf(lo - 1, sigma));
-      }
-      double chi2 = 0.0;
-      for (int b = 0; b < Bins::kCount; ++b) {
-        const double e = double(n) * p[static_cast<std::size_t>(b)];
-        chi2 +=
-            (count[static_cast<std::size_t>(b)] - e) * (count[static_cast<std::size_t>(b)] - e) / e;
-      }
-      INFO("s = " << s << ", chi2 = " << chi2);
-      CHECK(chi2 < chi2_crit(Bins::kCount - 1));
-      // KS against the CDF at the integers
-      std::sort(y.begin(), y.end());
-      double d = 0.0;
-      for (std::size_t i = 0; i < n;) {
-        std::size_t j = i;
-        while (j < n && y[j] == y[i]) ++j;
-        const double f = dg_cdf(double(y[i]), sigma), f_below = dg_cdf(double(y[i]) - 1, sigma);
-        d = std::max({d, std::fabs(double(j) / n - f), std::fabs(double(i) / n - f_below)});
-        i = j;
-      }
-      INFO("KS D = " << d);
-      CHECK(d < kKs / std::sqrt(double(n)));
-    }
+    for (std::uint64_t s : {100ull, 5000ull, 1ull << 21, 3000000ull})
+      check_matches_pmf(*table_gaussian(s), 11 + s, "automatic k");
+    // a given first coefficient (VaryingGaussianRelease's): a narrow second table
+    for (auto [s, k] : {std::pair{300ull, 8ll}, {20000ull, 512ll}, {40000ull, 1024ll}})
+      check_matches_pmf(TableGaussian(s, k), 17 + s, "given k");
   }
 }
 
@@ -343,6 +359,64 @@ TEST_SUITE("unit") {
     CHECK(repeated_release_tv(20, true) == doctest::Approx(20 * kTableTvPerValue));
     CHECK(repeated_release_tv(20, false) == 0.0);
   }
+
+  TEST_CASE("varying-width releases: the ladder rounds up by at most 2^-7, few samplers a run") {
+    // the ladder: s' >= s, s' < s (1 + 2^-7) + 1, a fixed point, 128 points per octave
+    for (std::uint64_t s = 1; s < (1ull << 20); s += 1 + s / 1000) {
+      const std::uint64_t l = VaryingGaussianRelease::ladder(s);
+      CHECK(l >= s);
+      CHECK(double(l) < double(s) * (1.0 + 0x1p-7) + 1.0);
+      CHECK(VaryingGaussianRelease::ladder(l) == l);
+    }
+    std::uint64_t points = 0, last = 0;
+    for (std::uint64_t s = 1ull << 14; s < (1ull << 15); ++s) {
+      const std::uint64_t l = VaryingGaussianRelease::ladder(s);
+      if (l != last && l < (1ull << 15)) ++points;
+      last = l;
+    }
+    CHECK(points == 128);
+    CHECK(VaryingGaussianRelease::ladder(255) == 255);  // exact below 2^8
+    // DP-Actor's shape: a 200-value vector of norm C, sd = sigma C, L2 sensitivity 2C, C over 40
+    // binary orders of magnitude: the grid follows C, so s stays within about one octave and the
+    // run builds at most 2^7 + 2 samplers
+    VaryingGaussianRelease rel;
+    auto noise = make_seeded_noise(9, 0, 0, true);
+    dprl::Rng rng(4);
+    std::vector<double> x(200);
+    double widest = 0.0;
+    for (int r = 0; r < 20000; ++r) {
+      const double c = std::ldexp(0.5 + rng.uniform(), static_cast<int>(rng.uniform() * 40) - 20);
+      const SecurePlan plan = gaussian_release_plan(0.53 * c, 2.0 * c, x.size(), true);
+      std::fill(x.begin(), x.end(), 0.25 * c);
+      rel(x, plan.scale, plan.grid, *noise);
+      for (double v : x) REQUIRE(std::fmod(v, plan.grid) == 0.0);
+      const double s = double(secure_gaussian_steps(plan.scale, plan.grid));
+      widest = std::max(widest, double(VaryingGaussianRelease::ladder(std::uint64_t(s))) / s);
+    }
+    CHECK(rel.samplers() <= 130);
+    CHECK(rel.samplers() >= 64);
+    CHECK(widest <= 1.0 + 0x1p-7);
+    // refusals, and grid 0 (a non-secure source): exactly add_gaussian_release at sd
+    std::vector<double> bad{1.0, INFINITY};
+    CHECK_THROWS_AS(rel(bad, 1.0, 0x1p-10, *noise), dprl::ParamError);
+    auto a = make_seeded_noise(6), b = make_seeded_noise(6);
+    std::vector<double> u(20, 0.3), w(20, 0.3);
+    rel(u, 2.0, 0.0, *a);
+    add_gaussian_release(w, 2.0, 0.0, *b);
+    CHECK(u == w);
+    // a given first coefficient: validated, and A is the shared table of width 2.6 k
+    CHECK_THROWS_AS(TableGaussian(20000, 1), dprl::ParamError);
+    CHECK_THROWS_AS(TableGaussian(20000, 1100), dprl::ParamError);
+    CHECK_THROWS_AS(TableGaussian(100, 64), dprl::ParamError);
+    const TableGaussian g1(20000, 512), g2(20480, 512);
+    CHECK(g1.levels() == 2);
+    CHECK(&g1.table(0) == &g2.table(0));
+    CHECK(g1.table(0).variance == doctest::Approx(2.6 * 2.6 * 512 * 512));
+    CHECK(std::sqrt(g1.table(1).variance) < 64.0);
+    CHECK(g1.sigma() >= 20000.0);
+    CHECK(g1.sigma() / 20000.0 - 1.0 < 1e-9);
+    CHECK(g1.tv_per_value() <= kTableTvPerValue);
+  }
 }
 
 TEST_SUITE("statistical") {
@@ -368,5 +442,32 @@ TEST_SUITE("statistical") {
     std::vector<std::int64_t> b(n);
     for (auto& v : b) v = discrete_gaussian(s, bits);
     check_same_distribution(a, b, double(s));
+  }
+
+  TEST_CASE("varying-width releases match the exact sampler of their ladder width (10^6 values)") {
+    // DP-Actor's shape: 200-value vectors, C changing every release within one grid octave (so
+    // a handful of widths, each compared with the exact sampler at its ladder width)
+    VaryingGaussianRelease rel;
+    auto noise = make_seeded_noise(33, 0, 0, true);
+    const double grid = 0x1p-12;
+    const std::vector<double> sds{1.9, 2.3, 2.9, 3.7};
+    std::vector<std::vector<std::int64_t>> got(sds.size());
+    std::vector<double> x(200);
+    for (std::size_t r = 0; r < 5000 * sds.size(); ++r) {
+      const std::size_t i = r % sds.size();
+      std::fill(x.begin(), x.end(), 0.0);
+      rel(x, sds[i], grid, *noise);
+      for (double v : x) got[i].push_back(std::llround(v / grid));
+    }
+    auto exact = make_seeded_noise(34, 0, 0, true);
+    BitSource words = [&] { return exact->next_u64(); };
+    BitReader bits(words);
+    for (std::size_t i = 0; i < sds.size(); ++i) {
+      const std::uint64_t s = VaryingGaussianRelease::ladder(secure_gaussian_steps(sds[i], grid));
+      std::vector<std::int64_t> want(got[i].size());
+      for (auto& v : want) v = discrete_gaussian(s, bits);
+      check_same_distribution(got[i], want, double(s));
+    }
+    CHECK(rel.samplers() == sds.size());
   }
 }

@@ -16,6 +16,8 @@
 #include "privacy/dp_event.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/secure_release.hpp"
+#include "privacy/table_gaussian.hpp"
 #include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -172,6 +174,40 @@ TEST_SUITE("statistical") {
     CHECK(std::fabs(s / m) < 4.89 * sd / std::sqrt(m));
     CHECK(std::fabs(s2 / m - sd * sd) < 4.89 * std::sqrt(2.0) * sd * sd / std::sqrt(m));
   }
+
+  TEST_CASE("secure privatised vectors: median clip, noise sd between sigma C and 0.8% more") {
+    // the varying-width release: the snapping cover (<= 2^-12) and the ladder (<= 2^-7) widen
+    // the noise, never narrow it; 2000 releases of 200 values with C changing every time
+    ActorCriticParams p;  // clip = median
+    OneHotFeatures f(200, 1);
+    auto noise = dprl::privacy::make_os_entropy_noise();
+    const double sigma = 0.53;
+    GtdActorCriticLearner l(p, f, 1, true, false, sigma, noise.get());
+    std::vector<int> support(200);
+    for (int i = 0; i < 200; ++i) support[static_cast<std::size_t>(i)] = i;
+    std::vector<double> x(200);
+    double z2 = 0;  // sum of (noise / (sigma C))^2
+    std::size_t m = 0;
+    dprl::Rng rng(8);
+    for (int r = 0; r < 2000; ++r) {
+      // 101 entries a and 99 zeros: the median |x_i| is a, so C = a, a new scale every release
+      const double a = std::ldexp(1.0 + rng.uniform(), static_cast<int>(rng.uniform() * 20) - 10);
+      x.assign(200, 0.0);
+      for (int i = 0; i < 101; ++i) x[static_cast<std::size_t>(i)] = a;
+      const double c = l.privatise(x, support);
+      REQUIRE(c == a);
+      // the 99 zeros hold the noise alone
+      for (int i = 101; i < 200; ++i) {
+        const double e = x[static_cast<std::size_t>(i)] / (sigma * c);
+        z2 += e * e;
+        ++m;
+      }
+    }
+    const double var = z2 / double(m), tol = 4.89 * std::sqrt(2.0 / double(m));
+    const double widest = (1.0 + 0x1p-12) * (1.0 + 0x1p-7);
+    CHECK(var > 1.0 - tol);
+    CHECK(var < widest * widest + tol);
+  }
 }
 
 TEST_SUITE("e2e") {
@@ -247,6 +283,13 @@ TEST_SUITE("e2e") {
     const double sigma = std::sqrt(2 * std::log(1.25 / 1e-6)) / 10;
     CHECK(d["noise_multiplier_actor"].get<double>() == sigma / 2);
     CHECK(s.privacy->sensitivity.find("2C + sqrt(n) g") != std::string::npos);
+    // every release on the table sampler: its distance counted per release, delta at most 1
+    const double tv = double(s.env_steps) * 3000 * dprl::privacy::kTableTvPerValue;
+    CHECK(s.privacy->sampler_delta ==
+          doctest::Approx(dprl::privacy::sampler_delta(s.privacy->epsilon, tv)));
+    CHECK(s.privacy->sampler_delta > 0);
+    CHECK(s.privacy->delta == dprl::privacy::record_delta(1e-6, s.privacy->sampler_delta));
+    CHECK(s.privacy->delta <= 1.0);
     auto summary = nlohmann::json::parse(dprl::read_file(dir / "summary.json"));
     CHECK(summary["privacy"]["formal"] == false);
     CHECK(summary["privacy"]["neighbouring"] == "replace");
