@@ -3,7 +3,8 @@
 # configures build/ with Ninja and builds what was asked for.
 #   scripts/setup.sh            install + build the dprl CLI and its libraries only (the quickstart)
 #   scripts/setup.sh --tests    install + build everything: the CLI, every test suite and benchmark,
-#                               and the sanitizer subset into build-asan/ (what ctest runs)
+#                               and the sanitizer subset into build-asan/ (what ctest runs); also
+#                               installs chromium for the browser test
 #   scripts/setup.sh --no-build install only
 #   scripts/setup.sh --fuzz     also install clang and libFuzzer and build the fuzz targets into
 #                               build-fuzz/ (tools/fuzz.sh TARGET SECONDS runs one)
@@ -25,6 +26,9 @@ for arg in "$@"; do
     *) echo "setup.sh: unknown flag '$arg' (known: --tests, --fuzz, --no-build)" >&2; exit 2 ;;
   esac
 done
+# headless Chromium for the browser test of dprl report's page (ctest label browser; skipped
+# without it)
+((tests)) && packages+=(chromium)
 # clang 14 and its runtime (libFuzzer, ASan, UBSan): only for the fuzz build
 ((fuzz)) && packages+=(clang libclang-rt-14-dev)
 missing=()

@@ -46,6 +46,15 @@ class EpisodeRecording {
   int episodes_;
   std::unique_ptr<FrameWriter> writer_;
 };
+// Seeded episodes of policy on env drawn as dprl render draws them (at most max_steps steps per
+// episode), as one SVG document without the animation: its top-level <g> elements are the frames
+// in order, the first shown and the others display="none", for a page whose script plays them
+// (dprl report). frames (when not null) receives their count. ParamError when env has no
+// renderer or the frames would pass dprl render's cap, before anything runs.
+std::string episode_frames_svg(Env& env, Policy& policy, int episodes, std::uint64_t seed,
+                               std::int64_t max_steps, const std::string& title,
+                               std::size_t* frames = nullptr);
+void add_report_command(CLI::App& app);    // report
 void add_privacy_commands(CLI::App& app);  // privacy epsilon|noise|gaussian|compose|...
 void add_primorl_bench(CLI::App& app);     // bench primorl (after add_env_commands)
 void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_commands)

@@ -96,7 +96,7 @@ void check_render_out(const std::string& out) {
 }
 
 // The animated SVG of the frames a FrameWriter drew, frame i shown during [i, i + 1) / n of a loop
-// of n / fps seconds, repeated.
+// of n / fps seconds, repeated; fps 0: the frames without the animation.
 std::string animated_svg(const FrameWriter& writer, double fps, const std::string& title) {
   const auto n = static_cast<std::int64_t>(writer.ends.size());
   const double height = writer.scene_height_px + kRenderCaptionPx;
@@ -104,8 +104,9 @@ std::string animated_svg(const FrameWriter& writer, double fps, const std::strin
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "viewBox=\"0 0 {:.0f} {:.2f}\">\n"
-      "<title>{}: {} frames at {:g} fps</title>\n",
-      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(title), n, fps);
+      "<title>{}: {} frames{}</title>\n",
+      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(title), n,
+      fps > 0 ? fmt::format(" at {:g} fps", fps) : std::string());
   const std::string& body = writer.body;
   svg.reserve(body.size() + static_cast<std::size_t>(n) * 160 + 256);
   const double dur = static_cast<double>(n) / fps;
@@ -114,7 +115,7 @@ std::string animated_svg(const FrameWriter& writer, double fps, const std::strin
     const std::size_t mark = writer.ends[static_cast<std::size_t>(i)];
     svg.append(body, pos, mark - pos);
     pos = mark;
-    if (n == 1) continue;
+    if (n == 1 || fps <= 0) continue;
     const double a = static_cast<double>(i) / n, b = static_cast<double>(i + 1) / n;
     const char* values = i == 0 ? "inline;none" : i + 1 == n ? "none;inline" : "none;inline;none";
     const std::string times = i == 0       ? fmt::format("0;{:.8f}", b)
@@ -139,15 +140,9 @@ void cmd_render(const RenderOpts& o) {
   rec.write(fmt::format("{} on {}, seed {}", o.policy, o.env, o.seed));
 }
 
-}  // namespace
-
-EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
-                                   std::int64_t max_steps, double fps, std::string out,
-                                   const char* steps_flag)
-    : fps_(fps), out_(std::move(out)), episodes_(episodes) {
-  if (!(fps >= 1 && fps <= 240))  // NaN included
-    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", fps));
-  check_render_out(out_);
+// Refuses an env without a renderer and more frames than a file may hold (ParamError).
+void check_recordable(const Env& env, const std::string& env_flag, int episodes,
+                      std::int64_t max_steps, const char* steps_flag) {
   const EnvSpec& spec = env.spec();
   if (!envs::has_renderer(spec.id))
     throw ParamError(fmt::format("--env {}: no renderer yet for {} (rendered: {})", env_flag,
@@ -158,6 +153,28 @@ EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, 
     throw ParamError(fmt::format(
         "--episodes {} x {} {}: up to {:.0f} frames; at most {:.0f} (docs/render.md)", episodes,
         steps_flag, max_steps, frames, kMaxRenderFrames));
+}
+
+}  // namespace
+
+std::string episode_frames_svg(Env& env, Policy& policy, int episodes, std::uint64_t seed,
+                               std::int64_t max_steps, const std::string& title,
+                               std::size_t* frames) {
+  check_recordable(env, env.spec().id, episodes, max_steps, "--max-steps");
+  FrameWriter writer(episodes, max_steps);
+  evaluate(env, policy, episodes, seed, 0, &writer);
+  if (frames != nullptr) *frames = writer.ends.size();
+  return animated_svg(writer, 0, title);
+}
+
+EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
+                                   std::int64_t max_steps, double fps, std::string out,
+                                   const char* steps_flag)
+    : fps_(fps), out_(std::move(out)), episodes_(episodes) {
+  if (!(fps >= 1 && fps <= 240))  // NaN included
+    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", fps));
+  check_render_out(out_);
+  check_recordable(env, env_flag, episodes, max_steps, steps_flag);
   writer_ = std::make_unique<FrameWriter>(episodes, max_steps);
 }
 
