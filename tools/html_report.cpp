@@ -433,7 +433,7 @@ std::string ledger_block(const fs::path& dir, int& counter) {
     spec.title = "epsilon spent over the ledger's charges";
     spec.x_label = "charged steps (cumulative count)";
     spec.y_label = "epsilon";
-    spec.width = 560;
+    spec.width = 520;
     spec.height = 300;
     spec.series.push_back(line_series("spent", x, y));
     if (const double be = num_of(budget, "epsilon"); std::isfinite(be))
@@ -535,7 +535,7 @@ std::string privacy_section(const Json& summary, const fs::path& dir,
       spec.title = "epsilon spent over training (metrics.csv)";
       spec.x_label = x;
       spec.y_label = "epsilon";
-      spec.width = 560;
+      spec.width = 520;
       spec.height = 300;
       spec.series.push_back(
           line_series("epsilon", metrics->column(x, "x"), metrics->column("epsilon", "epsilon")));
@@ -568,10 +568,10 @@ std::string curves_section(const std::optional<MetricsTable>& metrics, const std
   if (!ret.empty()) {
     skip.push_back(ret);
     PlotSpec spec;
-    spec.title = "evaluation return (band: +- sd over the evaluation episodes)";
+    spec.title = "evaluation return (+- sd over episodes)";
     spec.x_label = x;
     spec.y_label = ret;
-    spec.width = 560;
+    spec.width = 520;
     spec.height = 320;
     PlotSeries s = line_series(ret, xs, t.column(ret, "y"));
     if (ret == "return_mean" && t.find("return_std")) {
@@ -600,7 +600,7 @@ std::string curves_section(const std::optional<MetricsTable>& metrics, const std
     spec.title = c;
     spec.x_label = x;
     spec.y_label = c;
-    spec.width = 560;
+    spec.width = 520;
     spec.height = 320;
     spec.series.push_back(line_series(c, xs, t.column(c, "y")));
     out += plot_or_note(spec, counter) + "\n";
@@ -957,7 +957,7 @@ ReportResult write_sweep(const fs::path& dir, const fs::path& out) {
       links += run.page.empty()
                    ? fmt::format(" <span class=\"bad\" title=\"{}\">seed {}</span>",
                                  esc(run.status), esc(run.seed))
-                   : fmt::format(" <a href=\"{}\">seed {}</a>",
+                   : fmt::format(" <a href=\"{}\">seed&#160;{}</a>",
                                  esc(href(relative_to_page(run.page, out))), esc(run.seed));
     }
     if (!rets.empty()) {
