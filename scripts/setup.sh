@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build git pkg-config ccache
           libeigen3-dev libbox2d-dev libmujoco-dev libyaml-cpp-dev doctest-dev libcli11-dev
           libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev libhdf5-dev
-          libopenmpi-dev openmpi-bin pybind11-dev python3-dev python3-numpy)
+          libopenmpi-dev openmpi-bin pybind11-dev python3-dev python3-numpy
+          libcairo2-dev libgif-dev)
 fuzz=0 tests=0 build=1
 for arg in "$@"; do
   case "$arg" in

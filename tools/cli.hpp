@@ -13,6 +13,10 @@
 #include "algos/run/experiment.hpp"
 #include "engine/policy.hpp"
 
+namespace dprl::tools {
+class RasterFrames;  // tools/raster_frames.hpp
+}  // namespace dprl::tools
+
 namespace dprl::cli {
 
 int main(int argc, char** argv);
@@ -27,10 +31,12 @@ void add_plot_command(CLI::App& app);      // plot
 void add_render_command(CLI::App& app);    // render
 
 class FrameWriter;
-// A run of seeded episodes drawn as one animated SVG (dprl render, dprl eval --render): checks
-// the frame rate, the output path, that the env has a renderer and that episodes x
-// (max_steps + 1) frames stay under the cap, all before anything runs (ParamError naming the
-// flag); pass observer() to evaluate(), then write() the file (atomically) and print its line.
+// A run of seeded episodes drawn as one animated SVG (dprl render, dprl eval --render), or as PNG
+// frames or a GIF when out ends in .png or .gif (tools/raster_frames.hpp): checks the frame rate,
+// the output path, that the env has a renderer, that episodes x (max_steps + 1) frames stay
+// under the cap and that this build can write the format, all before anything runs (ParamError
+// naming the flag); pass observer() to evaluate(), then write() the file (atomically) and print
+// its line.
 class EpisodeRecording {
  public:
   EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
@@ -44,6 +50,7 @@ class EpisodeRecording {
   double fps_;
   std::string out_;
   int episodes_;
+  std::unique_ptr<tools::RasterFrames> raster_;  // PNG or GIF output; null for SVG
   std::unique_ptr<FrameWriter> writer_;
 };
 // Seeded episodes of policy on env drawn as dprl render draws them (at most max_steps steps per

@@ -18,6 +18,7 @@
 #include "envs/render.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_util.hpp"
+#include "tools/raster_frames.hpp"
 
 namespace dprl::cli {
 namespace {
@@ -39,10 +40,12 @@ struct RenderOpts {
 }  // namespace
 
 // Draws one <g> per frame into body: the scene and a caption strip below it. ends holds where
-// each frame's closing tag starts (its animation goes there once the frame count is known).
+// each frame's closing tag starts (its animation goes there once the frame count is known). With
+// raster set, the frames go to it as pixels instead (body stays empty; ends counts them).
 class FrameWriter final : public EpisodeObserver {
  public:
-  FrameWriter(int episodes, std::int64_t max_steps) : episodes_(episodes), max_steps_(max_steps) {}
+  FrameWriter(int episodes, std::int64_t max_steps, tools::RasterFrames* raster = nullptr)
+      : episodes_(episodes), max_steps_(max_steps), raster_(raster) {}
 
   void on_reset(const Env& env, int episode) override { frame(env, episode, 0, 0, ""); }
   bool on_step(const Env& env, int episode, std::int64_t step, const StepResult& r,
@@ -62,6 +65,12 @@ class FrameWriter final : public EpisodeObserver {
   void frame(const Env& env, int episode, std::int64_t step, double ret, const char* end) {
     const auto scene = envs::render_scene(env);
     DPRL_CHECK(scene.has_value());
+    if (raster_ != nullptr) {
+      raster_->add(*scene, fmt::format("episode {}/{}  step {}  return {:g}{}", episode + 1,
+                                       episodes_, step, ret, end));
+      ends.push_back(0);
+      return;
+    }
     scene_height_px = envs::svg_height(*scene, kRenderWidthPx);
     body += ends.empty() ? "<g>\n" : "<g display=\"none\">\n";
     envs::append_svg(*scene, kRenderWidthPx, 0, body);
@@ -78,6 +87,7 @@ class FrameWriter final : public EpisodeObserver {
 
   int episodes_;
   std::int64_t max_steps_;
+  tools::RasterFrames* raster_;
 };
 
 namespace {
@@ -175,7 +185,10 @@ EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, 
     throw ParamError(fmt::format("--fps {}: must be in [1, 240]", fps));
   check_render_out(out_);
   check_recordable(env, env_flag, episodes, max_steps, steps_flag);
-  writer_ = std::make_unique<FrameWriter>(episodes, max_steps);
+  if (const auto format = tools::raster_format(out_))
+    raster_ = std::make_unique<tools::RasterFrames>(*format, out_, fps, kRenderWidthPx,
+                                                    kRenderCaptionPx);
+  writer_ = std::make_unique<FrameWriter>(episodes, max_steps, raster_.get());
 }
 
 EpisodeRecording::~EpisodeRecording() = default;
@@ -183,16 +196,18 @@ EpisodeRecording::~EpisodeRecording() = default;
 EpisodeObserver& EpisodeRecording::observer() { return *writer_; }
 
 void EpisodeRecording::write(const std::string& title, bool announce) {
-  write_file_atomic(out_, animated_svg(*writer_, fps_, title));
+  const std::string written = raster_ ? raster_->finish() : out_;
+  if (!raster_) write_file_atomic(out_, animated_svg(*writer_, fps_, title));
   if (!announce) return;
   const auto n = writer_->ends.size();
-  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", out_, n, episodes_,
+  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", written, n, episodes_,
              static_cast<double>(n) / fps_, fps_);
 }
 
 void add_render_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "render", "draw seeded episodes of a policy as one animated SVG (docs/render.md)");
+      "render",
+      "draw seeded episodes of a policy as one animated SVG, PNG frames or a GIF (docs/render.md)");
   auto o = std::make_shared<RenderOpts>();
   cmd->add_option("--env", o->env, "env id (every registered env has a picture)")
       ->required();
@@ -205,7 +220,10 @@ void add_render_command(CLI::App& app) {
                   "steps drawn per episode at most (default: the env's time limit)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
   cmd->add_option("--fps", o->fps, "frames per second in [1, 240] (default 30)");
-  cmd->add_option("--out", o->out, "output SVG file")->required();
+  cmd->add_option("--out", o->out,
+                  "output file: F.svg (animated), F.png (one PNG per frame: F_00000.png, ...) or "
+                  "F.gif (animated)")
+      ->required();
   cmd->callback([o] { cmd_render(*o); });
 }
 
