@@ -293,7 +293,6 @@ std::string kv_table(const std::vector<std::pair<std::string, std::string>>& row
 
 struct RunPage {
   std::string html;
-  Json summary;
   std::optional<MetricsTable> metrics;
 };
 
@@ -739,8 +738,7 @@ std::string files_section(const fs::path& dir, const fs::path& page) {
 
 RunPage build_run_page(const fs::path& dir, const fs::path& page) {
   RunPage r;
-  r.summary = read_summary(dir);
-  const Json& s = r.summary;
+  const Json s = read_summary(dir);
   std::string metrics_problem;
   const fs::path metrics_path = dir / "metrics.csv";
   if (const std::string p = file_problem(metrics_path); !p.empty()) {
@@ -1042,20 +1040,15 @@ ReportResult write_sweep(const fs::path& dir, const fs::path& out) {
                                        esc(href(relative_to_page(run.page, out)))));
   }
   body += "</table>\n</section>\n";
-  for (const auto& run : runs) {
-    if (run.page.empty()) continue;
-    std::string config;
-    try {
-      config = read_file(run.dir / "config.yaml");
-    } catch (const Error&) {
-      break;
-    }
+  // the config of the first run with a page (its config.yaml was readable for that page, or the
+  // page says why not)
+  const auto first =
+      std::find_if(runs.begin(), runs.end(), [](const SweepRunRow& r) { return !r.page.empty(); });
+  if (first != runs.end() && file_problem(first->dir / "config.yaml").empty())
     body += fmt::format(
         "<section id=\"config\">\n<h2>Config of the first run ({})</h2>\n<pre>{}</pre>\n"
         "</section>\n",
-        esc(run.dir.string()), esc(config));
-    break;
-  }
+        esc(first->dir.string()), esc(read_file(first->dir / "config.yaml")));
   const std::string name = fs::absolute(dir).lexically_normal().filename().string();
   std::size_t done = 0;
   for (const auto& run : runs) done += run.page.empty() ? 0 : 1;
