@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   add_run_commands(app);
   add_plot_command(app);
   add_render_command(app);
+  add_report_command(app);
   add_privacy_commands(app);
   add_primorl_bench(app);
   add_dataset_commands(app);

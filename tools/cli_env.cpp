@@ -372,7 +372,8 @@ void add_env_commands(CLI::App& app) {
   eval->add_option("--seed", eo->seed, "seed (default 0)")->check(CLI::NonNegativeNumber);
   eval->add_flag("--json", eo->json, "print JSON");
   eval->add_option("--render", eo->render,
-                   "also draw the evaluated episodes as one animated SVG file (docs/render.md)");
+                   "also draw the evaluated episodes as one animated SVG file, or as PNG frames "
+                   "or a GIF when it ends in .png or .gif (docs/render.md)");
   eval->add_option("--fps", eo->fps, "with --render: frames per second in [1, 240] (default 30)");
   eval->callback([eo] {
     cmd_eval(eo->env, eo->params, eo->policy, eo->episodes, eo->seed, eo->json, eo->render,

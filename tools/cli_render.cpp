@@ -18,6 +18,7 @@
 #include "envs/render.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_util.hpp"
+#include "tools/raster_frames.hpp"
 
 namespace dprl::cli {
 namespace {
@@ -39,10 +40,12 @@ struct RenderOpts {
 }  // namespace
 
 // Draws one <g> per frame into body: the scene and a caption strip below it. ends holds where
-// each frame's closing tag starts (its animation goes there once the frame count is known).
+// each frame's closing tag starts (its animation goes there once the frame count is known). With
+// raster set, the frames go to it as pixels instead (body stays empty; ends counts them).
 class FrameWriter final : public EpisodeObserver {
  public:
-  FrameWriter(int episodes, std::int64_t max_steps) : episodes_(episodes), max_steps_(max_steps) {}
+  FrameWriter(int episodes, std::int64_t max_steps, tools::RasterFrames* raster = nullptr)
+      : episodes_(episodes), max_steps_(max_steps), raster_(raster) {}
 
   void on_reset(const Env& env, int episode) override { frame(env, episode, 0, 0, ""); }
   bool on_step(const Env& env, int episode, std::int64_t step, const StepResult& r,
@@ -62,6 +65,12 @@ class FrameWriter final : public EpisodeObserver {
   void frame(const Env& env, int episode, std::int64_t step, double ret, const char* end) {
     const auto scene = envs::render_scene(env);
     DPRL_CHECK(scene.has_value());
+    if (raster_ != nullptr) {
+      raster_->add(*scene, fmt::format("episode {}/{}  step {}  return {:g}{}", episode + 1,
+                                       episodes_, step, ret, end));
+      ends.push_back(0);
+      return;
+    }
     scene_height_px = envs::svg_height(*scene, kRenderWidthPx);
     body += ends.empty() ? "<g>\n" : "<g display=\"none\">\n";
     envs::append_svg(*scene, kRenderWidthPx, 0, body);
@@ -78,6 +87,7 @@ class FrameWriter final : public EpisodeObserver {
 
   int episodes_;
   std::int64_t max_steps_;
+  tools::RasterFrames* raster_;
 };
 
 namespace {
@@ -96,7 +106,7 @@ void check_render_out(const std::string& out) {
 }
 
 // The animated SVG of the frames a FrameWriter drew, frame i shown during [i, i + 1) / n of a loop
-// of n / fps seconds, repeated.
+// of n / fps seconds, repeated; fps 0: the frames without the animation.
 std::string animated_svg(const FrameWriter& writer, double fps, const std::string& title) {
   const auto n = static_cast<std::int64_t>(writer.ends.size());
   const double height = writer.scene_height_px + kRenderCaptionPx;
@@ -104,8 +114,9 @@ std::string animated_svg(const FrameWriter& writer, double fps, const std::strin
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "viewBox=\"0 0 {:.0f} {:.2f}\">\n"
-      "<title>{}: {} frames at {:g} fps</title>\n",
-      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(title), n, fps);
+      "<title>{}: {} frames{}</title>\n",
+      kRenderWidthPx, std::ceil(height), kRenderWidthPx, height, envs::xml_escape(title), n,
+      fps > 0 ? fmt::format(" at {:g} fps", fps) : std::string());
   const std::string& body = writer.body;
   svg.reserve(body.size() + static_cast<std::size_t>(n) * 160 + 256);
   const double dur = static_cast<double>(n) / fps;
@@ -114,7 +125,7 @@ std::string animated_svg(const FrameWriter& writer, double fps, const std::strin
     const std::size_t mark = writer.ends[static_cast<std::size_t>(i)];
     svg.append(body, pos, mark - pos);
     pos = mark;
-    if (n == 1) continue;
+    if (n == 1 || fps <= 0) continue;
     const double a = static_cast<double>(i) / n, b = static_cast<double>(i + 1) / n;
     const char* values = i == 0 ? "inline;none" : i + 1 == n ? "none;inline" : "none;inline;none";
     const std::string times = i == 0       ? fmt::format("0;{:.8f}", b)
@@ -139,15 +150,9 @@ void cmd_render(const RenderOpts& o) {
   rec.write(fmt::format("{} on {}, seed {}", o.policy, o.env, o.seed));
 }
 
-}  // namespace
-
-EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
-                                   std::int64_t max_steps, double fps, std::string out,
-                                   const char* steps_flag)
-    : fps_(fps), out_(std::move(out)), episodes_(episodes) {
-  if (!(fps >= 1 && fps <= 240))  // NaN included
-    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", fps));
-  check_render_out(out_);
+// Refuses an env without a renderer and more frames than a file may hold (ParamError).
+void check_recordable(const Env& env, const std::string& env_flag, int episodes,
+                      std::int64_t max_steps, const char* steps_flag) {
   const EnvSpec& spec = env.spec();
   if (!envs::has_renderer(spec.id))
     throw ParamError(fmt::format("--env {}: no renderer yet for {} (rendered: {})", env_flag,
@@ -158,7 +163,32 @@ EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, 
     throw ParamError(fmt::format(
         "--episodes {} x {} {}: up to {:.0f} frames; at most {:.0f} (docs/render.md)", episodes,
         steps_flag, max_steps, frames, kMaxRenderFrames));
-  writer_ = std::make_unique<FrameWriter>(episodes, max_steps);
+}
+
+}  // namespace
+
+std::string episode_frames_svg(Env& env, Policy& policy, int episodes, std::uint64_t seed,
+                               std::int64_t max_steps, const std::string& title,
+                               std::size_t* frames) {
+  check_recordable(env, env.spec().id, episodes, max_steps, "--max-steps");
+  FrameWriter writer(episodes, max_steps);
+  evaluate(env, policy, episodes, seed, 0, &writer);
+  if (frames != nullptr) *frames = writer.ends.size();
+  return animated_svg(writer, 0, title);
+}
+
+EpisodeRecording::EpisodeRecording(const Env& env, const std::string& env_flag, int episodes,
+                                   std::int64_t max_steps, double fps, std::string out,
+                                   const char* steps_flag)
+    : fps_(fps), out_(std::move(out)), episodes_(episodes) {
+  if (!(fps >= 1 && fps <= 240))  // NaN included
+    throw ParamError(fmt::format("--fps {}: must be in [1, 240]", fps));
+  check_render_out(out_);
+  check_recordable(env, env_flag, episodes, max_steps, steps_flag);
+  if (const auto format = tools::raster_format(out_))
+    raster_ = std::make_unique<tools::RasterFrames>(*format, out_, fps, kRenderWidthPx,
+                                                    kRenderCaptionPx);
+  writer_ = std::make_unique<FrameWriter>(episodes, max_steps, raster_.get());
 }
 
 EpisodeRecording::~EpisodeRecording() = default;
@@ -166,16 +196,18 @@ EpisodeRecording::~EpisodeRecording() = default;
 EpisodeObserver& EpisodeRecording::observer() { return *writer_; }
 
 void EpisodeRecording::write(const std::string& title, bool announce) {
-  write_file_atomic(out_, animated_svg(*writer_, fps_, title));
+  const std::string written = raster_ ? raster_->finish() : out_;
+  if (!raster_) write_file_atomic(out_, animated_svg(*writer_, fps_, title));
   if (!announce) return;
   const auto n = writer_->ends.size();
-  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", out_, n, episodes_,
+  fmt::print("wrote {} ({} frames, {} episodes, {:.1f} s at {:g} fps)\n", written, n, episodes_,
              static_cast<double>(n) / fps_, fps_);
 }
 
 void add_render_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "render", "draw seeded episodes of a policy as one animated SVG (docs/render.md)");
+      "render",
+      "draw seeded episodes of a policy as one animated SVG, PNG frames or a GIF (docs/render.md)");
   auto o = std::make_shared<RenderOpts>();
   cmd->add_option("--env", o->env, "env id (every registered env has a picture)")
       ->required();
@@ -188,7 +220,10 @@ void add_render_command(CLI::App& app) {
                   "steps drawn per episode at most (default: the env's time limit)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
   cmd->add_option("--fps", o->fps, "frames per second in [1, 240] (default 30)");
-  cmd->add_option("--out", o->out, "output SVG file")->required();
+  cmd->add_option("--out", o->out,
+                  "output file: F.svg (animated), F.png (one PNG per frame: F_00000.png, ...) or "
+                  "F.gif (animated)")
+      ->required();
   cmd->callback([o] { cmd_render(*o); });
 }
 

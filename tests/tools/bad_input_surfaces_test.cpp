@@ -475,6 +475,38 @@ TEST_SUITE("e2e") {
         });
   }
 
+  TEST_CASE("bad input: dprl report on what is not a run or sweep directory, or an unwritable page") {
+    const std::string sweep_head = "run,label,learning_rate,seed,return_mean,dir\n";
+    run_surface_matrix(
+        "report",
+        {
+            {"report nope", {}, "nope"},
+            {"report f.txt", {{"f.txt", "x"}}, "f.txt: not a folder"},
+            {"report notes", {{"notes/a.txt", "mine"}}, "notes: neither a run directory"},
+            {"report r", {{"r/summary.json", ""}}, "r/summary.json: not valid JSON"},
+            {"report r", {{"r/summary.json", "{\"privacy\": "}}, "r/summary.json"},
+            {"report r", {{"r/summary.json", "[1, 2]"}}, "r/summary.json: not a JSON object"},
+            {"report r", {{"r/summary.json", "{\"name\": \"x\"}"}}, "r/summary.json: no \"privacy\""},
+            {"report r", {{"r/summary.json", "{\"privacy\": 3}"}}, "r/summary.json"},
+            {"report r",
+             {{"r/summary.json", "{\"privacy\": {\"epsilon\": \"lots\", \"delta\": 0}}"}},
+             "privacy.epsilon"},
+            {"report r", {{"r/summary.json", "{\"privacy\": {\"epsilon\": 1}}"}}, "privacy.delta"},
+            {"report r", {{"r/summary.json", "@fifo"}}, "r/summary.json"},
+            {"report r", {{"r/summary.json", "@dir"}}, "r/summary.json"},
+            {"report r", {{"r/summary.json", "@link:r/summary.json"}}, "r/summary.json"},
+            {"report existing --out nodir/r.html", {}, "nodir/r.html"},
+            {"report existing --out /proc/dprl_nope.html", {}, "/proc/dprl_nope.html"},
+            {"report existing --out existing", {}, "existing: is a folder"},
+            {"report existing --out f.txt/r.html", {{"f.txt", "x"}}, "f.txt/r.html"},
+            {"report s", {{"s/sweep.csv", ""}}, "s/sweep.csv: empty"},
+            {"report s", {{"s/sweep.csv", "run,x\n0,1\n"}}, "s/sweep.csv: no label and seed"},
+            {"report s", {{"s/sweep.csv", sweep_head + "0,\"a,0.1,1,2,d\n"}}, "s/sweep.csv:2"},
+            {"report s", {{"s/sweep.csv", sweep_head + "0,a,0.1,1\n"}}, "s/sweep.csv: row 2"},
+            {"report s", {{"s/sweep.csv", "@fifo"}}, "s/sweep.csv"},
+        });
+  }
+
   TEST_CASE("bad input: messages name what is wrong and echo no control characters") {
     const std::string esc = "\x1b[2J\x1b[H";
     const std::string good =

@@ -1,5 +1,6 @@
 // End-to-end tests of `dprl render`: the animated SVG it writes and its one-line refusals.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
@@ -113,5 +114,60 @@ TEST_SUITE("e2e") {
       for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
       CHECK(files == 0);
     }
+  }
+
+  TEST_CASE("render: --out F.png writes one PNG per frame, --out F.gif one looping GIF") {
+    const auto dir = cli_test::scratch("render_raster");
+    const std::string args = "render --env cartpole --policy random --seed 1 --max-steps 6 --out ";
+    const auto svg = cli_test::run(args + (dir / "c.svg").string());
+    REQUIRE(svg.code == 0);
+    const int frames = cli_test::count(dprl::read_file(dir / "c.svg"), "<g");
+    REQUIRE(frames >= 2);
+#ifdef DPRL_TEST_RASTER
+    const auto png = cli_test::run(args + (dir / "c.png").string());
+    REQUIRE_MESSAGE(png.code == 0, png.err);
+    CHECK(png.out.find(fmt::format("c_{:05d}.png ({} frames", frames - 1, frames)) !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "c.png"));
+    std::string previous;
+    for (int i = 0; i < frames; ++i) {
+      const auto f = dir / fmt::format("c_{:05d}.png", i);
+      REQUIRE(fs::exists(f));
+      const std::string bytes = dprl::read_file(f);
+      CHECK(bytes.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+      // IHDR: 600 px wide, as the SVG
+      CHECK(bytes.substr(16, 4) == std::string("\0\0\x02\x58", 4));
+      CHECK(bytes != previous);  // the cart moves from frame to frame
+      previous = bytes;
+    }
+    CHECK_FALSE(fs::exists(dir / fmt::format("c_{:05d}.png", frames)));
+    const auto gif = cli_test::run(args + (dir / "c.gif").string() + " --fps 20");
+    REQUIRE_MESSAGE(gif.code == 0, gif.err);
+    const std::string g = dprl::read_file(dir / "c.gif");
+    CHECK(g.rfind("GIF89a", 0) == 0);
+    CHECK(g.substr(6, 2) == std::string("\x58\x02", 2));  // 600 px wide, little-endian
+    CHECK(g.find("NETSCAPE2.0") != std::string::npos);      // loops
+    // one graphic control block per frame, each 5 hundredths of a second (20 fps)
+    CHECK(cli_test::count(g, std::string("\x21\xf9\x04\x00\x05\x00", 6)) +
+              cli_test::count(g, std::string("\x21\xf9\x04\x04\x05\x00", 6)) ==
+          frames);
+    CHECK(g.back() == ';');
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+      ++files;
+    }
+    CHECK(files == frames + 2);  // c.svg, the PNG frames and c.gif
+#else
+    for (const char* name : {"c.png", "c.gif"}) {
+      const auto r = cli_test::run(args + (dir / name).string());
+      CHECK(r.code == 2);
+      CHECK(cli_test::one_line(r.err));
+      CHECK(r.err.find("built without") != std::string::npos);
+    }
+    int files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+    CHECK(files == 1);
+#endif
   }
 }
