@@ -4,7 +4,8 @@
 #   scripts/setup.sh            install + build the dprl CLI and its libraries only (the quickstart)
 #   scripts/setup.sh --tests    install + build everything: the CLI, every test suite and benchmark,
 #                               and the sanitizer subset into build-asan/ (what ctest runs); also
-#                               installs chromium for the browser test
+#                               installs chromium (the browser test) and cairo and giflib
+#                               (dprl render's PNG and GIF output)
 #   scripts/setup.sh --no-build install only
 #   scripts/setup.sh --fuzz     also install clang and libFuzzer and build the fuzz targets into
 #                               build-fuzz/ (tools/fuzz.sh TARGET SECONDS runs one)
@@ -16,8 +17,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build git pkg-config ccache
           libeigen3-dev libbox2d-dev libmujoco-dev libyaml-cpp-dev doctest-dev libcli11-dev
           libfmt-dev nlohmann-json3-dev libbenchmark-dev libqhull-dev libhdf5-dev
-          libopenmpi-dev openmpi-bin pybind11-dev python3-dev python3-numpy
-          libcairo2-dev libgif-dev)
+          libopenmpi-dev openmpi-bin pybind11-dev python3-dev python3-numpy)
 fuzz=0 tests=0 build=1
 for arg in "$@"; do
   case "$arg" in
@@ -28,8 +28,9 @@ for arg in "$@"; do
   esac
 done
 # headless Chromium for the browser test of dprl report's page (ctest label browser; skipped
-# without it)
-((tests)) && packages+=(chromium)
+# without it), and cairo and giflib for dprl render's PNG and GIF output (optional: the
+# quickstart builds without them, and render then writes SVG only)
+((tests)) && packages+=(chromium libcairo2-dev libgif-dev)
 # clang 14 and its runtime (libFuzzer, ASan, UBSan): only for the fuzz build
 ((fuzz)) && packages+=(clang libclang-rt-14-dev)
 missing=()
