@@ -1,13 +1,17 @@
 // The environment interface.
 //
 // Physics run in double; observations are float32 written into a caller buffer of exactly
-// spec().observation.dim() floats. step() allocates nothing. Concrete envs are `final` classes, so
-// loops templated on the concrete type (engine/vec_env.hpp) call step without virtual dispatch;
+// spec().observation.dim() floats. step() allocates nothing. Concrete envs are `final` classes;
 // the registry hands out the same objects behind this interface.
 //
 // The boundary: reset() and step() are non-virtual. They check the observation buffer's size in
 // every build type (Error naming the env and both sizes), own the step counter and the time limit,
 // and call the env's do_reset() / do_step(). An env implements only its dynamics.
+//
+// Dispatch: step() reaches do_step() through the vtable. GCC (12) does not devirtualise that call
+// even when the object's class is final, so loops templated on the concrete class E
+// (engine/vec_env.hpp, the env benchmarks) call Env::step_as(e, ...), which does what step() does
+// with E::do_step named: a direct call. E declares `friend class Env;` for it.
 //
 // Time limits: the counter restarts at 0 on reset() and set_state(), and step() sets `truncated`
 // on the step where it reaches spec().max_episode_steps (Gymnasium's TimeLimit folded in). Both
@@ -35,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/params.hpp"
@@ -96,6 +101,17 @@ class Env {
     check_obs(obs);
     StepResult r = do_step(action, obs);
     r.truncated = ++elapsed_ >= spec_.max_episode_steps;
+    return r;
+  }
+  // step() on an env whose final class E the caller knows: E's do_step is called directly (see
+  // above). Action is std::int64_t or std::span<const double>.
+  template <class E, class Action>
+  static StepResult step_as(E& env, Action action, std::span<float> obs) {
+    static_assert(std::is_final_v<E> && std::is_base_of_v<Env, E>);
+    Env& base = env;
+    base.check_obs(obs);
+    StepResult r = env.E::do_step(action, obs);
+    r.truncated = ++base.elapsed_ >= base.spec_.max_episode_steps;
     return r;
   }
 

@@ -104,6 +104,7 @@ class DmcCartpole final : public Env {
   static std::string_view builtin_xml();
 
  private:
+  friend class Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override;
   StepResult do_step(std::span<const double> action, std::span<float> obs) override;
   void do_set_state(std::span<const double> s) override;

@@ -109,6 +109,7 @@ class Hiv final : public Env {
   ParamMap params() const override { return dump_params(p_); }
 
  private:
+  friend class Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override;
   StepResult do_step(std::int64_t action, std::span<float> obs) override;
   void do_set_state(std::span<const double> s) override;

@@ -155,6 +155,7 @@ class LinearMdp final : public Env {
   const LinearMdpModel& model() const { return model_; }
 
  private:
+  friend class Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override;
   StepResult do_step(std::int64_t action, std::span<float> obs) override;
   void do_set_state(std::span<const double> s) override;

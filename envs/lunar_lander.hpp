@@ -126,6 +126,7 @@ class LunarLander final : public Env {
   View view() const;
 
  private:
+  friend class Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override;
   StepResult do_step(std::int64_t action, std::span<float> obs) override;
   StepResult do_step(std::span<const double> action, std::span<float> obs) override;

@@ -72,6 +72,7 @@ class Pendulum final : public Env {
   static double angle_normalize(double x);
 
  private:
+  friend class Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override;
   StepResult do_step(std::span<const double> action, std::span<float> obs) override;
   void do_set_state(std::span<const double> s) override;

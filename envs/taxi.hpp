@@ -86,6 +86,7 @@ class Taxi final : public Env {
   static std::array<int, 2> landmark(int i);
 
  private:
+  friend class Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override;
   StepResult do_step(std::int64_t action, std::span<float> obs) override;
   void do_set_state(std::span<const double> s) override;

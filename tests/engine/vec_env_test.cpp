@@ -20,6 +20,7 @@ class CountEnv final : public dprl::Env {
   dprl::ParamMap params() const override { return {}; }
 
  private:
+  friend class dprl::Env;  // Env::step_as
   void do_reset(std::uint64_t seed, std::span<float> obs) override {
     t_ = 0;
     len_ = 2 + static_cast<int>(seed % 4);
