@@ -91,17 +91,13 @@ class Env {
   // Discrete action; throws InvalidAction outside the space (or for a Box env).
   StepResult step(std::int64_t action, std::span<float> obs) {
     check_obs(obs);
-    StepResult r = do_step(action, obs);
-    r.truncated = ++elapsed_ >= spec_.max_episode_steps;
-    return r;
+    return count_step(do_step(action, obs));
   }
   // Continuous action of spec().action.dim() values; throws InvalidAction on NaN (or for a
   // Discrete env). Clipping happens only where the reference env clips.
   StepResult step(std::span<const double> action, std::span<float> obs) {
     check_obs(obs);
-    StepResult r = do_step(action, obs);
-    r.truncated = ++elapsed_ >= spec_.max_episode_steps;
-    return r;
+    return count_step(do_step(action, obs));
   }
   // step() on an env whose final class E the caller knows: E's do_step is called directly (see
   // above). Action is std::int64_t or std::span<const double>.
@@ -110,9 +106,7 @@ class Env {
     static_assert(std::is_final_v<E> && std::is_base_of_v<Env, E>);
     Env& base = env;
     base.check_obs(obs);
-    StepResult r = env.E::do_step(action, obs);
-    r.truncated = ++base.elapsed_ >= base.spec_.max_episode_steps;
-    return r;
+    return base.count_step(env.E::do_step(action, obs));
   }
 
   virtual std::vector<double> state() const = 0;
@@ -159,6 +153,11 @@ class Env {
       throw_bad_obs_size(obs.size());
   }
   [[noreturn]] void throw_bad_obs_size(std::size_t given) const;
+  // the time limit: truncated on the step that reaches spec().max_episode_steps
+  StepResult count_step(StepResult r) {
+    r.truncated = ++elapsed_ >= spec_.max_episode_steps;
+    return r;
+  }
 
   int elapsed_ = 0;
 };
