@@ -118,6 +118,7 @@ std::string summary_json(const RunSummary& s) {
   j["algo"] = s.algo;
   j["seed"] = s.seed;
   j["env_steps"] = s.env_steps;
+  j["gradient_steps"] = s.gradient_steps;
   j["episodes"] = s.episodes;
   j["final_eval"] = {{"return_mean", number_or_null(s.final_eval.return_mean)},
                      {"return_std", number_or_null(s.final_eval.return_std)},

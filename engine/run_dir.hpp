@@ -75,6 +75,7 @@ struct RunSummary {
   std::string algo;
   std::uint64_t seed = 0;
   std::int64_t env_steps = 0;
+  std::int64_t gradient_steps = 0;  // updates of the learned parameters (algos::TrainSteps)
   std::int64_t episodes = 0;
   double wall_time_s = 0;  // written to timing.json, never to summary.json
   EvalStats final_eval;

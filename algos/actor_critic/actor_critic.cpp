@@ -221,7 +221,7 @@ std::pair<double, std::int64_t> ActorCritic::Run::episode(GtdActorCriticLearner&
   return std::pair{ret, len};
 }
 
-std::int64_t ActorCritic::train(TrainContext& ctx) {
+TrainSteps ActorCritic::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   if (!checked_) check(RunPlan{*env, ctx.train(), ctx.seed(), ctx.run_dir()});
@@ -275,7 +275,7 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   summarise(r);
   privacy_.reset();
   if (r.priv) privacy_ = privacy_record(r);
-  return r.step;
+  return {r.step, r.step};  // one TD update per env step
 }
 
 namespace {

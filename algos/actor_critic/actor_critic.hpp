@@ -175,7 +175,7 @@ class ActorCritic final : public Algorithm {
   // Validates the features against the env and, with a budget, opens and locks the ledger,
   // refusing one whose budget is already spent (BudgetExceeded naming the file).
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }

@@ -201,6 +201,17 @@ class TrainContext {
   void sync_state(StateIo& io, std::int64_t& step);
 };
 
+// What a training run did. env_steps: env steps taken (0 for the learners that only read a
+// dataset). gradient_steps: updates of the learned parameters, each counted once: an optimiser
+// step on a minibatch (the critic's, when a minibatch also updates an actor), a per-step TD update
+// of the tabular and linear learners, a gradient step of the offline learners; counted as they
+// happen (PPO may stop its epochs early) and saved in checkpoints. Learners that solve for their
+// parameters instead (LSVI-UCB's least squares) report 0.
+struct TrainSteps {
+  std::int64_t env_steps = 0;
+  std::int64_t gradient_steps = 0;
+};
+
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
@@ -209,8 +220,8 @@ class Algorithm {
   // or privacy ledger, and may acquire resources train() then uses (a locked ledger). Learners
   // that are trained without it (the C++ API) run the same checks at the start of train().
   virtual void check(const RunPlan& plan) { (void)plan; }
-  // Runs training to ctx.train().steps env steps; returns the env steps taken.
-  virtual std::int64_t train(TrainContext& ctx) = 0;
+  // Runs training to ctx.train().steps env steps (offline learners: gradient steps).
+  virtual TrainSteps train(TrainContext& ctx) = 0;
   // The learned policy for acting (greedy where the learner has one).
   virtual std::unique_ptr<Policy> policy() const = 0;
   // Writes the learned policy so `dprl eval --policy FILE` can load it.

@@ -609,7 +609,7 @@ std::pair<const envs::LinearMdpModel*, std::int64_t> plan_run(const LsviUcbParam
 
 void LsviUcb::check(const RunPlan& plan) { plan_run(p_, plan.env, plan.train); }
 
-std::int64_t LsviUcb::train(TrainContext& ctx) {
+TrainSteps LsviUcb::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const auto [mp, K] = plan_run(p_, *env, ctx.train());
   const auto& m = *mp;
@@ -618,7 +618,7 @@ std::int64_t LsviUcb::train(TrainContext& ctx) {
   if (p_.private_) ctx.set_epsilon(epsilon_spent_);
   auto pol = policy();
   ctx.evaluate(*pol, K * m.horizon, K);
-  return K * m.horizon;
+  return {K * m.horizon, 0};  // least squares, no gradient steps
 }
 
 std::unique_ptr<Policy> LsviUcb::policy() const {

@@ -141,7 +141,7 @@ class LsviUcb final : public Algorithm {
 
   // The env must be linear_mdp and train.steps at least one episode (ParamError otherwise).
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }

@@ -344,7 +344,7 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
 
 }  // namespace
 
-std::int64_t Primorl::train(TrainContext& ctx) {
+TrainSteps Primorl::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   check(RunPlan{*env, ctx.train(), ctx.seed(), std::nullopt, ctx.dataset()});
   const EnvSpec& spec = env->spec();
@@ -433,7 +433,9 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   record_extras(p_, evals, facts, mres, extra_);
   privacy_ = mb::primorl_privacy_report(p_, facts, external_ ? ctx.dataset_source() : "");
   ctx.write_file("timing.json", mb::timing_json(times));
-  return total;
+  // the run is counted in its policy stage's SAC updates (the step column); the ensemble's own
+  // training is recorded in extra
+  return {total, total};
 }
 
 }  // namespace dprl::algos

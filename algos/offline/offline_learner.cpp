@@ -173,7 +173,7 @@ void OfflineLearner::finish_run(const TrainContext& ctx, std::int64_t total, con
   }
 }
 
-std::int64_t OfflineLearner::train(TrainContext& ctx) {
+TrainSteps OfflineLearner::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec spec = env->spec();
   check_in_train(ctx, *env);
@@ -283,7 +283,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     if (!run_ && ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   finish_run(ctx, total, ds, users.num_users());
-  return total;
+  return {0, total};
 }
 
 }  // namespace dprl::algos

@@ -141,7 +141,7 @@ class OfflineLearner : public Algorithm {
   // runs the DP configuration, the noise scale, the step count the budget affords and the ledger
   // (opened, and locked, in the run directory).
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) final;
+  TrainSteps train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
   bool needs_dataset() const override { return true; }
   // Private runs too: they save before every evaluation and find their ledger charges again on

@@ -496,6 +496,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   sum.algo = s.learner_id;
   sum.seed = s.seed;
   sum.env_steps = r.iterations;
+  sum.gradient_steps = r.iterations;
   sum.final_eval = ctx.last_eval();
   if (train_charge && r.report) ledger->settle(*train_charge, r.report->epsilon);
   if (s.mode != "non_private") sum.privacy = combined_report(s, rel ? &*rel : nullptr, r, *ledger);

@@ -87,7 +87,7 @@ TEST_SUITE("unit") {
     auto ds = users_data(40, 40);
     dprl::algos::DiscreteCql cql(private_cql());
     auto ctx = ctx_for(ds, 1, true);
-    const std::int64_t steps = cql.train(ctx);
+    const std::int64_t steps = cql.train(ctx).gradient_steps;
     const auto step =
         dprl::privacy::DpEvent::poisson_sampled(8.0 / 40.0, dprl::privacy::DpEvent::gaussian(1.5));
     const std::int64_t expect = dprl::privacy::steps_within_budget(step, 3.0, 1e-4, "rdp");
