@@ -338,9 +338,9 @@ RdpConversion RdpAccountant::epsilon_and_order(double delta) const {
 
 double RdpAccountant::epsilon(double delta) const { return epsilon_and_order(delta).epsilon; }
 
-double rdp_dpsgd_epsilon(double z, double q, std::int64_t steps, double delta) {
+double rdp_dpsgd_epsilon(const DpsgdSpec& spec, double delta) {
   RdpAccountant acc;
-  acc.compose(dpsgd_event(z, q, steps));
+  acc.compose(dpsgd_event(spec));
   return acc.epsilon(delta);
 }
 

@@ -99,7 +99,8 @@ class RdpAccountant : public Accountant {
   std::vector<double> rdp_;
 };
 
-// Epsilon of T steps of DP-SGD (Poisson rate q, noise multiplier z) under RDP at delta.
-double rdp_dpsgd_epsilon(double noise_multiplier, double q, std::int64_t steps, double delta);
+// Epsilon of T steps of DP-SGD (Poisson rate q, noise multiplier z) under RDP at delta:
+//   rdp_dpsgd_epsilon({.noise_multiplier = 1.1, .sampling_rate = 0.01, .steps = 1000}, 1e-5)
+double rdp_dpsgd_epsilon(const DpsgdSpec& spec, double delta);
 
 }  // namespace dprl::privacy

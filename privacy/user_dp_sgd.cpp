@@ -203,9 +203,10 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   d["mechanism"] = "user-level DP-SGD: Poisson-sampled users, per-user clipping, Gaussian noise";
   d["relation"] =
       fmt::format("add or remove one {} together with all the data it contributed", in.unit);
-  d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
-                                                 std::max<std::int64_t>(in.steps, 1),
-                                                 in.cfg.discrete)
+  d["event"] = nlohmann::json::parse(dpsgd_event({.noise_multiplier = in.cfg.noise_multiplier,
+                                                  .sampling_rate = in.cfg.sampling_rate(),
+                                                  .steps = std::max<std::int64_t>(in.steps, 1),
+                                                  .discrete = in.cfg.discrete})
                                          .to_json());
   if (in.cfg.discrete)
     d["accounting"] =

@@ -72,7 +72,8 @@ void cmd_epsilon(const DpsgdArgs& a) {
   require_count(a.steps, "--steps");
   require_delta(a.delta, "--delta");
   pv::check_accountant_name(a.accountant, "--accountant");
-  const pv::DpEvent event = pv::dpsgd_event(a.z, a.q, a.steps, a.discrete);
+  const pv::DpEvent event = pv::dpsgd_event(
+      {.noise_multiplier = a.z, .sampling_rate = a.q, .steps = a.steps, .discrete = a.discrete});
   ordered_json j;
   double eps;
   if (a.accountant == "rdp") {
@@ -118,8 +119,11 @@ void cmd_noise(const DpsgdArgs& a) {
   require_count(a.steps, "--steps");
   require_delta(a.delta, "--delta");
   pv::check_accountant_name(a.accountant, "--accountant");
-  const double z = pv::calibrate_noise_multiplier(a.epsilon, a.q, a.steps, a.delta, a.accountant);
-  const double achieved = pv::dpsgd_epsilon(z, a.q, a.steps, a.delta, a.accountant);
+  const double z = pv::calibrate_noise_multiplier(
+      {.target_epsilon = a.epsilon, .delta = a.delta, .sampling_rate = a.q, .steps = a.steps},
+      a.accountant);
+  const double achieved = pv::dpsgd_epsilon(
+      {.noise_multiplier = z, .sampling_rate = a.q, .steps = a.steps}, a.delta, a.accountant);
   if (a.json) {
     print_json(ordered_json{{"noise_multiplier", z},
                             {"accountant", a.accountant},

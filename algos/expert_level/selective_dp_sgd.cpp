@@ -61,10 +61,12 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["q0"] = q0;
   d["q_accounted"] = paper ? p.p * q0 : q0;
   if (paper)  // every iteration is accounted, at q = p b / m
-    d["event"] = nlohmann::json::parse(privacy::dpsgd_event(cfg.noise_multiplier, p.p * q0,
-                                                            std::max<std::int64_t>(r.iterations, 1),
-                                                            secure)
-                                           .to_json());
+    d["event"] = nlohmann::json::parse(
+        privacy::dpsgd_event({.noise_multiplier = cfg.noise_multiplier,
+                              .sampling_rate = p.p * q0,
+                              .steps = std::max<std::int64_t>(r.iterations, 1),
+                              .discrete = secure})
+            .to_json());
   d["iterations"] = r.iterations;
   d["noisy_steps"] = r.noisy_steps;
   d["stable_steps"] = r.stable_steps;

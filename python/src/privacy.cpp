@@ -62,7 +62,8 @@ double epsilon(double z, double q, std::int64_t steps, double delta, const std::
   require_count(steps, "steps");
   require_delta(delta, "delta");
   pv::check_accountant_name(accountant, "accountant");
-  const pv::DpEvent event = pv::dpsgd_event(z, q, steps, discrete);
+  const pv::DpEvent event = pv::dpsgd_event(
+      {.noise_multiplier = z, .sampling_rate = q, .steps = steps, .discrete = discrete});
   py::gil_scoped_release release;
   if (accountant == "rdp") {
     pv::RdpAccountant acc;
@@ -88,7 +89,8 @@ double noise_multiplier(double eps, double q, std::int64_t steps, double delta,
   require_delta(delta, "delta");
   pv::check_accountant_name(accountant, "accountant");
   py::gil_scoped_release release;
-  return pv::calibrate_noise_multiplier(eps, q, steps, delta, accountant);
+  return pv::calibrate_noise_multiplier(
+      {.target_epsilon = eps, .delta = delta, .sampling_rate = q, .steps = steps}, accountant);
 }
 
 // `dprl privacy gaussian`
@@ -159,9 +161,15 @@ void bind_privacy(py::module_& m) {
       .def("describe", &pv::DpEvent::describe)
       .def("__eq__", &pv::DpEvent::operator==)
       .def("__repr__", [](const pv::DpEvent& e) { return "DpEvent(" + e.describe() + ")"; });
-  m.def("dpsgd_event", &pv::dpsgd_event, py::arg("noise_multiplier"), py::arg("sampling_rate"),
-        py::arg("steps"), py::arg("discrete") = false,
-        "T steps of DP-SGD: self_composed(poisson_sampled(q, gaussian(z)), T)");
+  m.def(
+      "dpsgd_event",
+      [](double z, double q, std::int64_t steps, bool discrete) {
+        return pv::dpsgd_event(
+            {.noise_multiplier = z, .sampling_rate = q, .steps = steps, .discrete = discrete});
+      },
+      py::kw_only(), py::arg("noise_multiplier"), py::arg("sampling_rate"), py::arg("steps"),
+      py::arg("discrete") = false,
+      "T steps of DP-SGD: self_composed(poisson_sampled(q, gaussian(z)), T); keywords only");
 
   py::class_<pv::Accountant>(m, "Accountant", "Turns composed DpEvents into (epsilon, delta)")
       .def_property_readonly("name", &pv::Accountant::name)

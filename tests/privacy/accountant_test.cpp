@@ -49,7 +49,7 @@ TEST_SUITE("unit") {
         for (double q : {0.01, 1.0}) {
           for (std::int64_t t : {1, 3}) {
             BestAccountant best;
-            best.compose(dpsgd_event(z, q, t));
+            best.compose(dpsgd_event({.noise_multiplier = z, .sampling_rate = q, .steps = t}));
             for (double delta : sw.deltas) {
               CAPTURE(z);
               CAPTURE(q);
@@ -76,7 +76,7 @@ TEST_SUITE("unit") {
 
   TEST_CASE("delta near 0: PLD cannot certify below its truncated tail mass - best reports RDP") {
     BestAccountant best;
-    best.compose(dpsgd_event(1.0, 0.01, 100));
+    best.compose(dpsgd_event({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 100}));
     const auto p = best.epsilon_parts(1e-300);
     CHECK(std::isinf(p.pld));
     CHECK(std::isfinite(p.rdp));
@@ -87,7 +87,8 @@ TEST_SUITE("unit") {
   TEST_CASE(
       "best falls back to RDP where PLD's grid limit refuses the composition - and says why") {
     // z = 0.5, q = 0.01, T = 10^7: the composed loss grid would need far more than 2^24 points
-    const DpEvent e = dpsgd_event(0.5, 0.01, 10000000);
+    const DpEvent e =
+        dpsgd_event({.noise_multiplier = 0.5, .sampling_rate = 0.01, .steps = 10000000});
     auto pld = make_accountant("pld");
     pld->compose(e);
     CHECK_THROWS_WITH_AS(pld->epsilon(1e-5), doctest::Contains("use the rdp accountant"),

@@ -62,7 +62,7 @@ TEST_SUITE("e2e") {
     CHECK(j["accountant"] == "rdp");
     // independent: the RDP integrated numerically at the 156 orders (see reference.hpp)
     CHECK(j["epsilon"].get<double>() ==
-          doctest::Approx(dprl::privacy::reference::dpsgd_rdp_epsilon(0.35, 1e-3, 7000, 1e-5))
+          doctest::Approx(dprl::privacy::reference::dpsgd_rdp_epsilon(1e-3, 0.35, 7000, 1e-5))
               .epsilon(1e-7));
     r = run("epsilon -z 0.35 -q 1e-3 -T 7000 --delta 1e-5 --accountant pld --json");
     REQUIRE(r.code == 0);

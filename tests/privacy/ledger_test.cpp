@@ -265,11 +265,14 @@ TEST_SUITE("unit") {
     Ledger l(5.0, 1e-5, "best");
     l.charge(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0)), 10);
     CHECK(l.accountant_name() == "best");
-    CHECK(l.spent_epsilon() < rdp_dpsgd_epsilon(1.0, 0.01, 10, 1e-5));
+    CHECK(l.spent_epsilon() <
+          rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 10}, 1e-5));
   }
 
   TEST_CASE("DpEvent JSON round trip") {
-    const auto e = DpEvent::composed({dpsgd_event(1.1, 0.01, 100), DpEvent::laplace(2.0)});
+    const auto e = DpEvent::composed(
+        {dpsgd_event({.noise_multiplier = 1.1, .sampling_rate = 0.01, .steps = 100}),
+         DpEvent::laplace(2.0)});
     CHECK(DpEvent::from_json(e.to_json()) == e);
     CHECK_THROWS_AS(DpEvent::from_json("{\"kind\": \"exponential\"}"), dprl::DataError);
   }

@@ -108,8 +108,10 @@ class Accountants(unittest.TestCase):
                              privacy.epsilon(noise_multiplier=1.0, sampling_rate=0.01, steps=1000,
                                              delta=1e-5, accountant=name))
             other = privacy.make_accountant(name)
-            other.compose(privacy.dpsgd_event(1.0, 0.01, 1000))
+            other.compose(privacy.dpsgd_event(noise_multiplier=1.0, sampling_rate=0.01, steps=1000))
             self.assertEqual(other.epsilon(1e-5), acc.epsilon(1e-5))
+        with self.assertRaises(TypeError):  # keywords only: z and q cannot be swapped silently
+            privacy.dpsgd_event(1.0, 0.01, 1000)
         eps, order = privacy.RdpAccountant().epsilon_and_order(1e-5)
         event = privacy.DpEvent.composed([step, privacy.DpEvent.laplace(2.0)])
         self.assertEqual(privacy.DpEvent.from_json(event.to_json()), event)
