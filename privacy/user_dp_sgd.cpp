@@ -188,7 +188,7 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.sampler_delta = sampler_delta(in.epsilon, static_cast<double>(in.steps) * in.sampler_tv);
   r.delta = in.delta + r.sampler_delta;
   r.accountant = in.accountant;
-  r.neighbouring = "add-remove";
+  r.neighbouring = NeighbouringRelation::kAddRemove;
   r.unit = in.unit;
   r.sensitivity = fmt::format(
       "L2 C' = C (1 + beta) = {} with C = {} per sampled user (joint norm over all trained "

@@ -237,7 +237,7 @@ void SelectiveRun::plan_budget() {
                     : privacy::DpEvent::gaussian(p.noise_multiplier));
   if (!dp) return;
   ledger.emplace(p.epsilon2, p.delta2, p.accountant);
-  ledger->set_relation("add-remove", "expert");
+  ledger->set_relation(NeighbouringRelation::kAddRemove, "expert");
   ledger->set_noise_source(noise->name());
   const std::int64_t n =
       privacy::steps_within_budget(*event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);

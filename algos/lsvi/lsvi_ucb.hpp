@@ -67,6 +67,7 @@
 
 #include "algos/core/algorithm.hpp"
 #include "engine/eigen_abi.hpp"
+#include "engine/neighbouring.hpp"
 #include "envs/linear_mdp.hpp"
 #include "privacy/accountant.hpp"
 
@@ -126,7 +127,9 @@ struct LsviUcbParams {
     v("accountant", accountant, privacy::accountant_choices(), "accountant composing the releases");
     v("failure_prob", failure_prob, Range::open(0, 1),
       "probability allowed for a private Gram matrix to need more than the planned shift");
-    v("neighbouring", neighbouring, Choices{{"replace", "add-remove"}},
+    v("neighbouring", neighbouring,
+      Choices{{neighbouring_name(NeighbouringRelation::kReplaceOne),
+               neighbouring_name(NeighbouringRelation::kAddRemove)}},
       "neighbouring users: one user's episode replaced (joint DP) or added/removed");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
       "noise source: os-entropy (secure) or seeded (reproducible, not formally private)");

@@ -165,7 +165,7 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
                                   : privacy::Ledger(budget, p.delta, "rdp");
   const double spent_before = rdp.spent_epsilon();
   privacy::Ledger pld(1e12, p.delta, "pld");
-  if (dp) rdp.set_relation("add-remove", unit);
+  if (dp) rdp.set_relation(NeighbouringRelation::kAddRemove, unit);
   rdp.set_noise_source(source->name());
   ThreadPool pool(p.threads);
   auto on_model = [&](const mb::TdpProgress& pr) {

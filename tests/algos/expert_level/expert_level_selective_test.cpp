@@ -83,7 +83,7 @@ TEST_CASE("expert-level DP-SGD (p = 1) takes exactly the steps the budget afford
   CHECK(acc->epsilon(1e-3) > 2.0);
   REQUIRE(r.report);
   CHECK(r.report->unit == "expert");
-  CHECK(r.report->neighbouring == "add-remove");
+  CHECK(r.report->neighbouring == dprl::NeighbouringRelation::kAddRemove);
   CHECK(r.report->delta == 1e-3);
   CHECK_FALSE(r.report->formal);  // seeded noise
   CHECK(r.report->reproducible_noise);

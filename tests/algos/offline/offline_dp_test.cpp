@@ -136,7 +136,7 @@ TEST_SUITE("unit") {
     CHECK(qa == qb);
     CHECK_FALSE(ra.formal);
     CHECK(ra.reproducible_noise);
-    CHECK(ra.neighbouring == "add-remove");
+    CHECK(ra.neighbouring == dprl::NeighbouringRelation::kAddRemove);
     CHECK(ra.unit == "user");
     CHECK(ra.noise_source.find("seeded") == 0);
     const auto d = nlohmann::json::parse(ra.details_json);
