@@ -97,7 +97,7 @@ static nlohmann::ordered_json privacy_report_json(const PrivacyReport& r) {
   p["delta"] = r.delta;
   if (r.sampler_delta > 0) p["sampler_delta"] = r.sampler_delta;
   p["accountant"] = r.accountant;
-  p["neighbouring"] = r.neighbouring;
+  p["neighbouring"] = r.neighbouring ? std::string(neighbouring_name(*r.neighbouring)) : "";
   p["unit"] = r.unit;
   p["sensitivity"] = r.sensitivity;
   p["covers"] = r.covers;

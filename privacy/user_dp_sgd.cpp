@@ -188,7 +188,7 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.sampler_delta = sampler_delta(in.epsilon, static_cast<double>(in.steps) * in.sampler_tv);
   r.delta = record_delta(in.delta, r.sampler_delta);
   r.accountant = in.accountant;
-  r.neighbouring = "add-remove";
+  r.neighbouring = NeighbouringRelation::kAddRemove;
   r.unit = in.unit;
   r.sensitivity = fmt::format(
       "L2 C' = C (1 + beta) = {} with C = {} per sampled user (joint norm over all trained "
@@ -203,9 +203,10 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   d["mechanism"] = "user-level DP-SGD: Poisson-sampled users, per-user clipping, Gaussian noise";
   d["relation"] =
       fmt::format("add or remove one {} together with all the data it contributed", in.unit);
-  d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
-                                                 std::max<std::int64_t>(in.steps, 1),
-                                                 in.cfg.discrete)
+  d["event"] = nlohmann::json::parse(dpsgd_event({.noise_multiplier = in.cfg.noise_multiplier,
+                                                  .sampling_rate = in.cfg.sampling_rate(),
+                                                  .steps = std::max<std::int64_t>(in.steps, 1),
+                                                  .discrete = in.cfg.discrete})
                                          .to_json());
   if (in.cfg.discrete)
     d["accounting"] =

@@ -25,8 +25,8 @@
 // together with ALL of their data changes the exact sum of clipped per-user gradients by at most
 // C (the user is absent or present in the sample; their k transitions enter through one clipped
 // vector), and the computed sum by at most C plus the rounding of both neighbours' sums. N steps
-// compose as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the
-// Ledger; the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the
+// compose as DpEvent dpsgd_event({z, q, N}), accounted by an Accountant (PLD by default) through
+// the Ledger; the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the
 // dataset's user. Validity: the guarantee assumes the sampling and the noise are secret (OS
 // entropy); seeded noise gives a reproducible run that is NOT formally private (anyone with the
 // seed can subtract the noise). The release rule is the caller's (GaussianRelease): the offline

@@ -24,7 +24,7 @@
 namespace dprl::algos {
 namespace {
 
-constexpr const char* kRelation = "replace";
+constexpr NeighbouringRelation kRelation = NeighbouringRelation::kReplaceOne;
 constexpr const char* kUnit = "trajectory";
 
 // The noise multiplier of one step's releases and the event a ledger charges per step. Every

@@ -61,10 +61,12 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["q0"] = q0;
   d["q_accounted"] = paper ? p.p * q0 : q0;
   if (paper)  // every iteration is accounted, at q = p b / m
-    d["event"] = nlohmann::json::parse(privacy::dpsgd_event(cfg.noise_multiplier, p.p * q0,
-                                                            std::max<std::int64_t>(r.iterations, 1),
-                                                            secure)
-                                           .to_json());
+    d["event"] = nlohmann::json::parse(
+        privacy::dpsgd_event({.noise_multiplier = cfg.noise_multiplier,
+                              .sampling_rate = p.p * q0,
+                              .steps = std::max<std::int64_t>(r.iterations, 1),
+                              .discrete = secure})
+            .to_json());
   d["iterations"] = r.iterations;
   d["noisy_steps"] = r.noisy_steps;
   d["stable_steps"] = r.stable_steps;
@@ -235,7 +237,7 @@ void SelectiveRun::plan_budget() {
                     : privacy::DpEvent::gaussian(p.noise_multiplier));
   if (!dp) return;
   ledger.emplace(p.epsilon2, p.delta2, p.accountant);
-  ledger->set_relation("add-remove", "expert");
+  ledger->set_relation(NeighbouringRelation::kAddRemove, "expert");
   ledger->set_noise_source(noise->name());
   const std::int64_t n =
       privacy::steps_within_budget(*event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);

@@ -554,8 +554,8 @@ void LsviUcb::summarise(const envs::LinearMdpModel& m, double v_star, double v_f
     tv += static_cast<double>(updates_) * s.H * privacy::repeated_release_tv(sz(s.d), secure);
   report_ = lsvi::privacy_report(
       s.channels, releases,
-      {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring, s.noise->name(),
-       p_.noise == "seeded", s.noise->secure(), fixed_start, tv});
+      {epsilon_spent_, p_.delta, p_.accountant, parse_neighbouring(p_.neighbouring).value(),
+       s.noise->name(), p_.noise == "seeded", s.noise->secure(), fixed_start, tv});
 }
 
 std::vector<double> LsviUcb::gram_inverse(int h) const {

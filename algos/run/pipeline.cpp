@@ -232,7 +232,7 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const S
                    std::string(PipelineLedger::kFileName) +
                    "): releases (advanced composition) and DP-SGD stages (" +
                    s.selective.accountant + ")";
-  rep.neighbouring = "add-remove";
+  rep.neighbouring = NeighbouringRelation::kAddRemove;
   rep.unit = "expert";
   rep.sensitivity = "release: count sensitivity 1; DP-SGD: L2 clip per sampled expert";
   rep.covers = {"policy.bin (the released model)",

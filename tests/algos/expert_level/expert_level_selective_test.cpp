@@ -79,11 +79,11 @@ TEST_CASE("expert-level DP-SGD (p = 1) takes exactly the steps the budget afford
   CHECK(r.epsilon <= 2.0);
   // one more step would exceed the budget
   auto acc = privacy::make_accountant("pld");
-  acc->compose(privacy::dpsgd_event(3.0, q, n + 1));
+  acc->compose(privacy::dpsgd_event({.noise_multiplier = 3.0, .sampling_rate = q, .steps = n + 1}));
   CHECK(acc->epsilon(1e-3) > 2.0);
   REQUIRE(r.report);
   CHECK(r.report->unit == "expert");
-  CHECK(r.report->neighbouring == "add-remove");
+  CHECK(r.report->neighbouring == dprl::NeighbouringRelation::kAddRemove);
   CHECK(r.report->delta == 1e-3);
   CHECK_FALSE(r.report->formal);  // seeded noise
   CHECK(r.report->reproducible_noise);

@@ -95,10 +95,14 @@ TEST_SUITE("unit") {
     const auto r = cql.privacy();
     REQUIRE(r.has_value());
     CHECK(r->epsilon <= 3.0);
-    CHECK(
-        r->epsilon ==
-        doctest::Approx(dprl::privacy::dpsgd_epsilon(1.5, 0.2, expect, 1e-4, "rdp")).epsilon(1e-9));
-    CHECK(dprl::privacy::dpsgd_epsilon(1.5, 0.2, expect + 1, 1e-4, "rdp") > 3.0);
+    CHECK(r->epsilon ==
+          doctest::Approx(
+              dprl::privacy::dpsgd_epsilon(
+                  {.noise_multiplier = 1.5, .sampling_rate = 0.2, .steps = expect}, 1e-4, "rdp"))
+              .epsilon(1e-9));
+    CHECK(dprl::privacy::dpsgd_epsilon(
+              {.noise_multiplier = 1.5, .sampling_rate = 0.2, .steps = expect + 1}, 1e-4, "rdp") >
+          3.0);
   }
 
   TEST_CASE("private runs refuse step counts beyond the budget before the first step") {
@@ -132,7 +136,7 @@ TEST_SUITE("unit") {
     CHECK(qa == qb);
     CHECK_FALSE(ra.formal);
     CHECK(ra.reproducible_noise);
-    CHECK(ra.neighbouring == "add-remove");
+    CHECK(ra.neighbouring == dprl::NeighbouringRelation::kAddRemove);
     CHECK(ra.unit == "user");
     CHECK(ra.noise_source.find("seeded") == 0);
     const auto d = nlohmann::json::parse(ra.details_json);
@@ -167,10 +171,12 @@ TEST_SUITE("unit") {
     const double q = d["sampling_rate"].get<double>();
     const double z = p.dp.noise_multiplier;
     dprl::privacy::RdpAccountant proven;
-    proven.compose(dprl::privacy::dpsgd_event(z, q, steps, true));
+    proven.compose(dprl::privacy::dpsgd_event(
+        {.noise_multiplier = z, .sampling_rate = q, .steps = steps, .discrete = true}));
     CHECK(r.epsilon == doctest::Approx(proven.epsilon(p.dp.delta)).epsilon(1e-9));
     auto continuous = dprl::privacy::make_accountant(p.dp.accountant);
-    continuous->compose(dprl::privacy::dpsgd_event(z, q, steps));
+    continuous->compose(
+        dprl::privacy::dpsgd_event({.noise_multiplier = z, .sampling_rate = q, .steps = steps}));
     CHECK(r.epsilon > continuous->epsilon(p.dp.delta));
   }
 }
