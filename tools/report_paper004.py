@@ -7,6 +7,16 @@ table from `dprl privacy epsilon` beside the printed values, per-stage times, an
 curve per Table 1 row (docs/paper004/).
 
 Usage: /usr/bin/python3 tools/report_paper004.py [--runs runs/paper004] [--dprl build/dprl]
+       /usr/bin/python3 tools/report_paper004.py --run-paper-scale [--commit] [--dprl PATH]
+
+--run-paper-scale runs Table 1 Pendulum at the paper's scale (configs/paper004/pendulum_paper_*.yaml,
+their sweeps in configs/paper004/sweeps/) one cell (row, seed) at a time, seed 1 of every row
+first, then seed 2, ...; a cell already archived in docs/paper004/results.json is skipped, a cell
+finished on disk is archived without running again, and a run directory left by a killed process
+is moved to runs/paper004/killed/ and the cell run again from the start. After every cell the
+archive and this page are rewritten and, with --commit, committed ("paper 004: archive <cell>"), so
+a process killed at any point loses at most the cell it was running. The first cell collects the
+6 x 1M-step DDPG data set into runs/paper004/data (cached for all the others).
 """
 import argparse
 import csv
@@ -14,8 +24,11 @@ import json
 import math
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_common import Archive, dataset_info, plot_series, trim_summary  # noqa: E402
@@ -61,6 +74,16 @@ EPS_ROWS = [  # task, variant, z, T, printed epsilon (q = 1e-3, delta = 1e-5)
     ("Balance", "Low", 0.25, 7000, 85.0), ("Balance", "High", 0.45, 7000, 8.2),
     ("Swingup", "Low", 0.25, 10000, 94.2), ("Swingup", "High", 0.38, 10000, 17.0),
 ]
+# Table 1 Pendulum at the paper's scale (configs/paper004/pendulum_paper_*.yaml): rows in page order
+PAPER_ROWS = (("pendulum_paper_mopo", "MOPO", "pendulum_mopo"),
+              ("pendulum_paper_no_priv", "PriMORL no privacy", "pendulum_no_priv"),
+              ("pendulum_paper_low", "PriMORL low (z 0.35)", "pendulum_low"),
+              ("pendulum_paper_high", "PriMORL high (z 0.52)", "pendulum_high"))
+PAPER_SEEDS = (1, 2, 3, 4, 5)
+# the order --run-paper-scale runs a seed's cells in: the private rows (the paper's claim) first,
+# no privacy beside them, then MOPO (the reference, and the most expensive cell)
+PAPER_RUN_ORDER = ("pendulum_paper_high", "pendulum_paper_low", "pendulum_paper_no_priv",
+                   "pendulum_paper_mopo")
 FIGS = os.path.join("docs", "paper004")
 BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
@@ -158,6 +181,7 @@ def generate(dprl):
     out += table10_and_rest(dprl)
     out += table11(dprl)
     out += longer_policy_stage()
+    out += table1_paper_scale(dprl)
     out += paper_scale()
     out += datasets(dprl)
     return "\n".join(out)
@@ -316,6 +340,93 @@ def longer_policy_stage():
             "|---|---|---|---|---|---|---|"] + rows
 
 
+def last_mean(run, k):
+    """Mean of the last k epochs' evaluation means of a run (its metrics.csv), None without k."""
+    c = curve(run)
+    return statistics.mean(r for _, r in c[-k:]) if len(c) >= k else None
+
+
+def table1_paper_scale(dprl):
+    """Table 1 Pendulum at the paper's scale (configs/paper004/pendulum_paper_*.yaml), as far as
+    its cells have finished; labelled partial until every row has its 5 seeds."""
+    runs = {name: seeds_of(name) for name, *_ in PAPER_ROWS}
+    done = sum(len(r) for r in runs.values())
+    if not done:
+        return []
+    total = len(PAPER_ROWS) * len(PAPER_SEEDS)
+    shape = f"{len(PAPER_ROWS)} rows x {len(PAPER_SEEDS)} seeds"
+    status = (f"complete: all {total} runs ({shape}) finished" if done >= total else
+              f"**partial: {done} of {total} runs finished** ({shape}; the missing cells are "
+              "still running or not yet started; the runs go seed 1 of every row first, then "
+              "seed 2, ...)")
+    out = ["", "### Table 1 at the paper's scale (Pendulum)", "",
+           f"Status: {status}.", "",
+           "The paper's data and rounds: 6 DDPG runs x 1M steps (30,000 trajectories of 200 steps, "
+           "1% public test split), q = 0.001 (q K ~ 30 trajectories per round), T = 7000 rounds, "
+           "z 0.35 (low) and 0.52 (high), per-layer clipping, u_MPD with lambda 2, horizon 30; "
+           "MOPO with 5% real data, data start states and u_MA (std form), lambda 2. Policy stage: "
+           "30 SAC epochs of 1000 updates, each followed by a 10-episode evaluation; the return is "
+           "the mean of the last 10 epochs (the paper's window; the last 5 beside it). ± is a 95% "
+           "Student-t interval over seeds; per-seed returns in seed order. % of MOPO as in the "
+           "reduced table (MOPO / method for negative returns). Run with "
+           "`python3 tools/report_paper004.py --run-paper-scale` "
+           "(`configs/paper004/pendulum_paper_{mopo,no_priv,low,high}.yaml`).", "",
+           "| method | seeds | our epsilon (RDP; PLD) | return (last 10) | per seed | return "
+           "(last 5) | % of our MOPO | reduced scale (600 trajectories, 10 epochs) | paper epsilon | "
+           "paper return | paper % |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    mopo = [score(d)[0] for d in runs["pendulum_paper_mopo"]]
+    mopo_m = statistics.mean(mopo) if mopo else None
+    for name, label, reduced in PAPER_ROWS:
+        dirs = runs[name]
+        vals = [score(d)[0] for d in dirs]
+        m, ci = mean_ci(vals)
+        last5 = [v for v in (last_mean(d, 5) for d in dirs) if v is not None]
+        eps = epsilon_cell(score(dirs[0])[2]) if dirs else ""
+        pct = "" if m is None or not mopo_m else f"{100 * mopo_m / m:.1f}%" if m < 0 else \
+            f"{100 * m / mopo_m:.1f}%"
+        red = [score(d)[0] for d in seeds_of(reduced)]
+        seeds = ", ".join(f"{score(d)[2].get('seed')}: {v:.0f}" for d, v in zip(dirs, vals))
+        failed = failures(name)
+        if failed:
+            seeds += ("; " if seeds else "") + failed
+        pe, pr_ret, pp = PAPER_T1[reduced][2], PAPER_T1[reduced][0], PAPER_T1[reduced][1]
+        out.append(f"| {label} | {len(dirs)} of {len(PAPER_SEEDS)} | {eps} | {fmt(m, ci)} | "
+                   f"{seeds} | "
+                   f"{fmt(*mean_ci(last5)) if last5 else ''} | {pct} | "
+                   f"{fmt(*mean_ci(red)) if red else ''} | {pe} | {pr_ret} | {pp} |")
+    out += ["", "Cost per run (CPU minutes of the run; data collection counted in the run that "
+            "collected the cached data set):", "",
+            "| method | seed | data | model | policy | total | wall |", "|---|---|---|---|---|---|---|"]
+    for name, label, _ in PAPER_ROWS:
+        for d in runs[name]:
+            t = ARCHIVE.json(os.path.join(d, "timing.json"))
+            if t is None or "model_s" not in t:
+                continue
+            out.append(f"| {label} | {score(d)[2].get('seed')} | {t['data_cpu_s'] / 60:.1f} | "
+                       f"{t['model_cpu_s'] / 60:.1f} | {t['policy_cpu_s'] / 60:.1f} | "
+                       f"{t['total_cpu_s'] / 60:.1f} | {t['total_s'] / 60:.1f} |")
+    out += ["", "What differs from the paper here: the clip norm (C = 0.3; the paper gives none "
+            "for Pendulum) and Alg. 2's local SGD at lr 0.01 instead of 1e-3 (see 'Choices'); a "
+            "fixed T = 7000 with the best public-test-MSE snapshot (every 350 rounds) instead of "
+            "early stopping; 5,000 rollout start states per 1000 SAC updates (the MOPO code: "
+            "50,000); 30 SAC epochs (the paper does not state its count; the MOPO code runs 200); "
+            "PriMORL's rollouts start from rho_0 and the model buffer; every seed shares one data "
+            "set (data seed 1), so the seeds vary the model, the noise and SAC; native Gym "
+            "rewards, so only the percentages compare with the paper; our epsilon is the RDP "
+            "(CKS) and PLD accounting of the rounds run (the paper prints 22.3 and 5.1; our RDP "
+            "gives 22.84 and 5.13 at T = 7000)."]
+    series = {}
+    for name, *_ in PAPER_ROWS:
+        for k, run in enumerate(runs[name]):
+            series[(name.replace("pendulum_paper_", ""), k + 1)] = curve(run)
+    if dprl and series:
+        out += ["", plot_series(series, "sac_updates", os.path.join(FIGS, "pendulum_paper.svg"),
+                                dprl, FIGS, "Pendulum, paper scale: return per SAC epoch",
+                                y="return")]
+    return out
+
+
 def paper_scale():
     """The paper-scale Pendulum run (runs/paper004/paper_scale/pendulum_high): its stages."""
     d = os.path.join("paper_scale", "pendulum_high")
@@ -369,16 +480,57 @@ def datasets(dprl):
     return out if rows else []
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", default="runs/paper004")
-    ap.add_argument("--dprl", default="build/dprl")
-    ap.add_argument("--doc", default="docs/paper004.md")
-    ap.add_argument("--archive", default="docs/paper004/results.json",
-                    help="results kept from earlier runs ('' for runs on disk only)")
-    a = ap.parse_args()
-    global ARCHIVE
-    ARCHIVE = Archive(a.runs, a.archive)
+# ----- running Table 1 Pendulum at the paper's scale, cell by cell -----
+def paper_cells():
+    """(config, seed) in run order: seed 1 of every row, then seed 2, ..."""
+    return [(name, k) for k in PAPER_SEEDS for name in PAPER_RUN_ORDER]
+
+
+def cell_archived(name, seed):
+    """Whether the archive (docs/paper004/results.json as loaded or rewritten since) holds the cell;
+    a run finished on disk only is archived by the caller."""
+    return os.path.join(name, "base", f"seed{seed}", "summary.json") in ARCHIVE.data
+
+
+def log(msg):
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC] {msg}", flush=True)
+
+
+def run_cell(a, name, seed):
+    """One seed of one paper-scale sweep, in the sweep's own run directory (so that
+    `dprl sweep configs/paper004/sweeps/<name>.yaml` later finds it finished). A directory a killed
+    process left (no summary.json) is moved to runs/paper004/killed/ first: the cell starts again
+    from the data stage with a fresh privacy ledger. Returns True when the run finished."""
+    d = os.path.join(a.runs, name, "base", f"seed{seed}")
+    if os.path.isdir(d) and not os.path.exists(os.path.join(d, "summary.json")):
+        dest = os.path.join(a.runs, "killed", f"{name}-seed{seed}-{int(time.time())}")
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.move(d, dest)
+        log(f"{name} seed {seed}: moved the unfinished run directory to {dest}")
+    sweep = os.path.join("configs", "paper004", "sweeps", f"{name}.yaml")
+    with open(sweep) as f:
+        lines = f.read().splitlines()
+    block = []
+    for line in lines:
+        if line.startswith("seeds:"):
+            line = f"seeds: [{seed}]"
+        elif line.startswith("base:"):
+            base = line.split(":", 1)[1].strip()
+            line = f"base: {os.path.abspath(os.path.join(os.path.dirname(sweep), base))}"
+        block.append(line)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, os.path.basename(sweep))
+        with open(path, "w") as f:
+            f.write("\n".join(block) + "\n")
+        r = subprocess.run([a.dprl, "sweep", path, "--jobs", "1"])
+    ok = os.path.exists(os.path.join(d, "summary.json"))
+    if r.returncode != 0 or not ok:
+        log(f"{name} seed {seed}: failed (dprl sweep exit {r.returncode}); see "
+            f"{os.path.join(a.runs, name, 'failures.csv')}")
+    return ok
+
+
+def write_page(a):
     body = generate(a.dprl)
     with open(a.doc) as f:
         doc = f.read()
@@ -387,6 +539,66 @@ def main():
         f.write(doc[:i] + "\n" + body + "\n" + doc[j:])
     os.replace(a.doc + ".tmp", a.doc)
     ARCHIVE.save()
+
+
+def commit(a, what):
+    """git-commits the archive, the page and its figures and figure data (docs/paper004/)."""
+    files = [a.doc, FIGS] + ([a.archive] if a.archive else [])
+    subprocess.run(["git", "add", "--", *files], check=False)
+    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
+        return
+    subprocess.run(["git", "commit", "-q", "-m", f"paper 004: archive {what}", "--", *files],
+                   check=False)
+    log(f"committed: paper 004: archive {what}")
+
+
+def run_paper_scale(a):
+    cells = paper_cells()
+    log(f"Table 1 Pendulum at the paper's scale: {len(cells)} cells, dprl {a.dprl}")
+    for n, (name, seed) in enumerate(cells, 1):
+        if cell_archived(name, seed):
+            log(f"cell {n}/{len(cells)} {name} seed {seed}: archived, skipped")
+            continue
+        d = os.path.join(a.runs, name, "base", f"seed{seed}")
+        if os.path.exists(os.path.join(d, "summary.json")):
+            log(f"cell {n}/{len(cells)} {name} seed {seed}: finished on disk, archiving")
+        else:
+            log(f"cell {n}/{len(cells)} {name} seed {seed}: running")
+            t0 = time.time()
+            if not run_cell(a, name, seed):
+                write_page(a)
+                if a.commit:
+                    commit(a, f"{name} seed {seed} (failed)")
+                continue
+            ret = (ARCHIVE.json(os.path.join(name, "base", f"seed{seed}", "summary.json"),
+                                trim_summary) or {}).get("extra", {}).get("return_last_window")
+            log(f"cell {n}/{len(cells)} {name} seed {seed}: done in {(time.time() - t0) / 60:.1f} "
+                f"min wall, return (last 10 epochs) {ret}")
+        write_page(a)
+        if a.commit:
+            commit(a, f"{name} seed {seed}")
+    done = sum(cell_archived(name, seed) for name, seed in cells)
+    log(f"Table 1 Pendulum at the paper's scale: {done}/{len(cells)} cells archived")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", default="runs/paper004")
+    ap.add_argument("--dprl", default="build/dprl")
+    ap.add_argument("--doc", default="docs/paper004.md")
+    ap.add_argument("--archive", default="docs/paper004/results.json",
+                    help="results kept from earlier runs ('' for runs on disk only)")
+    ap.add_argument("--run-paper-scale", action="store_true",
+                    help="run Table 1 Pendulum at the paper's scale cell by cell (resumable)")
+    ap.add_argument("--commit", action="store_true",
+                    help="with --run-paper-scale: git-commit the archive and page after each cell")
+    a = ap.parse_args()
+    global ARCHIVE
+    ARCHIVE = Archive(a.runs, a.archive)
+    if a.run_paper_scale:
+        run_paper_scale(a)
+        return
+    write_page(a)
 
 
 if __name__ == "__main__":
