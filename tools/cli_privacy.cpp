@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "privacy/best_accountant.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/composition.hpp"
@@ -50,13 +51,11 @@ void require_nonnegative(double v, const char* flag) {
   if (v < 0.0) throw ParamError(fmt::format("{} = {} must be >= 0", flag, v));
 }
 
-// A privacy figure in JSON. JSON has no infinity (nlohmann would write null, indistinguishable
-// from "no value"), so +inf, the honest bound when nothing finite is certified, is the string
-// "inf". NaN never reaches here: the library refuses it.
+// A privacy figure in JSON (+inf, the honest bound when nothing finite is certified, as "inf").
+// NaN never reaches here: the library refuses it.
 ordered_json number(double v) {
   DPRL_CHECK(!std::isnan(v));
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
+  return json_number(v);
 }
 
 void print_json(const ordered_json& j) { fmt::print("{}\n", j.dump()); }
