@@ -83,82 +83,57 @@ std::unique_ptr<pv::Accountant> dpsgd_accountant(const DpsgdArgs& a) {
   return acc;
 }
 
-void cmd_epsilon(const DpsgdArgs& a) {
+// `privacy epsilon` (want_delta false: epsilon at --delta) and `privacy delta` (delta at
+// --epsilon) of T DP-SGD steps: any registered accountant gives the figure and its name, the
+// built-in ones add their details.
+void print_dpsgd_figure(const DpsgdArgs& a, bool want_delta) {
   require_dpsgd_flags(a);
-  require_delta(a.delta, "--delta");
+  if (want_delta) {
+    require_nonnegative(a.epsilon, "--epsilon");
+  } else {
+    require_delta(a.delta, "--delta");
+  }
   pv::check_accountant_name(a.accountant, "--accountant");
   const auto acc = dpsgd_accountant(a);
-  // any registered accountant gives epsilon and its name; the built-in ones add their details
+  const char* figure = want_delta ? "delta" : "epsilon";
+  const char* given = want_delta ? "epsilon" : "delta";
+  const double at = want_delta ? a.epsilon : a.delta;
   ordered_json details = ordered_json::object();
-  double eps;
+  double value;
   if (const auto* rdp = dynamic_cast<const pv::RdpAccountant*>(acc.get())) {
-    const auto r = rdp->epsilon_and_order(a.delta);
-    eps = r.epsilon;
-    if (std::isfinite(eps)) details["optimal_order"] = r.order;
-  } else if (dynamic_cast<const pv::PldAccountant*>(acc.get())) {
-    eps = acc->epsilon(a.delta);
-    details["value_discretization_interval"] = pv::kDefaultPldInterval;
+    if (want_delta) {
+      const auto r = rdp->delta_and_order(at);
+      value = r.delta;
+      if (value < 1.0) details["optimal_order"] = r.order;
+    } else {
+      const auto r = rdp->epsilon_and_order(at);
+      value = r.epsilon;
+      if (std::isfinite(value)) details["optimal_order"] = r.order;
+    }
   } else if (const auto* best = dynamic_cast<const pv::BestAccountant*>(acc.get())) {
-    const auto parts = best->epsilon_parts(a.delta);
-    eps = parts.best();
-    details["rdp_epsilon"] = number(parts.rdp);
-    details["pld_epsilon"] = number(parts.pld);
+    const auto parts = want_delta ? best->delta_parts(at) : best->epsilon_parts(at);
+    value = parts.best();
+    details[fmt::format("rdp_{}", figure)] = number(parts.rdp);
+    details[fmt::format("pld_{}", figure)] = number(parts.pld);
     if (!parts.pld_error.empty()) details["pld_error"] = parts.pld_error;
   } else {
-    eps = acc->epsilon(a.delta);
+    value = want_delta ? acc->delta(at) : acc->epsilon(at);
+    if (dynamic_cast<const pv::PldAccountant*>(acc.get()))
+      details["value_discretization_interval"] = pv::kDefaultPldInterval;
   }
   ordered_json j;
-  j["epsilon"] = number(eps);
+  j[figure] = number(value);
   j["accountant"] = a.accountant;
   j.update(details);
   if (a.discrete) j["noise"] = "discrete_gaussian (proven rdp bound; pld has no proven curve)";
   j["noise_multiplier"] = a.z;
   j["sampling_rate"] = a.q;
   j["steps"] = a.steps;
-  j["delta"] = a.delta;
+  j[given] = at;
   if (a.json) return print_json(j);
-  fmt::print("epsilon = {:.6g}  ({} accountant{}; z = {}, q = {}, T = {}, delta = {})\n", eps,
+  fmt::print("{} = {:.6g}  ({} accountant{}; z = {}, q = {}, T = {}, {} = {})\n", figure, value,
              a.accountant, a.discrete ? ", discrete Gaussian: proven rdp bound" : "", a.z, a.q,
-             a.steps, a.delta);
-}
-
-void cmd_delta(const DpsgdArgs& a) {
-  require_dpsgd_flags(a);
-  require_nonnegative(a.epsilon, "--epsilon");
-  pv::check_accountant_name(a.accountant, "--accountant");
-  const auto acc = dpsgd_accountant(a);
-  // as cmd_epsilon: the built-in accountants add their details
-  ordered_json details = ordered_json::object();
-  double delta;
-  if (const auto* rdp = dynamic_cast<const pv::RdpAccountant*>(acc.get())) {
-    const auto r = rdp->delta_and_order(a.epsilon);
-    delta = r.delta;
-    if (delta < 1.0) details["optimal_order"] = r.order;
-  } else if (dynamic_cast<const pv::PldAccountant*>(acc.get())) {
-    delta = acc->delta(a.epsilon);
-    details["value_discretization_interval"] = pv::kDefaultPldInterval;
-  } else if (const auto* best = dynamic_cast<const pv::BestAccountant*>(acc.get())) {
-    const auto parts = best->delta_parts(a.epsilon);
-    delta = parts.best();
-    details["rdp_delta"] = parts.rdp;
-    details["pld_delta"] = parts.pld;
-    if (!parts.pld_error.empty()) details["pld_error"] = parts.pld_error;
-  } else {
-    delta = acc->delta(a.epsilon);
-  }
-  ordered_json j;
-  j["delta"] = delta;
-  j["accountant"] = a.accountant;
-  j.update(details);
-  if (a.discrete) j["noise"] = "discrete_gaussian (proven rdp bound; pld has no proven curve)";
-  j["noise_multiplier"] = a.z;
-  j["sampling_rate"] = a.q;
-  j["steps"] = a.steps;
-  j["epsilon"] = a.epsilon;
-  if (a.json) return print_json(j);
-  fmt::print("delta = {:.6g}  ({} accountant{}; z = {}, q = {}, T = {}, epsilon = {})\n", delta,
-             a.accountant, a.discrete ? ", discrete Gaussian: proven rdp bound" : "", a.z, a.q,
-             a.steps, a.epsilon);
+             a.steps, given, at);
 }
 
 void cmd_noise(const DpsgdArgs& a) {
@@ -331,7 +306,7 @@ void add_privacy_commands(CLI::App& app) {
   e->add_flag("--json", eps_args->json, "print one JSON object");
   e->add_flag("--discrete", eps_args->discrete,
               "discrete Gaussian noise (os-entropy runs): the bound proven for it");
-  e->callback([eps_args] { cmd_epsilon(*eps_args); });
+  e->callback([eps_args] { print_dpsgd_figure(*eps_args, false); });
 
   auto delta_args = std::make_shared<DpsgdArgs>();
   auto* dl = priv->add_subcommand(
@@ -346,7 +321,7 @@ void add_privacy_commands(CLI::App& app) {
   dl->add_flag("--json", delta_args->json, "print one JSON object");
   dl->add_flag("--discrete", delta_args->discrete,
                "discrete Gaussian noise (os-entropy runs): the bound proven for it");
-  dl->callback([delta_args] { cmd_delta(*delta_args); });
+  dl->callback([delta_args] { print_dpsgd_figure(*delta_args, true); });
 
   auto noise_args = std::make_shared<DpsgdArgs>();
   auto* n = priv->add_subcommand("noise", "smallest noise multiplier reaching a target epsilon");
