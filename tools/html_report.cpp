@@ -101,6 +101,7 @@ code{font-size:13px;overflow-wrap:anywhere}
 .note{color:#5a6372;font-size:13px}
 .private{border-left:6px solid #2e7d32}
 .not-private{border-left:6px solid #b26a00}
+.private.not-formal{border-left:6px solid #c9a227}
 .verdict-ok{color:#2e7d32;font-weight:bold}
 .verdict-bad{color:#b00020;font-weight:bold}
 .bad{color:#b00020}
@@ -458,7 +459,9 @@ std::string privacy_section(const Json& summary, const fs::path& dir,
     if (why.empty() && reproducible)
       why = "the noise is seeded: whoever holds the seed can regenerate and subtract it";
     if (why.empty()) why = "some published outputs are not covered; see below";
-    out = "<section class=\"private\" id=\"privacy\">\n<h2>Privacy</h2>\n";
+    // green for a formal record, amber for one whose guarantee is stated but not formal
+    out = fmt::format("<section class=\"private{}\" id=\"privacy\">\n<h2>Privacy</h2>\n",
+                      formal ? "" : " not-formal");
     out += fmt::format(
         "<p>This run is <b>(&#949; = <span id=\"privacy-epsilon\" data-value=\"{}\">{}</span>, "
         "&#948; = <span id=\"privacy-delta\" data-value=\"{}\">{}</span>)-differentially "
