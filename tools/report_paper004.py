@@ -27,11 +27,11 @@ import statistics
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, dataset_info, plot_series, trim_summary  # noqa: E402
+from report_common import (Archive, dataset_info, plot_series, run_sweep_seeds,  # noqa: E402
+                           trim_summary)
 
 PAPER_T1 = {  # Table 1: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
@@ -508,21 +508,7 @@ def run_cell(a, name, seed):
         shutil.move(d, dest)
         log(f"{name} seed {seed}: moved the unfinished run directory to {dest}")
     sweep = os.path.join("configs", "paper004", "sweeps", f"{name}.yaml")
-    with open(sweep) as f:
-        lines = f.read().splitlines()
-    block = []
-    for line in lines:
-        if line.startswith("seeds:"):
-            line = f"seeds: [{seed}]"
-        elif line.startswith("base:"):
-            base = line.split(":", 1)[1].strip()
-            line = f"base: {os.path.abspath(os.path.join(os.path.dirname(sweep), base))}"
-        block.append(line)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, os.path.basename(sweep))
-        with open(path, "w") as f:
-            f.write("\n".join(block) + "\n")
-        r = subprocess.run([a.dprl, "sweep", path, "--jobs", "1"])
+    r = run_sweep_seeds(a.dprl, sweep, [seed], jobs=1, check=False)
     ok = os.path.exists(os.path.join(d, "summary.json"))
     if r.returncode != 0 or not ok:
         log(f"{name} seed {seed}: failed (dprl sweep exit {r.returncode}); see "
