@@ -33,19 +33,36 @@ void BestAccountant::compose(const DpEvent& e, std::int64_t count) {
   pld_.compose(e, count);
 }
 
-BestAccountant::Parts BestAccountant::epsilon_parts(double delta) const {
-  check_delta(delta);
-  Parts p{rdp_.epsilon(delta), math::kInf, ""};
-  if (pld_.uses_rdp_bound()) {
+namespace {
+
+// Both accountants' figure: RDP's, and PLD's unless it has no proven curve for what was composed
+// or cannot evaluate it (then `vacuous`, the figure that says nothing, and why).
+template <class PldFigure>
+BestAccountant::Parts best_parts_of(double rdp, double vacuous, const PldAccountant& pld,
+                                 PldFigure pld_figure) {
+  BestAccountant::Parts p{rdp, vacuous, ""};
+  if (pld.uses_rdp_bound()) {
     p.pld_error = "pld has no proven privacy loss distribution for the discrete Gaussian";
     return p;
   }
   try {
-    p.pld = pld_.epsilon(delta);
+    p.pld = pld_figure();
   } catch (const ParamError& e) {
     p.pld_error = e.what();  // PLD's grid limits; RDP stays a valid bound
   }
   return p;
+}
+
+}  // namespace
+
+BestAccountant::Parts BestAccountant::epsilon_parts(double delta) const {
+  check_delta(delta);
+  return best_parts_of(rdp_.epsilon(delta), math::kInf, pld_, [&] { return pld_.epsilon(delta); });
+}
+
+BestAccountant::Parts BestAccountant::delta_parts(double epsilon) const {
+  check_epsilon(epsilon);
+  return best_parts_of(rdp_.delta(epsilon), 1.0, pld_, [&] { return pld_.delta(epsilon); });
 }
 
 AccountantRegistry& accountant_registry() {
@@ -67,20 +84,6 @@ Choices accountant_choices() {
   return c;
 }
 
-BestAccountant::Parts BestAccountant::delta_parts(double epsilon) const {
-  check_epsilon(epsilon);
-  Parts p{rdp_.delta(epsilon), 1.0, ""};
-  if (pld_.uses_rdp_bound()) {
-    p.pld_error = "pld has no proven privacy loss distribution for the discrete Gaussian";
-    return p;
-  }
-  try {
-    p.pld = pld_.delta(epsilon);
-  } catch (const ParamError& e) {
-    p.pld_error = e.what();  // PLD's grid limits; RDP stays a valid bound
-  }
-  return p;
-}
 
 void check_accountant_name(std::string_view name, std::string_view what) {
   if (!accountant_registry().find(name)) {
