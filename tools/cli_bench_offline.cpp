@@ -11,7 +11,15 @@
 // Adam. Figures are medians of
 // --repeats timed blocks of --iters steps on one thread (the two kinds interleaved block by block);
 // step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
-// (also printed). tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
+// (also printed). --noise-threads 1 draws the next step's noise on a worker thread while the step
+// runs, as private runs do by default (train.noise_threads): the worker's time is then outside
+// the thread CPU time, and the wall times (dp_step_wall_us against step_wall_us) are the figure
+// to read. step_gflops is the step's matrix arithmetic, 6 B W flops per trained network of W
+// weights (forward, backward errors and weight gradients; the Q-learners' extra forward passes
+// are not counted, so it is a lower bound), over its thread CPU time; gemm_gflops is Eigen's float
+// GEMM on 512 x 512 matrices on this core, the practical peak it is compared with.
+// tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
+#include <Eigen/Core>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,6 +37,7 @@
 #include "engine/limits.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "privacy/secure_release.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_util.hpp"
@@ -45,6 +54,7 @@ struct BenchOfflineOpts {
   int iters = 200;
   int repeats = 7;
   std::string noise = "seeded";
+  int noise_threads = 0;
   bool json = false;
 };
 
@@ -90,6 +100,16 @@ void time_block(int iters, bool warm, Times& t, F&& f) {
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - w0).count() /
       iters);
   t.cpu.push_back((thread_cpu_us() - c0) / iters);
+}
+
+// Eigen's float GEMM of two 512 x 512 matrices, GFLOP/s on this thread (median of 7).
+double gemm_gflops() {
+  constexpr int kN = 512;
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(kN, kN), b = Eigen::MatrixXf::Random(kN, kN);
+  Eigen::MatrixXf c(kN, kN);
+  Times t;
+  for (int r = 0; r < 7; ++r) time_block(3, r == 0, t, [&] { c.noalias() = a * b; });
+  return 2.0 * kN * kN * kN / (median(t.cpu) * 1e3);
 }
 
 std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, bool dp) {
@@ -138,9 +158,8 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   const privacy::SecurePlan plan = privacy::gaussian_release_plan(
       cfg.noise_multiplier * cfg.clip_norm, cfg.clip_norm, values, noise->secure());
   const double sd = plan.scale;
-  const privacy::GaussianRelease release = [&](std::span<double> x, double s) {
-    privacy::add_gaussian_release(x, s, plan.grid, *noise);
-  };
+  privacy::PrefetchedGaussianRelease noised(*noise, values, sd, plan.grid, o.noise_threads);
+  const privacy::GaussianRelease release = [&](std::span<double> x, double) { noised(x); };
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;
   for (int r = 0; r < o.repeats; ++r) {
@@ -149,7 +168,14 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   }
   const double s = median(step.cpu), d = median(dp_step.cpu);
   std::size_t params = 0;
-  for (const auto& t : plain->trained_nets()) params += t.net->size();
+  double weights = 0;
+  for (const auto& t : plain->trained_nets()) {
+    params += t.net->size();
+    for (int l = 0; l < t.net->shape().num_layers(); ++l)
+      weights += static_cast<double>(t.net->shape().out(l)) * t.net->shape().in(l);
+  }
+  const double step_gflops = 6.0 * o.batch * weights / (s * 1e3);
+  const double gemm = gemm_gflops();
   if (o.json) {
     nlohmann::ordered_json j;
     j["algo"] = o.algo;
@@ -167,14 +193,20 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
     j["repeats"] = o.repeats;
     j["iters"] = o.iters;
     j["threads"] = 1;
+    j["noise_threads"] = o.noise_threads;
+    j["step_gflops"] = step_gflops;
+    j["gemm_gflops"] = gemm;
+    j["step_share_of_gemm"] = step_gflops / gemm;
     j["noise"] = noise->name();
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print(
         "{} obs {} actions {} hidden {} batch {}: step {:.1f} us, DP step {:.1f} us ({:.2f}x) "
-        "(thread CPU time; wall {:.1f} and {:.1f} us)\n",
+        "(thread CPU time; wall {:.1f} and {:.1f} us, {:.2f}x, noise threads {}); step {:.1f} "
+        "GFLOP/s, {:.0f}% of the {:.1f} GFLOP/s of a float GEMM\n",
         o.algo, o.obs, o.actions, o.hidden, o.batch, s, d, d / s, median(step.wall),
-        median(dp_step.wall));
+        median(dp_step.wall), median(dp_step.wall) / median(step.wall), o.noise_threads,
+        step_gflops, 100.0 * step_gflops / gemm, gemm);
   }
 }
 
@@ -195,6 +227,9 @@ void add_bench_offline_command(CLI::App& app) {
   cmd->add_option("--repeats", o->repeats, "timed blocks (default 7)")->check(CLI::Range(1, 1000));
   cmd->add_option("--noise", o->noise, "DP noise: seeded (default) or os-entropy (secure)")
       ->check(CLI::IsMember({"seeded", "os-entropy"}));
+  cmd->add_option("--noise-threads", o->noise_threads,
+                  "0 (default): noise drawn at each release; 1: drawn ahead on a worker thread")
+      ->check(CLI::Range(0, 1));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { cmd_bench_offline(*o); });
 }

@@ -45,6 +45,7 @@ struct TrainParams {
   bool checkpoint = true;           // write the final policy into the run directory
   bool until_budget = false;        // private learners: train until the budget is spent
   std::int64_t checkpoint_every = 50000;  // steps between resume checkpoints (0: none)
+  int noise_threads = -1;  // private learners: threads drawing noise ahead (-1: auto)
 
   template <class V>
   void visit(V& v) {
@@ -59,7 +60,12 @@ struct TrainParams {
     v("checkpoint_every", checkpoint_every, Range::closed(0, 1e13),
       "env steps (offline learners: gradient steps) between the checkpoints a killed run resumes "
       "from (0: none)");
+    v("noise_threads", noise_threads, Range::closed(-1, 1),
+      "private learners with DP-SGD: threads drawing the next step's noise while the gradient is "
+      "computed (0 or 1; -1: 1 when the machine has a second core); results do not depend on it");
   }
+  // noise_threads with -1 resolved for this machine
+  int resolved_noise_threads() const;
 };
 
 // What a learner can see before the run directory exists (Algorithm::check).

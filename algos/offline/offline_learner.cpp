@@ -13,6 +13,7 @@
 #include "engine/nn/nn_optim.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
@@ -196,8 +197,15 @@ TrainSteps OfflineLearner::train(TrainContext& ctx) {
     poisson.emplace(users, run_->cfg.sampling_rate(),
                     static_cast<std::size_t>(run_->cfg.contribution));
   }
+  // the noise of the next step is drawn ahead while this step's gradient is computed
+  // (train.noise_threads; the values released do not depend on it)
+  std::optional<privacy::PrefetchedGaussianRelease> noised;
+  if (run_)
+    noised.emplace(*noise, run_->noised_values, run_->noise_sd, run_->noise_grid,
+                   ctx.train().resolved_noise_threads());
   const privacy::GaussianRelease release = [&](std::span<double> x, double sd) {
-    privacy::add_gaussian_release(x, sd, run_->noise_grid, *noise);
+    DPRL_CHECK(sd == run_->noise_sd);
+    (*noised)(x);
   };
   ctx.set_step_column("gradient_step");
   OfflineBatch batch;
@@ -229,7 +237,7 @@ TrainSteps OfflineLearner::train(TrainContext& ctx) {
     io.bounded(entries_at_checkpoint, std::uint64_t{0}, std::uint64_t{1} << 40, "ledger charges");
     io(run_->spent_before);
     io(eval_pending);
-    noise->sync_state(io);
+    noised->sync_state(io);
   };
   if (!run_) {
     ctx.resume(sync);

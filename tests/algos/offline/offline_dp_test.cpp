@@ -27,9 +27,10 @@ std::shared_ptr<dprl::Dataset> users_data(int episodes, int users) {
 }
 
 dprl::algos::TrainContext ctx_for(std::shared_ptr<dprl::Dataset> ds, std::int64_t steps,
-                                  bool until_budget = false) {
+                                  bool until_budget = false, int noise_threads = -1) {
   dprl::algos::TrainParams t;
   t.steps = steps;
+  t.noise_threads = noise_threads;
   t.eval_every = 40;
   t.eval_episodes = 1;
   t.until_budget = until_budget;
@@ -142,6 +143,25 @@ TEST_SUITE("unit") {
     const auto d = nlohmann::json::parse(ra.details_json);
     CHECK(d["num_users"] == 10);
     CHECK(d["steps"] == 60);
+  }
+
+  TEST_CASE("private runs train the same model whether the noise is drawn ahead or not") {
+    // train.noise_threads 0 draws each step's noise at its release, 1 on a worker during the
+    // step before: the seeded stream and so the model are the same (the secure path is tested
+    // in tests/privacy/prefetched_release_test.cpp)
+    auto ds = users_data(20, 10);
+    auto run = [&](int threads) {
+      auto p = private_cql();
+      p.common.batch_size = 2;
+      p.dp.epsilon = 10;
+      dprl::algos::DiscreteCql cql(p);
+      auto ctx = ctx_for(ds, 60, false, threads);
+      cql.train(ctx);
+      return cql.q().buffer();
+    };
+    const auto zero = run(0);
+    CHECK(zero == run(1));
+    CHECK(zero == run(-1));
   }
 }
 
