@@ -14,10 +14,11 @@
 // (also printed). --noise-threads 1 draws the next step's noise on a worker thread while the step
 // runs, as private runs do by default (train.noise_threads): the worker's time is then outside
 // the thread CPU time, and the wall times (dp_step_wall_us against step_wall_us) are the figure
-// to read. step_gflops is the step's matrix arithmetic, 6 B W flops per trained network of W
-// weights (forward, backward errors and weight gradients; the Q-learners' extra forward passes
-// are not counted, so it is a lower bound), over its thread CPU time; gemm_gflops is Eigen's float
-// GEMM on 512 x 512 matrices on this core, the practical peak it is compared with.
+// to read. step_gflops is the step's matrix-product arithmetic (nn::matmul_flops over one step:
+// every forward pass, backward errors and weight gradients) over its thread CPU time, and
+// dp_step_gflops the same for the DP step (whose weight gradients are in double); gemm_gflops is
+// Eigen's float GEMM on 512 x 512 matrices on this core, the practical peak they are compared
+// with.
 // tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
 #include <Eigen/Core>
 #include <fmt/format.h>
@@ -35,6 +36,7 @@
 #include "algos/offline/offline_learner.hpp"
 #include "engine/error.hpp"
 #include "engine/limits.hpp"
+#include "engine/nn/nn_mlp.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/prefetched_release.hpp"
@@ -168,13 +170,16 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   }
   const double s = median(step.cpu), d = median(dp_step.cpu);
   std::size_t params = 0;
-  double weights = 0;
-  for (const auto& t : plain->trained_nets()) {
-    params += t.net->size();
-    for (int l = 0; l < t.net->shape().num_layers(); ++l)
-      weights += static_cast<double>(t.net->shape().out(l)) * t.net->shape().in(l);
-  }
-  const double step_gflops = 6.0 * o.batch * weights / (s * 1e3);
+  for (const auto& t : plain->trained_nets()) params += t.net->size();
+  // the flops of one step of each kind
+  const auto flops_of = [](auto&& f) {
+    const std::uint64_t f0 = nn::matmul_flops();
+    f();
+    return static_cast<double>(nn::matmul_flops() - f0);
+  };
+  const double step_flops = flops_of([&] { plain->step(b); });
+  const double dp_flops = flops_of([&] { priv->dp_step(b, cfg, sd, release); });
+  const double step_gflops = step_flops / (s * 1e3), dp_gflops = dp_flops / (d * 1e3);
   const double gemm = gemm_gflops();
   if (o.json) {
     nlohmann::ordered_json j;
@@ -195,6 +200,7 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
     j["threads"] = 1;
     j["noise_threads"] = o.noise_threads;
     j["step_gflops"] = step_gflops;
+    j["dp_step_gflops"] = dp_gflops;
     j["gemm_gflops"] = gemm;
     j["step_share_of_gemm"] = step_gflops / gemm;
     j["noise"] = noise->name();

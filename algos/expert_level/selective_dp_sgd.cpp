@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/core/private_noise.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "engine/data/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
@@ -156,6 +157,9 @@ struct SelectiveRun {
   std::optional<PoissonUserSampler> poisson;
   const bool secure;
   std::unique_ptr<privacy::NoiseSource> noise, sampling;
+  // the next step's noise drawn ahead (train.noise_threads); not with an audit tap, which may
+  // change a release's noise
+  std::unique_ptr<privacy::PrefetchedGaussianRelease> prefetched;
   std::size_t noised = 0;
   double noise_sd = 0, noise_grid = 0;
   privacy::GaussianRelease release;
@@ -218,8 +222,15 @@ void SelectiveRun::setup_noise() {
     const privacy::SecurePlan plan = privacy::user_dp_release_plan(cfg, noised, secure);
     noise_sd = plan.scale;
     noise_grid = plan.grid;
+    if (!(audit && audit->tap))
+      prefetched = std::make_unique<privacy::PrefetchedGaussianRelease>(
+          *noise, noised, noise_sd, noise_grid, ctx.train().resolved_noise_threads());
   }
   release = [this](std::span<double> x, double sd) {
+    if (prefetched) {
+      DPRL_CHECK(sd == noise_sd);
+      return (*prefetched)(x);
+    }
     privacy::ReleaseTap* tap = audit ? audit->tap : nullptr;
     if (!tap) return privacy::add_gaussian_release(x, sd, noise_grid, *noise);
     const privacy::ReleaseTap::Release r{0, 0, ++releases, sd, p.clip_norm};
@@ -307,7 +318,10 @@ void SelectiveRun::sync(StateIo& io, bool& eval_pending) {
   io(noised_run);
   if (noised_run != (noise != nullptr))
     throw DataError("checkpoint: section 'selective' is of a run with other noise");
-  if (noise) noise->sync_state(io);
+  if (prefetched)
+    prefetched->sync_state(io);
+  else if (noise)
+    noise->sync_state(io);
   std::uint64_t n = ledger ? ledger->entries().size() : 0;
   io.bounded(n, std::uint64_t{0}, ledger ? std::uint64_t{1} << 20 : 0, "ledger charges");
   // a run without DP-SGD steps (p = 0, or no budget for them) has no ledger

@@ -127,6 +127,18 @@ void init_orthogonal(const MlpShape& s, float* params, Rng& rng, double hidden_g
   }
 }
 
+std::uint64_t& matmul_flops() {
+  thread_local std::uint64_t flops = 0;
+  return flops;
+}
+
+namespace {
+void count_flops(const MlpShape& s, int l, int batch) {
+  matmul_flops() += 2 * static_cast<std::uint64_t>(s.out(l)) * static_cast<std::uint64_t>(s.in(l)) *
+                    static_cast<std::uint64_t>(batch);
+}
+}  // namespace
+
 const Mat& forward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& x,
                    MlpCache& c) {
   const int L = s.num_layers();
@@ -144,6 +156,7 @@ const Mat& forward(const MlpShape& s, const float* params, const Eigen::Ref<cons
     for_col_chunks(c.batch, [&](Eigen::Index c0, Eigen::Index w) {
       z.middleCols(c0, w).noalias() = s.weight(params, l) * c.a[l].middleCols(c0, w);
     });
+    count_flops(s, l, c.batch);
     z.colwise() += s.bias(params, l);
     apply_act(act, z, c.a[l + 1]);
   }
@@ -190,6 +203,7 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
       c.delta[l - 1].middleCols(c0, w).noalias() =
           s.weight(params, l).transpose() * c.delta[l].middleCols(c0, w);
     });
+    count_flops(s, l, c.batch);
     mul_act_grad(s.act(l - 1), c.z[l - 1], c.a[l], c.delta[l - 1]);
   }
   if (want_input_grad) {
@@ -198,6 +212,7 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
       c.din.middleCols(c0, w).noalias() =
           s.weight(params, 0).transpose() * c.delta[0].middleCols(c0, w);
     });
+    count_flops(s, 0, c.batch);
   }
 }
 
@@ -205,6 +220,7 @@ void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float
                      float* grad) {
   thread_local Mat scaled;
   for (int l = 0; l < s.num_layers(); ++l) {
+    count_flops(s, l, c.batch);
     auto gw = s.weight(grad, l);
     auto gb = s.bias(grad, l);
     if (weights.empty()) {
@@ -252,6 +268,7 @@ void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const d
       gw.noalias() += scaled.middleCols(c0, n) * act.middleCols(c0, n).transpose();
     }
     gb = scaled.rowwise().sum();
+    count_flops(s, l, c.batch);
   }
   DPRL_CHECK(pos == out.size());
 }

@@ -27,6 +27,7 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -95,6 +96,11 @@ void init_kaiming_uniform(const MlpShape& s, float* params, Rng& rng);
 // Orthogonal weights scaled by hidden_gain (output_gain for the last layer), zero biases.
 void init_orthogonal(const MlpShape& s, float* params, Rng& rng, double hidden_gain,
                      double output_gain);
+
+// Matrix-product flops (2 m n k per product) of forward, backward_errors, accumulate_grad and
+// accumulate_grad_f64 on this thread since it started: a counter for benchmarks (dprl bench
+// offline reports a step's GFLOP/s from it).
+std::uint64_t& matmul_flops();
 
 // Forward of x (in x B) into cache; returns the output (out x B), a view valid until the next call.
 const Mat& forward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& x,
