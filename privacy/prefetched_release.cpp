@@ -14,8 +14,8 @@ namespace dprl::privacy {
 int default_noise_threads() { return std::thread::hardware_concurrency() > 1 ? 1 : 0; }
 
 PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd,
-                                                     double grid, int threads)
-    : noise_(noise), n_(n), sd_(sd), grid_(grid), threads_(threads) {
+                                                     double grid, HelperThread* helper)
+    : noise_(noise), n_(n), sd_(sd), grid_(grid), helper_(helper) {
   if (n == 0) throw ParamError("prefetched Gaussian release: no values to release");
   if (!(sd > 0.0) || !std::isfinite(sd))
     throw ParamError(fmt::format(
@@ -25,24 +25,39 @@ PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::si
         "prefetched Gaussian release: grid {} does not fit a {} source (a secure source needs "
         "the plan's grid > 0, another grid 0)",
         grid, noise.secure() ? "secure" : "non-secure"));
+  ready_.resize(n);
+  if (helper_) {
+    ahead_.resize(n);
+    start_ahead();
+  }
+}
+
+namespace {
+std::unique_ptr<HelperThread> helper_for(int threads) {
   if (threads != 0 && threads != 1)
     throw ParamError(fmt::format("noise threads = {} must be 0 or 1", threads));
-  ready_.resize(n);
-  if (threads_ == 1) {
+  return threads == 1 ? std::make_unique<HelperThread>() : nullptr;
+}
+}  // namespace
+
+PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd,
+                                                     double grid, int threads)
+    : PrefetchedGaussianRelease(noise, n, sd, grid, static_cast<HelperThread*>(nullptr)) {
+  own_ = helper_for(threads);
+  helper_ = own_.get();
+  if (helper_) {
     ahead_.resize(n);
-    worker_ = std::thread([this] { worker_loop(); });
     start_ahead();
   }
 }
 
 PrefetchedGaussianRelease::~PrefetchedGaussianRelease() {
-  if (!worker_.joinable()) return;
-  {
-    const std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+  // the draw ahead refers to this object: let it finish (it catches its own errors)
+  if (!helper_) return;
+  try {
+    helper_->wait();
+  } catch (...) {
   }
-  cv_.notify_all();
-  worker_.join();
 }
 
 void PrefetchedGaussianRelease::draw_into(std::vector<double>& buf) {
@@ -51,41 +66,22 @@ void PrefetchedGaussianRelease::draw_into(std::vector<double>& buf) {
   add_gaussian_release(buf, sd_, grid_, noise_);
 }
 
-void PrefetchedGaussianRelease::worker_loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [this] { return job_ || stop_; });
-    if (stop_) return;
-    lock.unlock();
-    std::exception_ptr err;
-    try {
-      draw_into(ahead_);
-    } catch (...) {
-      err = std::current_exception();
-    }
-    lock.lock();
-    error_ = err;
-    job_ = false;
-    cv_.notify_all();
-  }
-}
-
 void PrefetchedGaussianRelease::start_ahead() {
-  // the worker is idle: the source's position now is the one before ahead_'s noise
+  // the helper has no draw of ours running: the source's position now is the one before
+  // ahead_'s noise
   StateIo save;
   noise_.sync_state(save);
   position_ = save.take();
-  {
-    const std::lock_guard<std::mutex> lock(mu_);
-    job_ = true;
-  }
-  cv_.notify_all();
+  helper_->post([this] {
+    try {
+      draw_into(ahead_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  });
 }
 
-void PrefetchedGaussianRelease::wait_ahead() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !job_; });
-}
+void PrefetchedGaussianRelease::wait_ahead() { helper_->wait(); }
 
 void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   if (values.size() != n_)
@@ -94,7 +90,7 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   if (grid_ > 0.0)
     for (double v : values)
       if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
-  if (threads_ == 1) {
+  if (helper_) {
     wait_ahead();
     if (error_) {
       const std::exception_ptr err = error_;
@@ -124,7 +120,7 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
 }
 
 void PrefetchedGaussianRelease::sync_state(StateIo& io) {
-  if (threads_ == 0) return noise_.sync_state(io);
+  if (!helper_) return noise_.sync_state(io);
   if (!io.loading()) {
     io.raw(position_.data(), position_.size());
     return;

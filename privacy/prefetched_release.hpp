@@ -22,15 +22,14 @@
 // ahead.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <exception>
-#include <mutex>
+#include <memory>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "engine/thread_pool.hpp"
 #include "privacy/noise_source.hpp"
 
 namespace dprl {
@@ -49,6 +48,10 @@ class PrefetchedGaussianRelease {
   // otherwise, and for n = 0, sd <= 0 or a grid that does not match the source).
   PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid,
                             int threads);
+  // The same drawing ahead on the caller's helper (none: at each release), which may run other
+  // jobs between two releases (the learners' split double product); it must outlive this object.
+  PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid,
+                            HelperThread* helper);
   ~PrefetchedGaussianRelease();
   PrefetchedGaussianRelease(const PrefetchedGaussianRelease&) = delete;
   PrefetchedGaussianRelease& operator=(const PrefetchedGaussianRelease&) = delete;
@@ -61,27 +64,21 @@ class PrefetchedGaussianRelease {
   void sync_state(StateIo& io);
 
   std::size_t size() const { return n_; }
-  int threads() const { return threads_; }
+  int threads() const { return helper_ ? 1 : 0; }
 
  private:
   void draw_into(std::vector<double>& buf);  // zeros, then the release's noise
-  void start_ahead();                        // snapshot the position, start the next draw
-  void wait_ahead();                         // until the worker's draw is done
-  void worker_loop();
+  void start_ahead();                        // snapshot the position, post the next draw
+  void wait_ahead();                         // until the helper's jobs are done
 
   NoiseSource& noise_;
   std::size_t n_;
   double sd_, grid_;
-  int threads_;
-  std::vector<double> ready_, ahead_;  // this release's noise; the next one's (the worker's)
-  bool have_ready_ = false;            // ready_ holds undrawn-upon noise
+  std::unique_ptr<HelperThread> own_;  // the helper made for `threads = 1`
+  HelperThread* helper_ = nullptr;
+  std::vector<double> ready_, ahead_;  // this release's noise; the next one's (the helper's)
   std::string position_;               // sync_state bytes of the source before ahead_'s draw
-  // the worker: one job at a time (draw ahead_), handed over under mu_
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool job_ = false, busy_ = false, stop_ = false;
-  std::exception_ptr error_;
-  std::thread worker_;
+  std::exception_ptr error_;           // of the last draw ahead (set on the helper)
 };
 
 }  // namespace dprl::privacy

@@ -88,7 +88,8 @@ SecurePlan user_dp_release_plan(const UserDpSgdConfig& cfg, std::size_t noised_v
 }
 
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
-                                 int users, double noise_sd, const GaussianRelease& release) {
+                                 int users, double noise_sd, const GaussianRelease& release,
+                                 HelperThread* helper) {
   const int k = cfg.contribution;
   const double C = cfg.clip_norm;
   const double R = cfg.cancellation_ratio();
@@ -152,7 +153,7 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
     const std::size_t n = net_values(g);
     const std::span<double> block(x.data() + pos, n);
     if (users > 0)
-      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block);
+      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block, helper);
     else
       std::fill(block.begin(), block.end(), 0.0);
     pos += n;

@@ -80,6 +80,10 @@
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_release.hpp"
 
+namespace dprl {
+class HelperThread;
+}
+
 namespace dprl::privacy {
 
 struct UserDpSgdConfig {
@@ -140,8 +144,11 @@ using GaussianRelease = std::function<void(std::span<double> x, double sd)>;
 // gradient too large for float) gets the clip factor 0 and contributes exactly zero: the run never
 // stops or changes its output because of one user's data, and the count is only in the returned
 // stats.
+// A helper (optional) shares the double products of large layers (nn::accumulate_grad_f64; the
+// values do not depend on it).
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
-                                 int users, double noise_sd, const GaussianRelease& release);
+                                 int users, double noise_sd, const GaussianRelease& release,
+                                 HelperThread* helper = nullptr);
 // The same with noise.add_gaussian and noise_sd = z C' (z sensitivity()).
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, NoiseSource& noise);

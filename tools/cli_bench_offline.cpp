@@ -11,10 +11,10 @@
 // Adam. Figures are medians of
 // --repeats timed blocks of --iters steps on one thread (the two kinds interleaved block by block);
 // step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
-// (also printed). --noise-threads 1 draws the next step's noise on a worker thread while the step
-// runs, as private runs do by default (train.noise_threads): the worker's time is then outside
-// the thread CPU time, and the wall times (dp_step_wall_us against step_wall_us) are the figure
-// to read. step_gflops is the step's matrix-product arithmetic (nn::matmul_flops over one step:
+// (also printed). --noise-threads 1 gives the DP step a helper thread, as private runs have by
+// default (train.noise_threads): it draws the next step's noise while the step runs and computes
+// half of each large layer's double product; its time is then outside the thread CPU time, and
+// the wall times (dp_step_wall_us against step_wall_us) are the figure to read. step_gflops is the step's matrix-product arithmetic (nn::matmul_flops over one step:
 // every forward pass, backward errors and weight gradients) over its thread CPU time, and
 // dp_step_gflops the same for the DP step (whose weight gradients are in double); gemm_gflops is
 // Eigen's float GEMM on 512 x 512 matrices on this core, the practical peak they are compared
@@ -160,13 +160,16 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   const privacy::SecurePlan plan = privacy::gaussian_release_plan(
       cfg.noise_multiplier * cfg.clip_norm, cfg.clip_norm, values, noise->secure());
   const double sd = plan.scale;
-  privacy::PrefetchedGaussianRelease noised(*noise, values, sd, plan.grid, o.noise_threads);
+  std::unique_ptr<HelperThread> helper;
+  if (o.noise_threads == 1) helper = std::make_unique<HelperThread>();
+  privacy::PrefetchedGaussianRelease noised(*noise, values, sd, plan.grid, helper.get());
   const privacy::GaussianRelease release = [&](std::span<double> x, double) { noised(x); };
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;
   for (int r = 0; r < o.repeats; ++r) {
     time_block(o.iters, r == 0, step, [&] { plain->step(b); });
-    time_block(o.iters, r == 0, dp_step, [&] { priv->dp_step(b, cfg, sd, release); });
+    time_block(o.iters, r == 0, dp_step,
+               [&] { priv->dp_step(b, cfg, sd, release, helper.get()); });
   }
   const double s = median(step.cpu), d = median(dp_step.cpu);
   std::size_t params = 0;
@@ -178,7 +181,7 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
     return static_cast<double>(nn::matmul_flops() - f0);
   };
   const double step_flops = flops_of([&] { plain->step(b); });
-  const double dp_flops = flops_of([&] { priv->dp_step(b, cfg, sd, release); });
+  const double dp_flops = flops_of([&] { priv->dp_step(b, cfg, sd, release, helper.get()); });
   const double step_gflops = step_flops / (s * 1e3), dp_gflops = dp_flops / (d * 1e3);
   const double gemm = gemm_gflops();
   if (o.json) {

@@ -6,11 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "algos/core/private_noise.hpp"
-#include "privacy/prefetched_release.hpp"
 #include "engine/data/dataset_sampler.hpp"
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/state_io.hpp"
+#include "engine/thread_pool.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/release_tap.hpp"
@@ -159,6 +160,7 @@ struct SelectiveRun {
   std::unique_ptr<privacy::NoiseSource> noise, sampling;
   // the next step's noise drawn ahead (train.noise_threads); not with an audit tap, which may
   // change a release's noise
+  std::unique_ptr<HelperThread> helper;  // draws ahead and shares the double products
   std::unique_ptr<privacy::PrefetchedGaussianRelease> prefetched;
   std::size_t noised = 0;
   double noise_sd = 0, noise_grid = 0;
@@ -222,9 +224,10 @@ void SelectiveRun::setup_noise() {
     const privacy::SecurePlan plan = privacy::user_dp_release_plan(cfg, noised, secure);
     noise_sd = plan.scale;
     noise_grid = plan.grid;
+    if (ctx.train().resolved_noise_threads() == 1) helper = std::make_unique<HelperThread>();
     if (!(audit && audit->tap))
-      prefetched = std::make_unique<privacy::PrefetchedGaussianRelease>(
-          *noise, noised, noise_sd, noise_grid, ctx.train().resolved_noise_threads());
+      prefetched = std::make_unique<privacy::PrefetchedGaussianRelease>(*noise, noised, noise_sd,
+                                                                        noise_grid, helper.get());
   }
   release = [this](std::span<double> x, double sd) {
     if (prefetched) {
@@ -290,7 +293,7 @@ void SelectiveRun::iterate(std::int64_t it, bool noisy) {
     } else {
       batch.n = batch.users = 0;
     }
-    learner.dp_step(batch, run_cfg, noise_sd, release);
+    learner.dp_step(batch, run_cfg, noise_sd, release, helper.get());
     ++r.noisy_steps;
   } else if (stable) {
     Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));

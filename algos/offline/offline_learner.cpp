@@ -13,6 +13,7 @@
 #include "engine/nn/nn_optim.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "engine/thread_pool.hpp"
 #include "privacy/prefetched_release.hpp"
 #include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
@@ -94,7 +95,8 @@ void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConf
 }
 
 void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
-                             double noise_sd, const privacy::GaussianRelease& release) {
+                             double noise_sd, const privacy::GaussianRelease& release,
+                             HelperThread* helper) {
   DPRL_CHECK(!opt_.empty() && b.n == b.users * cfg.contribution);
   if (b.n > 0) compute_errors(b, 1.0f);
   const auto nets = trained();
@@ -102,7 +104,7 @@ void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConf
   dp_nets.clear();
   for (std::size_t i = 0; i < nets.size(); ++i)
     dp_nets.push_back({&nets[i].net->shape(), nets[i].cache, grad_[i].data()});
-  privacy::user_dp_gradient(cfg, dp_nets, b.users, noise_sd, release);
+  privacy::user_dp_gradient(cfg, dp_nets, b.users, noise_sd, release, helper);
   apply(nets);
 }
 
@@ -199,10 +201,12 @@ TrainSteps OfflineLearner::train(TrainContext& ctx) {
   }
   // the noise of the next step is drawn ahead while this step's gradient is computed
   // (train.noise_threads; the values released do not depend on it)
+  // and a helper thread (train.noise_threads = 1) also shares the step's double products
+  std::unique_ptr<HelperThread> helper;
+  if (run_ && ctx.train().resolved_noise_threads() == 1) helper = std::make_unique<HelperThread>();
   std::optional<privacy::PrefetchedGaussianRelease> noised;
   if (run_)
-    noised.emplace(*noise, run_->noised_values, run_->noise_sd, run_->noise_grid,
-                   ctx.train().resolved_noise_threads());
+    noised.emplace(*noise, run_->noised_values, run_->noise_sd, run_->noise_grid, helper.get());
   const privacy::GaussianRelease release = [&](std::span<double> x, double sd) {
     DPRL_CHECK(sd == run_->noise_sd);
     (*noised)(x);
@@ -263,7 +267,7 @@ TrainSteps OfflineLearner::train(TrainContext& ctx) {
                 : derive_seed(ctx.seed(), Domain::kMinibatch, 1, static_cast<std::uint64_t>(step)));
       poisson->sample(r, user_batch);
       gather.gather(user_batch.transitions, batch, static_cast<int>(user_batch.num_users()));
-      dp_step(batch, run_->cfg, run_->noise_sd, release);
+      dp_step(batch, run_->cfg, run_->noise_sd, release, helper.get());
     } else {
       Rng r(derive_seed(ctx.seed(), Domain::kMinibatch, 0, static_cast<std::uint64_t>(step)));
       sample_uniform(ds, static_cast<std::size_t>(common_.batch_size), r, picked);

@@ -162,9 +162,10 @@ class OfflineLearner : public Algorithm {
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
                privacy::NoiseSource& noise);
   // The same with a given release rule and noise std on the sum (train() uses
-  // privacy/secure_release.hpp's add_gaussian_release).
+  // privacy/prefetched_release.hpp), and optionally a helper thread that shares the step's double
+  // products (the values do not depend on it).
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg, double noise_sd,
-               const privacy::GaussianRelease& release);
+               const privacy::GaussianRelease& release, HelperThread* helper = nullptr);
   std::int64_t steps_taken() const { return steps_; }
   // Saves or loads the networks, the optimiser state and the step count (the checkpoints of a
   // loop that drives step() and dp_step() itself: algos/expert_level/selective_dp_sgd.cpp).
