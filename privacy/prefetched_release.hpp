@@ -38,7 +38,8 @@ class StateIo;
 
 namespace dprl::privacy {
 
-// Noise threads to use when a run asks for `auto` (-1): 1 when the machine has a second core.
+// Noise threads to use when a run asks for `auto` (-1): 1 when the process may run on a second
+// CPU (its affinity mask; `taskset -c 0` makes it 0).
 int default_noise_threads();
 
 class PrefetchedGaussianRelease {
