@@ -25,6 +25,25 @@ namespace {
 
 constexpr std::uint32_t rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
+// One double round (RFC 8439, 2.3): the four column quarter-rounds, then the four diagonal ones,
+// each QR(a, b, c, d) on state words a, b, c, d (a macro, so the AVX-512 kernel's rotation counts
+// stay compile-time constants inside its target-specific function).
+#define DPRL_CHACHA_DOUBLE_ROUND(QR) \
+  QR(0, 4, 8, 12)                    \
+  QR(1, 5, 9, 13)                    \
+  QR(2, 6, 10, 14)                   \
+  QR(3, 7, 11, 15)                   \
+  QR(0, 5, 10, 15)                   \
+  QR(1, 6, 11, 12)                   \
+  QR(2, 7, 8, 13)                    \
+  QR(3, 4, 9, 14)
+
+// The sixteen input words of a block with a zero counter and nonce: the constants, then the key.
+std::array<std::uint32_t, 16> chacha_key_words(const std::array<std::uint32_t, 8>& key) {
+  return {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
+          key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+}
+
 inline void quarter(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::uint32_t& d) {
   a += b;
   d ^= a;
@@ -67,14 +86,9 @@ void chacha20_block(const std::array<std::uint32_t, 8>& key, std::uint32_t count
   std::array<std::uint32_t, 16> x = in;
   for (int round = 0; round < 10; ++round) {
     // a column round, then a diagonal round
-    quarter(x[0], x[4], x[8], x[12]);
-    quarter(x[1], x[5], x[9], x[13]);
-    quarter(x[2], x[6], x[10], x[14]);
-    quarter(x[3], x[7], x[11], x[15]);
-    quarter(x[0], x[5], x[10], x[15]);
-    quarter(x[1], x[6], x[11], x[12]);
-    quarter(x[2], x[7], x[8], x[13]);
-    quarter(x[3], x[4], x[9], x[14]);
+#define DPRL_CHACHA_QR1(a, b, c, d) quarter(x[a], x[b], x[c], x[d]);
+    DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR1)
+#undef DPRL_CHACHA_QR1
   }
   for (int i = 0; i < 16; ++i) out[i] = x[i] + in[i];
 }
@@ -96,9 +110,7 @@ template <int kLanes>
 void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
                     std::uint32_t* out) {
   std::uint32_t in[16][kLanes], x[16][kLanes];
-  const std::uint32_t words[16] = {
-      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
-      key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+  const std::array<std::uint32_t, 16> words = chacha_key_words(key);
   for (int w = 0; w < 16; ++w)
     for (int l = 0; l < kLanes; ++l) in[w][l] = words[w];
   for (int l = 0; l < kLanes; ++l) in[12][l] = base + static_cast<std::uint32_t>(l);
@@ -116,14 +128,7 @@ void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
     x[c][l] += x[d][l];                    \
     x[b][l] = rotl(x[b][l] ^ x[c][l], 7);  \
   }
-    DPRL_CHACHA_QR(0, 4, 8, 12)
-    DPRL_CHACHA_QR(1, 5, 9, 13)
-    DPRL_CHACHA_QR(2, 6, 10, 14)
-    DPRL_CHACHA_QR(3, 7, 11, 15)
-    DPRL_CHACHA_QR(0, 5, 10, 15)
-    DPRL_CHACHA_QR(1, 6, 11, 12)
-    DPRL_CHACHA_QR(2, 7, 8, 13)
-    DPRL_CHACHA_QR(3, 4, 9, 14)
+    DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR)
 #undef DPRL_CHACHA_QR
   }
   for (int l = 0; l < kLanes; ++l)
@@ -148,9 +153,7 @@ inline __m256i rotl_v(__m256i x, int n) {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 __attribute__((target("avx512f"))) void chacha20_avx512_word_major(
     const std::array<std::uint32_t, 8>& key, std::uint32_t base, std::uint32_t* out) {
-  const std::uint32_t words[16] = {
-      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
-      key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+  const std::array<std::uint32_t, 16> words = chacha_key_words(key);
   __m512i in[16], x[16];
   for (int w = 0; w < 16; ++w) in[w] = _mm512_set1_epi32(static_cast<int>(words[w]));
   in[12] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base)),
@@ -166,14 +169,7 @@ __attribute__((target("avx512f"))) void chacha20_avx512_word_major(
   x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
   x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 7);
   for (int round = 0; round < 10; ++round) {
-    DPRL_CHACHA_QR512(0, 4, 8, 12)
-    DPRL_CHACHA_QR512(1, 5, 9, 13)
-    DPRL_CHACHA_QR512(2, 6, 10, 14)
-    DPRL_CHACHA_QR512(3, 7, 11, 15)
-    DPRL_CHACHA_QR512(0, 5, 10, 15)
-    DPRL_CHACHA_QR512(1, 6, 11, 12)
-    DPRL_CHACHA_QR512(2, 7, 8, 13)
-    DPRL_CHACHA_QR512(3, 4, 9, 14)
+    DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR512)
   }
 #undef DPRL_CHACHA_QR512
   for (int w = 0; w < 16; ++w)
@@ -190,9 +186,7 @@ void chacha20_avx2_word_major(const std::array<std::uint32_t, 8>& key, std::uint
                                          0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
   const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0,
                                         1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
-  const std::uint32_t words[16] = {
-      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
-      key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+  const std::array<std::uint32_t, 16> words = chacha_key_words(key);
   __m256i in[16], x[16];
   for (int w = 0; w < 16; ++w) in[w] = _mm256_set1_epi32(static_cast<int>(words[w]));
   in[12] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)),
@@ -209,14 +203,9 @@ void chacha20_avx2_word_major(const std::array<std::uint32_t, 8>& key, std::uint
     x[b] = rotl_v(_mm256_xor_si256(x[b], x[c]), 7);
   };
   for (int round = 0; round < 10; ++round) {
-    qr(0, 4, 8, 12);
-    qr(1, 5, 9, 13);
-    qr(2, 6, 10, 14);
-    qr(3, 7, 11, 15);
-    qr(0, 5, 10, 15);
-    qr(1, 6, 11, 12);
-    qr(2, 7, 8, 13);
-    qr(3, 4, 9, 14);
+#define DPRL_CHACHA_QR256(a, b, c, d) qr(a, b, c, d);
+    DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR256)
+#undef DPRL_CHACHA_QR256
   }
   for (int w = 0; w < 16; ++w)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * w), _mm256_add_epi32(x[w], in[w]));
@@ -275,5 +264,7 @@ void Chacha20Rng::refill() {
   std::memset(buf_, 0, sizeof(key_));
   pos_ = 4;  // 64-bit words 0..3 of buf_ held the new key
 }
+
+#undef DPRL_CHACHA_DOUBLE_ROUND
 
 }  // namespace dprl::privacy
