@@ -8,12 +8,12 @@
 
 namespace dprl {
 
-StepResult Env::step(std::int64_t, std::span<float>) {
+StepResult Env::do_step(std::int64_t, std::span<float>) {
   throw InvalidAction(fmt::format("{}: action space is {}; a discrete action was given", spec().id,
                                   spec().action.describe()));
 }
 
-StepResult Env::step(std::span<const double>, std::span<float>) {
+StepResult Env::do_step(std::span<const double>, std::span<float>) {
   throw InvalidAction(fmt::format("{}: action space is {}; a continuous action was given",
                                   spec().id, spec().action.describe()));
 }
@@ -35,7 +35,19 @@ void Env::restore(std::string_view bytes) {
   io.expect_end();
 }
 
-void Env::sync_state(StateIo&) {
+void Env::sync_state(StateIo& io) {
+  do_sync_state(io);
+  io.bounded(elapsed_, 0, spec_.max_episode_steps, "elapsed steps");
+}
+
+void Env::throw_bad_obs_size(std::size_t given) const {
+  throw Error(fmt::format("{}: the observation buffer holds {} floats; the observation space {} "
+                          "needs {}",
+                          spec_.id, given, spec_.observation.describe(),
+                          spec_.observation.dim()));
+}
+
+void Env::do_sync_state(StateIo&) {
   throw Error(
       fmt::format("env '{}' cannot be snapshotted mid-episode, so runs on it write no "
                   "checkpoints",

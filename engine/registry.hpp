@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "engine/params.hpp"
@@ -30,6 +32,7 @@ class Registry {
     std::string reference;  // what it matches (source file, paper section)
     std::function<std::unique_ptr<T>(const ParamMap&)> make;
     std::function<std::vector<ParamInfo>()> describe;
+    std::type_index type = typeid(void);  // the concrete class make_entry registered
   };
   struct Alias {
     std::string name;
@@ -112,6 +115,7 @@ typename Registry<Base>::Entry make_entry(std::string name, std::string summary,
     return std::make_unique<E>(read_params<typename E::Params>(m, name));
   };
   e.describe = [] { return describe_params<typename E::Params>(); };
+  e.type = typeid(E);
   return e;
 }
 

@@ -97,7 +97,7 @@ static nlohmann::ordered_json privacy_report_json(const PrivacyReport& r) {
   p["delta"] = r.delta;
   if (r.sampler_delta > 0) p["sampler_delta"] = r.sampler_delta;
   p["accountant"] = r.accountant;
-  p["neighbouring"] = r.neighbouring;
+  p["neighbouring"] = r.neighbouring ? std::string(neighbouring_name(*r.neighbouring)) : "";
   p["unit"] = r.unit;
   p["sensitivity"] = r.sensitivity;
   p["covers"] = r.covers;
@@ -118,6 +118,7 @@ std::string summary_json(const RunSummary& s) {
   j["algo"] = s.algo;
   j["seed"] = s.seed;
   j["env_steps"] = s.env_steps;
+  j["gradient_steps"] = s.gradient_steps;
   j["episodes"] = s.episodes;
   j["final_eval"] = {{"return_mean", number_or_null(s.final_eval.return_mean)},
                      {"return_std", number_or_null(s.final_eval.return_std)},

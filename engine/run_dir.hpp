@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/config.hpp"
+#include "engine/neighbouring.hpp"
 #include "engine/state_io.hpp"
 
 namespace dprl {
@@ -57,7 +58,9 @@ struct PrivacyReport {
   // Gaussian (privacy/secure_release.hpp, sampler_delta; included in delta, written only when > 0)
   double sampler_delta = 0;
   std::string accountant;    // "rdp", "pld", "best", "basic", ...
-  std::string neighbouring;  // "add-remove" or "replace"
+  // written "add-remove" or "replace" (engine/neighbouring.hpp); "" when unset (a record read
+  // back from a summary without it)
+  std::optional<NeighbouringRelation> neighbouring;
   std::string unit;  // one individual: sample, transition, trajectory, episode, expert, query
   std::string sensitivity;          // e.g. "L2 2C per released vector"
   std::vector<std::string> covers;  // files and figures the guarantee covers
@@ -75,6 +78,7 @@ struct RunSummary {
   std::string algo;
   std::uint64_t seed = 0;
   std::int64_t env_steps = 0;
+  std::int64_t gradient_steps = 0;  // updates of the learned parameters (algos::TrainSteps)
   std::int64_t episodes = 0;
   double wall_time_s = 0;  // written to timing.json, never to summary.json
   EvalStats final_eval;

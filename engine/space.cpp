@@ -6,6 +6,7 @@
 
 #include "engine/error.hpp"
 #include "engine/params.hpp"
+#include "engine/rng.hpp"
 
 namespace dprl {
 
@@ -51,6 +52,37 @@ bool Space::contains(std::span<const double> x) const {
     if (std::isnan(x[i]) || x[i] < low[i] || x[i] > high[i]) return false;
   }
   return true;
+}
+
+std::int64_t Space::sample_index(Rng& rng) const {
+  DPRL_CHECK(is_discrete());
+  return static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n)));
+}
+
+void Space::sample(Rng& rng, std::span<double> out) const {
+  DPRL_CHECK(out.size() == dim());
+  if (is_discrete()) {
+    out[0] = static_cast<double>(sample_index(rng));
+    return;
+  }
+  for (std::size_t i = 0; i < low.size(); ++i) {
+    const bool has_low = std::isfinite(low[i]), has_high = std::isfinite(high[i]);
+    if (has_low && has_high) {
+      out[i] = rng.uniform(low[i], high[i]);
+    } else if (has_low) {
+      out[i] = low[i] - std::log(rng.uniform_open());
+    } else if (has_high) {
+      out[i] = high[i] + std::log(rng.uniform_open());
+    } else {
+      out[i] = rng.normal();
+    }
+  }
+}
+
+std::vector<double> Space::sample(Rng& rng) const {
+  std::vector<double> out(dim());
+  sample(rng, out);
+  return out;
 }
 
 std::string Space::describe() const {

@@ -1,4 +1,10 @@
 // Observation and action spaces (Gymnasium's Discrete and Box) and the env specification.
+//
+// sample(rng) draws an element the way Gymnasium 1.x's Space.sample does (gymnasium/spaces/box.py,
+// discrete.py): Discrete(n) uniform over {0..n-1}; each Box component independently, by its
+// bounds: [low, high) uniform when both are finite, low + Exp(1) when only low is, high - Exp(1)
+// when only high is, N(0, 1) when neither is. The draws come from the Rng given (engine/rng.hpp),
+// so a seeded Rng gives the same elements on every platform.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +13,8 @@
 #include <vector>
 
 namespace dprl {
+
+class Rng;
 
 struct Space {
   enum class Kind { kDiscrete, kBox };
@@ -29,6 +37,13 @@ struct Space {
   bool contains(std::span<const double> x) const;
   bool contains(std::int64_t a) const { return is_discrete() && a >= 0 && a < n; }
   std::string describe() const;  // "Discrete(2)", "Box(-inf..inf, (4,))"
+
+  // A random element (see above): dim() values (Discrete: the index as a double).
+  std::vector<double> sample(Rng& rng) const;
+  // The same into out, which must hold dim() values (no allocation).
+  void sample(Rng& rng, std::span<double> out) const;
+  // A random index of a Discrete space (DPRL_CHECK: the space is Discrete).
+  std::int64_t sample_index(Rng& rng) const;
 };
 
 struct EnvSpec {

@@ -126,7 +126,9 @@ class StateIo {
 
 // 2: structs are saved field by field (version 1 copied EvalStats and EpisodeRecord whole, with
 // their padding bytes uninitialised, so two runs' checkpoints could differ)
-inline constexpr std::uint32_t kCheckpointVersion = 2;
+// 3: an env's step counter follows its own state (Env::sync_state), and learners save the
+// gradient steps they have taken
+inline constexpr std::uint32_t kCheckpointVersion = 3;
 
 // The file bytes for a payload, and back (DataError naming what on any mismatch).
 std::string encode_checkpoint(std::string_view payload);

@@ -150,4 +150,65 @@ void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_
   if (job.error) std::rethrow_exception(job.error);
 }
 
+HelperThread::HelperThread() : thread_([this] { loop(); }) {}
+
+HelperThread::~HelperThread() {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void HelperThread::post(std::function<void()> job) {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+bool HelperThread::idle() {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return jobs_.empty() && !running_;
+}
+
+void HelperThread::wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return jobs_.empty() && !running_; });
+  t_helper_cpu += cpu_;
+  cpu_ = 0.0;
+  if (error_) {
+    const std::exception_ptr err = error_;
+    error_ = nullptr;
+    std::rethrow_exception(err);
+  }
+}
+
+void HelperThread::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, nothing left
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    running_ = true;
+    lock.unlock();
+    std::exception_ptr err;
+    const double cpu0 = thread_cpu_seconds();
+    try {
+      job();
+    } catch (...) {
+      err = std::current_exception();
+    }
+    const double cpu = thread_cpu_seconds() - cpu0;
+    lock.lock();
+    running_ = false;
+    cpu_ += cpu;
+    if (err && !error_) error_ = err;
+    cv_.notify_all();
+  }
+}
+
 }  // namespace dprl

@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -69,6 +70,34 @@ class ThreadPool {
   std::uint64_t generation_ = 0;  // bumped per job so a worker joins each job at most once
   int busy_ = 0;                  // workers inside the current job
   bool stop_ = false;
+};
+
+// One worker thread that runs the jobs posted to it, in order, while the poster goes on: work
+// that overlaps the caller's (a private step's next noise, half of its double product). wait()
+// returns once every job posted so far has finished, rethrows the first exception one of them
+// threw since the last wait(), and credits their CPU time to the caller's work_cpu_seconds().
+// One poster at a time (the object is not for several threads to post to).
+class HelperThread {
+ public:
+  HelperThread();
+  ~HelperThread();  // finishes the jobs posted, then joins
+  HelperThread(const HelperThread&) = delete;
+  HelperThread& operator=(const HelperThread&) = delete;
+
+  void post(std::function<void()> job);
+  void wait();
+  // No job waiting or running: a job posted now starts at once.
+  bool idle();
+
+ private:
+  void loop();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool running_ = false, stop_ = false;
+  double cpu_ = 0.0;  // CPU seconds of the jobs finished since the last wait()
+  std::exception_ptr error_;
+  std::thread thread_;
 };
 
 }  // namespace dprl

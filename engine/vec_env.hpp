@@ -7,8 +7,8 @@
 // episode, so each slot's episodes are a fixed sequence whatever the thread count or N of other
 // slots.
 //
-// E is a concrete `final` env class (calls are devirtualised; no virtual dispatch in the loop) or
-// dprl::Env itself for envs made by the registry.
+// E is a concrete `final` env class (steps go through Env::step_as: no virtual dispatch in the
+// loop) or dprl::Env itself for envs made by the registry.
 #pragma once
 
 #include <algorithm>
@@ -72,10 +72,16 @@ class VecEnv {
     for (std::size_t i = 0; i < envs_.size(); ++i) {
       std::span<float> o(obs_.data() + i * dim_, dim_);
       StepResult r;
-      if constexpr (std::is_integral_v<Action>) {
-        r = envs_[i]->step(static_cast<std::int64_t>(actions[i]), o);
+      if constexpr (std::is_same_v<E, Env>) {
+        if constexpr (std::is_integral_v<Action>) {
+          r = envs_[i]->step(static_cast<std::int64_t>(actions[i]), o);
+        } else {
+          r = envs_[i]->step(std::span<const double>(actions.data() + i * adim, adim), o);
+        }
+      } else if constexpr (std::is_integral_v<Action>) {
+        r = Env::step_as(*envs_[i], static_cast<std::int64_t>(actions[i]), o);
       } else {
-        r = envs_[i]->step(std::span<const double>(actions.data() + i * adim, adim), o);
+        r = Env::step_as(*envs_[i], std::span<const double>(actions.data() + i * adim, adim), o);
       }
       rewards_[i] = r.reward;
       terminated_[i] = r.terminated;

@@ -91,7 +91,6 @@ inline void Acrobot::store_state(const Vec4& s) {
 }
 
 void Acrobot::write_obs(std::span<float> obs) const {
-  DPRL_DCHECK(obs.size() >= 6);
   obs[0] = static_cast<float>(std::cos(s_[0]));
   obs[1] = static_cast<float>(std::sin(s_[0]));
   obs[2] = static_cast<float>(std::cos(s_[1]));
@@ -100,17 +99,16 @@ void Acrobot::write_obs(std::span<float> obs) const {
   obs[5] = static_cast<float>(s_[3]);
 }
 
-void Acrobot::reset(std::uint64_t seed, std::span<float> obs) {
+void Acrobot::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   // drawn in float64, then stored as float32 like the reference
   Vec4 s;
   for (auto& v : s) v = round_to_float(rng_.uniform(-0.1, 0.1));
   store_state(s);
-  elapsed_ = 0;
   write_obs(obs);
 }
 
-StepResult Acrobot::step(std::int64_t action, std::span<float> obs) {
+StepResult Acrobot::do_step(std::int64_t action, std::span<float> obs) {
   if (action < 0 || action > 2) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
   double torque = static_cast<double>(action - 1);
@@ -139,7 +137,6 @@ StepResult Acrobot::step(std::int64_t action, std::span<float> obs) {
   store_state(ns);
 
   // the observation and the termination test share cos(theta1)
-  DPRL_DCHECK(obs.size() >= 6);
   const double cos1 = std::cos(ns[0]);
   obs[0] = static_cast<float>(cos1);
   obs[1] = static_cast<float>(std::sin(ns[0]));
@@ -151,20 +148,17 @@ StepResult Acrobot::step(std::int64_t action, std::span<float> obs) {
   StepResult r;
   r.terminated = -cos1 - std::cos(ns[1] + ns[0]) > 1.0;
   r.reward = r.terminated ? 0.0 : -1.0;
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   return r;
 }
 
-void Acrobot::set_state(std::span<const double> s) {
+void Acrobot::do_set_state(std::span<const double> s) {
   check_state(spec_, s, 4);
   store_state({s[0], s[1], s[2], s[3]});
-  elapsed_ = 0;
 }
 
-void Acrobot::sync_state(StateIo& io) {
+void Acrobot::do_sync_state(StateIo& io) {
   io.section("acrobot");
   io(s_);
-  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

@@ -97,24 +97,22 @@ class Acrobot final : public Env {
   using Params = AcrobotParams;
   explicit Acrobot(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::int64_t action, std::span<float> obs) override;
   std::vector<double> state() const override { return {s_[0], s_[1], s_[2], s_[3]}; }
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::int64_t action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   using Vec4 = std::array<double, 4>;
   Vec4 dsdt(const Vec4& s, double a) const;
   void store_state(const Vec4& s);
   void write_obs(std::span<float> obs) const;
 
   Params p_;
-  EnvSpec spec_;
   bool book_ = true;
   // sub-expressions of the reference that depend on parameters only, grouped as it groups them
   double m1_lc1sq_ = 0;       // m1 * lc1**2
@@ -129,7 +127,6 @@ class Acrobot final : public Env {
   double m2_l1_lc2_ = 0;      // m2 * l1 * lc2
   double m2_lc2sq_i2_ = 0;    // m2 * lc2**2 + I2
   Vec4 s_{};
-  int elapsed_ = 0;
   Rng rng_;
 };
 

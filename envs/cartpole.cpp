@@ -45,14 +45,13 @@ inline void CartPole::store_state(double x, double x_dot, double theta, double t
 }
 
 void CartPole::write_obs(std::span<float> obs) const {
-  DPRL_DCHECK(obs.size() >= 4);
   obs[0] = static_cast<float>(x_);
   obs[1] = static_cast<float>(x_dot_);
   obs[2] = static_cast<float>(theta_);
   obs[3] = static_cast<float>(theta_dot_);
 }
 
-void CartPole::reset(std::uint64_t seed, std::span<float> obs) {
+void CartPole::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   const double x = rng_.uniform(-0.05, 0.05);
   const double x_dot = rng_.uniform(-0.05, 0.05);
@@ -60,14 +59,12 @@ void CartPole::reset(std::uint64_t seed, std::span<float> obs) {
   const double theta_dot = rng_.uniform(-0.05, 0.05);
   store_state(x, x_dot, theta, theta_dot);
   steps_beyond_terminated_ = -1;
-  elapsed_ = 0;
   write_obs(obs);
 }
 
-StepResult CartPole::step(std::int64_t action, std::span<float> obs) {
+StepResult CartPole::do_step(std::int64_t action, std::span<float> obs) {
   if (action != 0 && action != 1) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
-  DPRL_DCHECK(obs.size() >= 4);
 
   // dynamics, grouped as in the reference so that every rounding matches
   const double force = forces_[action];  // a load, not a branch on the random action
@@ -110,25 +107,22 @@ StepResult CartPole::step(std::int64_t action, std::span<float> obs) {
     ++steps_beyond_terminated_;
     r.reward = p_.sutton_barto_reward ? -1.0 : 0.0;
   }
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   return r;
 }
 
-void CartPole::set_state(std::span<const double> s) {
+void CartPole::do_set_state(std::span<const double> s) {
   check_state(spec_, s, 4);
   store_state(s[0], s[1], s[2], s[3]);
   steps_beyond_terminated_ = -1;
-  elapsed_ = 0;
 }
 
-void CartPole::sync_state(StateIo& io) {
+void CartPole::do_sync_state(StateIo& io) {
   io.section("cartpole");
   io(x_);
   io(x_dot_);
   io(theta_);
   io(theta_dot_);
   io.bounded(steps_beyond_terminated_, -1, p_.max_episode_steps, "steps beyond termination");
-  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

@@ -80,29 +80,26 @@ class CartPole final : public Env {
   using Params = CartPoleParams;
   explicit CartPole(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::int64_t action, std::span<float> obs) override;
   std::vector<double> state() const override { return {x_, x_dot_, theta_, theta_dot_}; }
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::int64_t action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   void store_state(double x, double x_dot, double theta, double theta_dot);
   void write_obs(std::span<float> obs) const;
 
   Params p_;
-  EnvSpec spec_;
   bool euler_ = true;
   double total_mass_ = 0;       // masspole + masscart
   double polemass_length_ = 0;  // masspole * length
   double forces_[2] = {};       // force of action 0 and 1
   double x_ = 0, x_dot_ = 0, theta_ = 0, theta_dot_ = 0;
   int steps_beyond_terminated_ = -1;  // -1 is Gymnasium's None
-  int elapsed_ = 0;
   Rng rng_;
 };
 

@@ -40,18 +40,15 @@ ChainMdp::ChainMdp(const Params& p) : p_(p) {
   model_.offset.push_back(model_.outcomes.size());
 }
 
-void ChainMdp::reset(std::uint64_t seed, std::span<float> obs) {
-  DPRL_DCHECK(obs.size() >= 1);
+void ChainMdp::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   s_ = 0;
-  elapsed_ = 0;
   obs[0] = 0.0f;
 }
 
-StepResult ChainMdp::step(std::int64_t action, std::span<float> obs) {
+StepResult ChainMdp::do_step(std::int64_t action, std::span<float> obs) {
   if (action != 0 && action != 1) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
-  DPRL_DCHECK(obs.size() >= 1);
   StepResult r;
   const int end = p_.n - 1;
   if (s_ == end) {
@@ -63,20 +60,17 @@ StepResult ChainMdp::step(std::int64_t action, std::span<float> obs) {
     r.terminated = s_ == end;
     r.reward = r.terminated ? p_.goal_reward : p_.step_reward;
   }
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   obs[0] = static_cast<float>(s_);
   return r;
 }
 
-void ChainMdp::set_state(std::span<const double> s) {
+void ChainMdp::do_set_state(std::span<const double> s) {
   s_ = static_cast<int>(check_index_state(spec_, s, p_.n));
-  elapsed_ = 0;
 }
 
-void ChainMdp::sync_state(StateIo& io) {
+void ChainMdp::do_sync_state(StateIo& io) {
   io.section("chain_mdp");
   io.bounded(s_, 0, p_.n - 1, "state");
-  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

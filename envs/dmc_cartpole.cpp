@@ -120,7 +120,6 @@ std::span<const double> DmcCartpole::qpos() const { return {data_->qpos, kNq}; }
 std::span<const double> DmcCartpole::qvel() const { return {data_->qvel, kNv}; }
 
 void DmcCartpole::write_obs(std::span<float> obs) const {
-  DPRL_DCHECK(obs.size() == 5);
   const mjData* d = data_.get();
   obs[0] = static_cast<float>(d->qpos[0]);
   obs[1] = static_cast<float>(pole_cos());
@@ -129,7 +128,7 @@ void DmcCartpole::write_obs(std::span<float> obs) const {
   obs[4] = static_cast<float>(d->qvel[1]);
 }
 
-void DmcCartpole::reset(std::uint64_t seed, std::span<float> obs) {
+void DmcCartpole::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   const mjModel* m = model_.get();
   mjData* d = data_.get();
@@ -144,11 +143,10 @@ void DmcCartpole::reset(std::uint64_t seed, std::span<float> obs) {
   }
   for (int i = 0; i < kNv; ++i) d->qvel[i] = 0.01 * rng_.normal();
   mj_forward(m, d);
-  elapsed_ = 0;
   write_obs(obs);
 }
 
-StepResult DmcCartpole::step(std::span<const double> action, std::span<float> obs) {
+StepResult DmcCartpole::do_step(std::span<const double> action, std::span<float> obs) {
   check_continuous_action(spec_, action);
   if (std::fabs(action[0]) > mj::kMaxValue) [[unlikely]]
     throw InvalidAction(fmt::format("{}: action {} is beyond MuJoCo's 1e10", kCartpoleId, action[0]));
@@ -162,7 +160,6 @@ StepResult DmcCartpole::step(std::span<const double> action, std::span<float> ob
   StepResult r;
   r.reward = p_.sparse ? sparse_reward(d->qpos[0], pole_cos())
                        : smooth_reward(d->qpos[0], pole_cos(), d->ctrl[0], d->qvel[1]);
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   write_obs(obs);
   return r;
 }
@@ -171,29 +168,17 @@ std::vector<double> DmcCartpole::state() const {
   return mj::exact_state(model_.get(), data_.get());
 }
 
-void DmcCartpole::set_state(std::span<const double> s) {
+void DmcCartpole::do_set_state(std::span<const double> s) {
   if (mj::set_env_state(model_.get(), data_.get(), spec_, s, kNq, kNv))
     mj_kinematics(model_.get(), data_.get());  // pole_cos / pole_sin; leaves the state alone
-  elapsed_ = 0;
 }
 
-mj::Snapshot DmcCartpole::snapshot() const {
-  mj::Snapshot out;
-  out.physics = state();
-  rng_.get_state(out.rng);
-  out.elapsed_steps = elapsed_;
-  return out;
-}
-
-void DmcCartpole::restore(const mj::Snapshot& s) {
+void DmcCartpole::do_sync_state(StateIo& io) {
+  mj::Snapshot s{state(), {}};
+  rng_.get_state(s.rng);
+  if (!mj::sync_snapshot(io, "dmc_cartpole", s)) return;
   set_state(s.physics);
   rng_.set_state(s.rng);
-  elapsed_ = s.elapsed_steps;
-}
-
-void DmcCartpole::sync_state(StateIo& io) {
-  mj::Snapshot s = snapshot();
-  if (mj::sync_snapshot(io, "dmc_cartpole", s, p_.max_episode_steps)) restore(s);
 }
 
 }  // namespace dprl::envs

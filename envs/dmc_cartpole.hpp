@@ -30,7 +30,7 @@
 //
 // state(): the exact MuJoCo state [qpos (2), qvel (2), ctrl (1), time, qacc_warmstart (2)]
 // (8 values, envs/mujoco_util.hpp); set_state() also takes [qpos (2), qvel (2)], which zeroes
-// ctrl, time and the warm start and calls mj_forward. snapshot() / restore() add the RNG and the
+// ctrl, time and the warm start and calls mj_forward. Env::snapshot() adds the RNG and the
 // step counter.
 //
 // | parameter         | default | range              | meaning                              |
@@ -83,18 +83,8 @@ class DmcCartpole final : public Env {
   // Loads the model; throws ModelLoadError naming the file for a missing or bad xml_file.
   explicit DmcCartpole(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::span<const double> action, std::span<float> obs) override;
   std::vector<double> state() const override;
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
-
-  mj::Snapshot snapshot() const;
-  void restore(const mj::Snapshot& s);
 
   // Read access for tests: qpos, qvel, ctrl, and the pole body's xmat zz (cos) and xz (sin).
   std::span<const double> qpos() const;
@@ -114,15 +104,19 @@ class DmcCartpole final : public Env {
   static std::string_view builtin_xml();
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::span<const double> action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   void write_obs(std::span<float> obs) const;
 
   Params p_;
-  EnvSpec spec_;
   mj::ModelPtr model_;
   mj::DataPtr data_;
   bool swing_up_ = false;
   int pole_body_ = 2;
-  int elapsed_ = 0;
   Rng rng_;
 };
 

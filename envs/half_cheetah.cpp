@@ -131,7 +131,6 @@ HalfCheetah::HalfCheetah(const Params& p) : p_(p) {
 }
 
 void HalfCheetah::write_obs(std::span<float> obs) const {
-  DPRL_DCHECK(obs.size() == spec_.observation.dim());
   const mjData* d = data_.get();
   std::size_t k = 0;
   for (int i = p_.exclude_current_positions_from_observation ? 1 : 0; i < kNq; ++i)
@@ -139,7 +138,7 @@ void HalfCheetah::write_obs(std::span<float> obs) const {
   for (int i = 0; i < kNv; ++i) obs[k++] = static_cast<float>(d->qvel[i]);
 }
 
-void HalfCheetah::reset(std::uint64_t seed, std::span<float> obs) {
+void HalfCheetah::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   const mjModel* m = model_.get();
   mjData* d = data_.get();
@@ -149,11 +148,10 @@ void HalfCheetah::reset(std::uint64_t seed, std::span<float> obs) {
   for (int i = 0; i < kNq; ++i) d->qpos[i] = m->qpos0[i] + rng_.uniform(-s, s);
   for (int i = 0; i < kNv; ++i) d->qvel[i] = 0.0 + s * rng_.normal();
   mj_forward(m, d);
-  elapsed_ = 0;
   write_obs(obs);
 }
 
-StepResult HalfCheetah::step(std::span<const double> action, std::span<float> obs) {
+StepResult HalfCheetah::do_step(std::span<const double> action, std::span<float> obs) {
   check_continuous_action(spec_, action);
   for (int i = 0; i < kNu; ++i)
     if (std::fabs(action[i]) > mj::kMaxValue) [[unlikely]]
@@ -177,7 +175,6 @@ StepResult HalfCheetah::step(std::span<const double> action, std::span<float> ob
 
   StepResult r;
   r.reward = forward_reward - ctrl_cost;
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   write_obs(obs);
   return r;
 }
@@ -186,23 +183,8 @@ std::vector<double> HalfCheetah::state() const {
   return mj::exact_state(model_.get(), data_.get());
 }
 
-void HalfCheetah::set_state(std::span<const double> s) {
+void HalfCheetah::do_set_state(std::span<const double> s) {
   mj::set_env_state(model_.get(), data_.get(), spec_, s, kNq, kNv);
-  elapsed_ = 0;
-}
-
-mj::Snapshot HalfCheetah::snapshot() const {
-  mj::Snapshot out;
-  out.physics = state();
-  rng_.get_state(out.rng);
-  out.elapsed_steps = elapsed_;
-  return out;
-}
-
-void HalfCheetah::restore(const mj::Snapshot& s) {
-  set_state(s.physics);
-  rng_.set_state(s.rng);
-  elapsed_ = s.elapsed_steps;
 }
 
 std::span<const double> HalfCheetah::qpos() const { return {data_->qpos, kNq}; }
@@ -213,9 +195,12 @@ std::vector<double> HalfCheetah::body_masses() const {
   return {model_->body_mass, model_->body_mass + model_->nbody};
 }
 
-void HalfCheetah::sync_state(StateIo& io) {
-  mj::Snapshot s = snapshot();
-  if (mj::sync_snapshot(io, "half_cheetah", s, p_.max_episode_steps)) restore(s);
+void HalfCheetah::do_sync_state(StateIo& io) {
+  mj::Snapshot s{state(), {}};
+  rng_.get_state(s.rng);
+  if (!mj::sync_snapshot(io, "half_cheetah", s)) return;
+  set_state(s.physics);
+  rng_.set_state(s.rng);
 }
 
 }  // namespace dprl::envs

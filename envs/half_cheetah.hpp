@@ -28,7 +28,7 @@
 // state(): the exact MuJoCo state [qpos (9), qvel (9), ctrl (6), time, qacc_warmstart (9)]
 // (34 values, see envs/mujoco_util.hpp); set_state() takes that vector back exactly, or
 // Gymnasium's set_state form [qpos (9), qvel (9)] (18 values: `dprl env replay` cases), which
-// zeroes ctrl, time and the warm start and calls mj_forward. snapshot() / restore() also carry the
+// zeroes ctrl, time and the warm start and calls mj_forward. Env::snapshot() also carries the
 // RNG and the step counter.
 //
 // | parameter                                  | default | range         | meaning              |
@@ -95,18 +95,8 @@ class HalfCheetah final : public Env {
   // Loads the model; throws ModelLoadError naming the file for a missing or bad xml_file.
   explicit HalfCheetah(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::span<const double> action, std::span<float> obs) override;
   std::vector<double> state() const override;
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
-
-  mj::Snapshot snapshot() const;
-  void restore(const mj::Snapshot& s);
 
   // Read access for tests: qpos and qvel (9 each), the model timestep and dt.
   std::span<const double> qpos() const;
@@ -120,14 +110,18 @@ class HalfCheetah final : public Env {
   static std::string_view builtin_xml();
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::span<const double> action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   void write_obs(std::span<float> obs) const;
 
   Params p_;
-  EnvSpec spec_;
   mj::ModelPtr model_;
   mj::DataPtr data_;
   double dt_ = 0;
-  int elapsed_ = 0;
   Rng rng_;
 };
 

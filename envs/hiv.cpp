@@ -67,19 +67,17 @@ Hiv::Hiv(const Params& p) : p_(p) {
 }
 
 void Hiv::write_obs(std::span<float> obs) const {
-  DPRL_DCHECK(obs.size() >= 6);
   for (int i = 0; i < 6; ++i)
     obs[i] = static_cast<float>(p_.log_observations ? std::log10(s_[i]) : s_[i]);
 }
 
-void Hiv::reset(std::uint64_t seed, std::span<float> obs) {
+void Hiv::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   s_ = p_.initial_state == "healthy" ? kHealthy : kUnhealthy;
-  elapsed_ = 0;
   write_obs(obs);
 }
 
-StepResult Hiv::step(std::int64_t action, std::span<float> obs) {
+StepResult Hiv::do_step(std::int64_t action, std::span<float> obs) {
   if (action < 0 || action > 3) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
   double eps1 = kEfficacy1[action];
@@ -103,12 +101,11 @@ StepResult Hiv::step(std::int64_t action, std::span<float> obs) {
   const double V = s_[4], E = s_[5];
   r.reward =
       -0.1 * V - p_.drug1_penalty * (eps1 * eps1) - p_.drug2_penalty * (eps2 * eps2) + 1e3 * E;
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   write_obs(obs);
   return r;
 }
 
-void Hiv::set_state(std::span<const double> s) {
+void Hiv::do_set_state(std::span<const double> s) {
   check_state(spec_, s, 6);
   for (std::size_t i = 0; i < 6; ++i)
     if (!(s[i] > 0 && s[i] < kMaxConcentration))
@@ -117,13 +114,11 @@ void Hiv::set_state(std::span<const double> s) {
                       "(0, 1e15)",
                       i, format_param(s[i])));
   std::copy(s.begin(), s.end(), s_.begin());
-  elapsed_ = 0;
 }
 
-void Hiv::sync_state(StateIo& io) {
+void Hiv::do_sync_state(StateIo& io) {
   io.section("hiv");
   io(s_);
-  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

@@ -105,24 +105,21 @@ class Hiv final : public Env {
 
   explicit Hiv(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::int64_t action, std::span<float> obs) override;
   std::vector<double> state() const override { return {s_.begin(), s_.end()}; }
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::int64_t action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   void write_obs(std::span<float> obs) const;
 
   Params p_;
-  EnvSpec spec_;
   ode::DopriOptions ode_;
   State s_ = kUnhealthy;
-  int elapsed_ = 0;
   ode::DopriResult last_solve_;
   Rng rng_;
 };

@@ -289,39 +289,34 @@ LinearMdp::LinearMdp(const Params& p) : p_(p) {
   spec_.max_episode_steps = p_.max_episode_steps > 0 ? p_.max_episode_steps : model_.horizon;
 }
 
-void LinearMdp::reset(std::uint64_t seed, std::span<float> obs) {
-  DPRL_DCHECK(obs.size() >= 1);
+void LinearMdp::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   s_ = static_cast<int>(rng_.categorical(model_.initial));
-  h_ = 0;
   obs[0] = static_cast<float>(s_);
 }
 
-StepResult LinearMdp::step(std::int64_t action, std::span<float> obs) {
+StepResult LinearMdp::do_step(std::int64_t action, std::span<float> obs) {
   if (action < 0 || action >= model_.num_actions) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
-  DPRL_DCHECK(obs.size() >= 1);
   StepResult r;
   // past the horizon the model has no step h: stay put with reward 0 (like an absorbing end)
-  if (h_ < model_.horizon) {
+  const int h = elapsed_steps();
+  if (h < model_.horizon) {
     const int a = static_cast<int>(action);
-    r.reward = model_.reward(h_, s_, a);
-    s_ = static_cast<int>(rng_.categorical(model_.next(h_, s_, a)));
+    r.reward = model_.reward(h, s_, a);
+    s_ = static_cast<int>(rng_.categorical(model_.next(h, s_, a)));
   }
-  r.truncated = ++h_ >= spec_.max_episode_steps;
   obs[0] = static_cast<float>(s_);
   return r;
 }
 
-void LinearMdp::set_state(std::span<const double> s) {
+void LinearMdp::do_set_state(std::span<const double> s) {
   s_ = static_cast<int>(check_index_state(spec_, s, model_.num_states));
-  h_ = 0;
 }
 
-void LinearMdp::sync_state(StateIo& io) {
+void LinearMdp::do_sync_state(StateIo& io) {
   io.section("linear_mdp");
   io.bounded(s_, 0, model_.num_states - 1, "state");
-  io.bounded(h_, 0, spec_.max_episode_steps, "step in the episode");
   io(rng_);
 }
 

@@ -149,24 +149,21 @@ class LinearMdp final : public Env {
   using Params = LinearMdpParams;
   explicit LinearMdp(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::int64_t action, std::span<float> obs) override;
   std::vector<double> state() const override { return {static_cast<double>(s_)}; }
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return h_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
   const LinearMdpModel& model() const { return model_; }
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::int64_t action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   Params p_;
-  EnvSpec spec_;
   LinearMdpModel model_;
   int s_ = 0;
-  int h_ = 0;
   Rng rng_;
 };
 

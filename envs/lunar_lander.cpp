@@ -342,26 +342,23 @@ LunarLander::LunarLander(const Params& p) : p_(p) {
 
 LunarLander::~LunarLander() = default;
 
-void LunarLander::reset(std::uint64_t seed, std::span<float> obs) {
-  DPRL_DCHECK(obs.size() >= kObsDim);
+void LunarLander::do_reset(std::uint64_t seed, std::span<float> obs) {
   impl_->build(seed);
   impl_->physics_step(p_.continuous ? continuous_command(0, 0) : discrete_command(0));
-  elapsed_ = 0;
   std::copy(impl_->obs.begin(), impl_->obs.end(), obs.begin());
 }
 
-StepResult LunarLander::step(std::int64_t action, std::span<float> obs) {
+StepResult LunarLander::do_step(std::int64_t action, std::span<float> obs) {
   if (p_.continuous || action < 0 || action > 3) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
   DPRL_CHECK(impl_->started);
   impl_->history.push_back(static_cast<double>(action));
   StepResult r = impl_->physics_step(discrete_command(action));
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   std::copy(impl_->obs.begin(), impl_->obs.end(), obs.begin());
   return r;
 }
 
-StepResult LunarLander::step(std::span<const double> action, std::span<float> obs) {
+StepResult LunarLander::do_step(std::span<const double> action, std::span<float> obs) {
   if (!p_.continuous) [[unlikely]]
     throw InvalidAction(
         fmt::format("lunar_lander: a continuous action was given to {}", spec_.action.describe()));
@@ -372,7 +369,6 @@ StepResult LunarLander::step(std::span<const double> action, std::span<float> ob
   impl_->history.push_back(a0);
   impl_->history.push_back(a1);
   StepResult r = impl_->physics_step(continuous_command(a0, a1));
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   std::copy(impl_->obs.begin(), impl_->obs.end(), obs.begin());
   return r;
 }
@@ -388,7 +384,7 @@ std::vector<double> LunarLander::state() const {
   return s;
 }
 
-void LunarLander::set_state(std::span<const double> s) {
+void LunarLander::do_set_state(std::span<const double> s) {
   const std::size_t per_step = p_.continuous ? 2 : 1;
   const auto fail = [&](const std::string& why) {
     throw ParamError(
@@ -425,10 +421,9 @@ void LunarLander::set_state(std::span<const double> s) {
       step(std::span<const double>(a, 2), obs);
     }
   }
-  elapsed_ = 0;
 }
 
-void LunarLander::sync_state(StateIo& io) {
+void LunarLander::do_sync_state(StateIo& io) {
   io.section("lunar_lander");
   bool started = impl_->started;
   io(started);
@@ -439,15 +434,12 @@ void LunarLander::sync_state(StateIo& io) {
   }
   std::vector<double> recipe = io.loading() ? std::vector<double>{} : state();
   io(recipe);
-  int elapsed = elapsed_;
-  io.bounded(elapsed, 0, p_.max_episode_steps, "lunar_lander elapsed steps");
   if (!io.loading()) return;
   try {  // set_state checks the recipe (seed halves, step count, actions in the space)
     set_state(recipe);
   } catch (const ParamError& e) {
     throw DataError(fmt::format("checkpoint: section 'lunar_lander': {}", e.what()));
   }
-  elapsed_ = elapsed;
 }
 
 std::span<const float> LunarLander::last_observation() const { return impl_->obs; }

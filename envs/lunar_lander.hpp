@@ -99,16 +99,7 @@ class LunarLander final : public Env {
   LunarLander(const LunarLander&) = delete;
   LunarLander& operator=(const LunarLander&) = delete;
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::int64_t action, std::span<float> obs) override;
-  StepResult step(std::span<const double> action, std::span<float> obs) override;
   std::vector<double> state() const override;
-  void set_state(std::span<const double> s) override;
-  // Checkpoints: the replay recipe and the step counter; a load re-simulates the recipe.
-  void sync_state(StateIo& io) override;
-  int elapsed_steps() const override { return elapsed_; }
   ParamMap params() const override { return dump_params(p_); }
 
   // The observation of the last step (or reset / set_state).
@@ -135,12 +126,18 @@ class LunarLander final : public Env {
   View view() const;
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::int64_t action, std::span<float> obs) override;
+  StepResult do_step(std::span<const double> action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  // Checkpoints: the replay recipe; a load re-simulates it.
+  void do_sync_state(StateIo& io) override;
+
   struct Impl;
 
   Params p_;
-  EnvSpec spec_;
   std::unique_ptr<Impl> impl_;
-  int elapsed_ = 0;
 };
 
 }  // namespace dprl::envs

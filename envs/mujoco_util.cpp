@@ -195,13 +195,12 @@ bool set_env_state(const mjModel_* m, mjData_* d, const EnvSpec& spec, std::span
   return true;
 }
 
-bool sync_snapshot(StateIo& io, std::string_view section, Snapshot& s, int max_steps) {
+bool sync_snapshot(StateIo& io, std::string_view section, Snapshot& s) {
   io.section(section);
   io(s.physics, true);
   io.raw(s.rng, sizeof s.rng);
   if (io.loading() && (s.rng[0] | s.rng[1] | s.rng[2] | s.rng[3]) == 0)
     throw DataError("checkpoint: an all-zero random generator state in the env snapshot");
-  io.bounded(s.elapsed_steps, 0, max_steps, "elapsed steps");
   return io.loading();
 }
 

@@ -103,18 +103,15 @@ bool set_env_state(const mjModel_* m, mjData_* d, const EnvSpec& spec, std::span
 // MuJoCo flags controls with |u| > 1e10 (mjMAXVAL) as bad and zeroes them: callers reject them.
 inline constexpr double kMaxValue = 1e10;
 
-// Everything a checkpoint needs to continue an env exactly: the physics (exact state above), the
-// env's RNG words and its step counter. Env::state() carries only the physics, because the Env
-// contract restarts the step counter on set_state().
+// What an env's do_sync_state lists to continue exactly: the physics (exact state above) and the
+// env's RNG words (Env::sync_state adds the step counter).
 struct Snapshot {
   std::vector<double> physics;
   std::uint64_t rng[4] = {0, 0, 0, 0};
-  int elapsed_steps = 0;
 };
 
 // Saves s, or loads it, under the checkpoint section `section`. A load refuses an all-zero RNG
-// state and a step counter outside [0, max_steps] (DataError). Returns io.loading(): the caller
-// then restores s.
-bool sync_snapshot(StateIo& io, std::string_view section, Snapshot& s, int max_steps);
+// state (DataError). Returns io.loading(): the caller then restores s.
+bool sync_snapshot(StateIo& io, std::string_view section, Snapshot& s);
 
 }  // namespace dprl::envs::mj

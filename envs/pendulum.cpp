@@ -38,7 +38,6 @@ double Pendulum::angle_normalize(double x) {
 }
 
 void Pendulum::write_obs(std::span<float> obs) {
-  DPRL_DCHECK(obs.size() >= 3);
   const double c = std::cos(th_);
   sin_th_ = std::sin(th_);
   obs[0] = static_cast<float>(c);
@@ -46,23 +45,17 @@ void Pendulum::write_obs(std::span<float> obs) {
   obs[2] = static_cast<float>(thdot_);
 }
 
-void Pendulum::reset(std::uint64_t seed, std::span<float> obs) {
+void Pendulum::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   th_ = rng_.uniform(-std::numbers::pi, std::numbers::pi);
   thdot_ = rng_.uniform(-1.0, 1.0);
-  elapsed_ = 0;
   write_obs(obs);
 }
 
-StepResult Pendulum::step(std::span<const double> action, std::span<float> obs) {
+StepResult Pendulum::do_step(std::span<const double> action, std::span<float> obs) {
   check_continuous_action(spec_, action);
-  return step_torque(action[0], obs);
-}
-
-StepResult Pendulum::step_torque(double u, std::span<float> obs) {
-  if (std::isnan(u)) [[unlikely]]
-    check_continuous_action(spec_, {&u, 1});
   // np.clip(u, -max_torque, max_torque)
+  double u = action[0];
   u = u < -p_.max_torque ? -p_.max_torque : (u > p_.max_torque ? p_.max_torque : u);
 
   const double an = angle_normalize(th_);
@@ -78,25 +71,22 @@ StepResult Pendulum::step_torque(double u, std::span<float> obs) {
 
   StepResult r;
   r.reward = -costs;
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   write_obs(obs);
   return r;
 }
 
-void Pendulum::set_state(std::span<const double> s) {
+void Pendulum::do_set_state(std::span<const double> s) {
   check_state(spec_, s, 2);
   th_ = s[0];
   thdot_ = s[1];
   sin_th_ = std::sin(th_);
-  elapsed_ = 0;
 }
 
-void Pendulum::sync_state(StateIo& io) {
+void Pendulum::do_sync_state(StateIo& io) {
   io.section("pendulum");
   io(th_);
   io(thdot_);
   io(sin_th_);
-  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

@@ -65,31 +65,26 @@ class Pendulum final : public Env {
   using Params = PendulumParams;
   explicit Pendulum(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::span<const double> action, std::span<float> obs) override;
-  // The same step for a single torque (no span), for tight loops.
-  StepResult step_torque(double u, std::span<float> obs);
   std::vector<double> state() const override { return {th_, thdot_}; }
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   ParamMap params() const override { return dump_params(p_); }
 
   // ((x + pi) mod 2 pi) - pi with Python's floored modulo: the result is in [-pi, pi).
   static double angle_normalize(double x);
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::span<const double> action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   void write_obs(std::span<float> obs);
 
   Params p_;
-  EnvSpec spec_;
   double gain_sin_ = 0;     // 3 g / (2 l)
   double gain_torque_ = 0;  // 3 / (m l^2)
   double th_ = 0, thdot_ = 0;
   double sin_th_ = 0;  // sin(th_), computed with the observation and reused by the next step
-  int elapsed_ = 0;
   Rng rng_;
 };
 

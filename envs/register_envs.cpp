@@ -1,5 +1,7 @@
 #include "envs/register_envs.hpp"
 
+#include <fmt/format.h>
+
 #include "envs/acrobot.hpp"
 #include "envs/cartpole.hpp"
 #include "envs/chain_mdp.hpp"
@@ -64,6 +66,14 @@ EnvRegistry& env_registry() {
 
 std::unique_ptr<Env> make_env(std::string_view name, const ParamMap& params) {
   return env_registry().make(name, params);
+}
+
+void check_env_type(const EnvRegistry::Entry& entry, std::type_index type, std::string_view id) {
+  if (entry.type == type) return;
+  std::string asked = "an unregistered class";
+  for (const auto& e : env_registry().entries())
+    if (e.type == type) asked = "the class of '" + e.name + "'";
+  throw ParamError(fmt::format("make_env: '{}' is the env '{}', not {}", id, entry.name, asked));
 }
 
 }  // namespace dprl::envs

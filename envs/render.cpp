@@ -137,7 +137,7 @@ std::optional<Scene> render_scene(const Env& env) {
   return r->draw(env);
 }
 
-std::string xml_escape(std::string_view s) {
+std::string xml_escape(std::string_view s, bool keep_line_feeds) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -159,7 +159,8 @@ std::string xml_escape(std::string_view s) {
         break;
       default:
         // control characters are not allowed in XML 1.0 text: dropped (tab kept)
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || (c == '\n' && keep_line_feeds))
+          out += c;
     }
   }
   return out;

@@ -83,7 +83,8 @@ void append_svg(const Scene& s, double width_px, double top_px, std::string& out
 // s as a standalone SVG document width_px wide.
 std::string scene_svg(const Scene& s, double width_px = 600);
 // s with &, <, >, " and ' escaped for XML text and attributes, and the C0 control characters
-// but tab dropped (XML 1.0 has none); every SVG writer (scenes, dprl plot) uses it.
-std::string xml_escape(std::string_view s);
+// but tab dropped (XML 1.0 has none), line feeds too unless keep_line_feeds (HTML text, where a
+// <pre> shows them); every SVG and HTML writer (scenes, dprl plot, dprl report) uses it.
+std::string xml_escape(std::string_view s, bool keep_line_feeds = false);
 
 }  // namespace dprl::envs

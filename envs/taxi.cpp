@@ -130,31 +130,26 @@ Taxi::Taxi(const Params& p) : p_(p) {
   for (auto s : initial_states_) model_.initial[s] = w;
 }
 
-void Taxi::reset(std::uint64_t seed, std::span<float> obs) {
-  DPRL_DCHECK(obs.size() >= 1);
+void Taxi::do_reset(std::uint64_t seed, std::span<float> obs) {
   rng_.seed_with(seed);
   s_ = initial_states_[rng_.below(initial_states_.size())];
-  elapsed_ = 0;
   obs[0] = static_cast<float>(s_);
 }
 
-StepResult Taxi::step(std::int64_t action, std::span<float> obs) {
+StepResult Taxi::do_step(std::int64_t action, std::span<float> obs) {
   if (action < 0 || action >= kNumActions) [[unlikely]]
     throw_bad_discrete_action(spec_, action);
-  DPRL_DCHECK(obs.size() >= 1);
   const Cell c = table_[s_ * kNumActions + static_cast<int>(action)];
   s_ = c.next;
   StepResult r;
   r.reward = rewards_[c.kind];
   r.terminated = c.terminal != 0;
-  r.truncated = ++elapsed_ >= p_.max_episode_steps;
   obs[0] = static_cast<float>(s_);
   return r;
 }
 
-void Taxi::set_state(std::span<const double> s) {
+void Taxi::do_set_state(std::span<const double> s) {
   s_ = static_cast<int>(check_index_state(spec_, s, kNumStates));
-  elapsed_ = 0;
 }
 
 void Taxi::action_mask(std::span<std::uint8_t> mask) const {
@@ -163,10 +158,9 @@ void Taxi::action_mask(std::span<std::uint8_t> mask) const {
   for (int a = 0; a < kNumActions; ++a) mask[a] = (bits >> a) & 1u;
 }
 
-void Taxi::sync_state(StateIo& io) {
+void Taxi::do_sync_state(StateIo& io) {
   io.section("taxi");
   io.bounded(s_, 0, kNumStates - 1, "state");
-  io.bounded(elapsed_, 0, p_.max_episode_steps, "elapsed steps");
   io(rng_);
 }
 

@@ -70,14 +70,7 @@ class Taxi final : public Env {
 
   explicit Taxi(const Params& p = Params{});
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override;
-  using Env::step;
-  StepResult step(std::int64_t action, std::span<float> obs) override;
   std::vector<double> state() const override { return {static_cast<double>(s_)}; }
-  void set_state(std::span<const double> s) override;
-  int elapsed_steps() const override { return elapsed_; }
-  void sync_state(StateIo& io) override;
   void action_mask(std::span<std::uint8_t> mask) const override;
   const TabularModel* tabular_model() const override { return &model_; }
   ParamMap params() const override { return dump_params(p_); }
@@ -93,6 +86,12 @@ class Taxi final : public Env {
   static std::array<int, 2> landmark(int i);
 
  private:
+  friend class Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override;
+  StepResult do_step(std::int64_t action, std::span<float> obs) override;
+  void do_set_state(std::span<const double> s) override;
+  void do_sync_state(StateIo& io) override;
+
   // one precomputed transition: next state, reward kind (0 step, 1 illegal, 2 drop-off)
   struct Cell {
     std::int16_t next;
@@ -101,14 +100,12 @@ class Taxi final : public Env {
   };
 
   Params p_;
-  EnvSpec spec_;
   std::array<double, 3> rewards_{};
   std::array<Cell, kNumStates * kNumActions> table_{};
   std::array<std::uint8_t, kNumStates> mask_bits_{};  // bit a set when action a changes s
   std::vector<std::int16_t> initial_states_;          // the 300 reset states
   TabularModel model_;
   int s_ = 0;
-  int elapsed_ = 0;
   Rng rng_;
 };
 

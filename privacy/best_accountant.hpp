@@ -7,6 +7,8 @@
 // epsilon, and epsilon_parts() says why. With a discrete_gaussian event composed (secure noise),
 // PLD has no proven curve and "best" is the RDP bound (pld_error says so). Events must be supported
 // by both accountants (ParamError otherwise, composing nothing).
+// delta(epsilon) is the smaller of both deltas, with the same fallback (PLD's delta counts as 1
+// where it cannot evaluate); delta_parts() returns both.
 #pragma once
 
 #include <memory>
@@ -20,9 +22,10 @@ namespace dprl::privacy {
 
 class BestAccountant final : public Accountant {
  public:
+  // Both accountants' figure (an epsilon, or a delta for delta_parts).
   struct Parts {
-    double rdp;             // RDP epsilon
-    double pld;             // PLD epsilon, +inf when PLD could not evaluate
+    double rdp;             // RDP's figure
+    double pld;             // PLD's; +inf (epsilon) or 1 (delta) when PLD could not evaluate
     std::string pld_error;  // why PLD could not evaluate ("" when it did)
     double best() const { return rdp < pld ? rdp : pld; }
   };
@@ -32,6 +35,8 @@ class BestAccountant final : public Accountant {
   void compose(const DpEvent& e, std::int64_t count = 1) override;
   double epsilon(double delta) const override { return epsilon_parts(delta).best(); }
   Parts epsilon_parts(double delta) const;
+  double delta(double epsilon) const override { return delta_parts(epsilon).best(); }
+  Parts delta_parts(double epsilon) const;
   std::unique_ptr<Accountant> clone() const override {
     return std::make_unique<BestAccountant>(*this);
   }

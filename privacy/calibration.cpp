@@ -11,33 +11,40 @@
 
 namespace dprl::privacy {
 
-void check_dpsgd_inputs(double q, std::int64_t steps, double delta) {
-  if (!(q > 0.0 && q <= 1.0)) {
-    throw ParamError(fmt::format("sampling rate q = {} must be in (0, 1]", q));
-  }
-  if (steps < 1) throw ParamError(fmt::format("steps T = {} must be >= 1", steps));
+double dpsgd_epsilon(const DpsgdSpec& spec, double delta, std::string_view accountant) {
+  spec.validate();
   check_delta(delta);
-}
-
-double dpsgd_epsilon(double z, double q, std::int64_t steps, double delta,
-                     std::string_view accountant) {
-  check_dpsgd_inputs(q, steps, delta);
   auto acc = make_accountant(accountant);
-  acc->compose(dpsgd_event(z, q, steps));
+  acc->compose(dpsgd_event(spec));
   return acc->epsilon(delta);
 }
 
-double calibrate_noise_multiplier(double target, double q, std::int64_t steps, double delta,
-                                  std::string_view accountant, double rel_tol) {
-  if (!(target > 0.0) || !std::isfinite(target)) {
-    throw ParamError(fmt::format("target epsilon = {} must be finite and > 0", target));
+void CalibrationSpec::validate() const {
+  if (!(target_epsilon > 0.0) || !std::isfinite(target_epsilon)) {
+    throw ParamError(
+        fmt::format("calibration: target_epsilon = {} must be finite and > 0", target_epsilon));
   }
+  check_delta(delta, "calibration: delta");
+  if (!(sampling_rate > 0.0 && sampling_rate <= 1.0)) {
+    throw ParamError(
+        fmt::format("calibration: sampling_rate = {} must be in (0, 1]", sampling_rate));
+  }
+  if (steps < 1) throw ParamError(fmt::format("calibration: steps = {} must be >= 1", steps));
+}
+
+double calibrate_noise_multiplier(const CalibrationSpec& spec, std::string_view accountant,
+                                  double rel_tol) {
+  spec.validate();
   if (!(rel_tol > 0.0 && rel_tol <= 0.1)) {
     throw ParamError(fmt::format("rel_tol = {} must be in (0, 0.1]", rel_tol));
   }
-  check_dpsgd_inputs(q, steps, delta);
   (void)make_accountant(accountant);  // validates the name before any work
-  auto eps = [&](double z) { return dpsgd_epsilon(z, q, steps, delta, accountant); };
+  const double target = spec.target_epsilon, q = spec.sampling_rate, delta = spec.delta;
+  const std::int64_t steps = spec.steps;
+  auto eps = [&](double z) {
+    return dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = q, .steps = steps}, delta,
+                         accountant);
+  };
   constexpr double kMaxZ = 1e6, kMinZ = 1e-6;
   auto meets = [&](double z) { return eps(z) <= target; };  // NaN: not met
   const auto b = bracket_geometric(meets, 1.0, kMinZ, kMaxZ);

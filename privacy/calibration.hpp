@@ -11,11 +11,15 @@
 // by Illinois regula falsi steps on log(epsilon / target), with a bisection step whenever the
 // bracket fails to halve in two steps (about 10-15 accountant calls instead of ~35); both are
 // privacy/root_finding.hpp. A NaN epsilon counts as not meeting the target.
-// Validation (ParamError naming the parameter): target epsilon > 0 finite, q in (0, 1], T >= 1,
-// delta in (0, 1), accountant in {rdp, pld, best}, rel_tol in (0, 0.1].
+// Inputs are named fields (CalibrationSpec, DpsgdSpec in dp_event.hpp), so that the several doubles
+// cannot be swapped silently.
+// Validation (ParamError naming the field): target_epsilon > 0 finite, sampling_rate in (0, 1],
+// steps >= 1, delta in (0, 1), accountant a registered name (accountant.hpp), rel_tol in
+// (0, 0.1].
 // If no z <= 1e6 reaches the target, ParamError says so.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -24,12 +28,24 @@
 
 namespace dprl::privacy {
 
-// Epsilon of T steps of the Poisson-subsampled Gaussian under the named accountant.
-double dpsgd_epsilon(double noise_multiplier, double q, std::int64_t steps, double delta,
-                     std::string_view accountant = "rdp");
+// Epsilon of T steps of the Poisson-subsampled Gaussian under the named accountant:
+//   dpsgd_epsilon({.noise_multiplier = 1.1, .sampling_rate = 0.01, .steps = 1000}, 1e-5, "pld")
+double dpsgd_epsilon(const DpsgdSpec& spec, double delta, std::string_view accountant = "rdp");
 
-double calibrate_noise_multiplier(double target_epsilon, double q, std::int64_t steps, double delta,
-                                  std::string_view accountant = "rdp", double rel_tol = 1e-10);
+// What calibrate_noise_multiplier solves for; an omitted number is NaN or 0 and fails validate().
+struct CalibrationSpec {
+  double target_epsilon = NAN;
+  double delta = NAN;
+  double sampling_rate = NAN;  // Poisson rate q
+  std::int64_t steps = 0;      // T
+  void validate() const;       // ParamError naming the field
+};
+
+// The smallest z with dpsgd_epsilon({z, q, T}, delta, accountant) <= target_epsilon:
+//   calibrate_noise_multiplier({.target_epsilon = 2, .delta = 1e-5, .sampling_rate = 0.01,
+//                               .steps = 1000}, "pld")
+double calibrate_noise_multiplier(const CalibrationSpec& spec, std::string_view accountant = "rdp",
+                                  double rel_tol = 1e-10);
 
 // The largest number of steps N in [0, max_steps] such that `spent` (what has been spent so far;
 // pass a fresh accountant for a whole budget) with `step` composed N more times stays within
@@ -46,8 +62,5 @@ std::int64_t steps_within_budget(const DpEvent& step, double budget_epsilon, dou
 std::int64_t steps_within_budget(const DpEvent& step, double budget_epsilon, double delta,
                                  std::string_view accountant = "rdp",
                                  std::int64_t max_steps = std::int64_t{1} << 53);
-
-// Throws ParamError unless the DP-SGD triple is valid (shared with the CLI).
-void check_dpsgd_inputs(double q, std::int64_t steps, double delta);
 
 }  // namespace dprl::privacy

@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <sys/random.h>
 
-#if defined(__AVX2__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/cpu_features.hpp"
 #include "engine/error.hpp"
 
 namespace dprl::privacy {
@@ -130,15 +131,61 @@ void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
 }
 
 #if defined(__AVX2__)
-// The same eight blocks with explicit AVX2: one register per state word holds that word of the
-// eight blocks; the 16- and 8-bit rotations are byte shuffles. (Left to the compiler, the lane
-// loops above vectorise at -O2 but not at -O3, where they run three times slower.)
+// AVX2: the 12- and 7-bit rotations by shifts; the 16- and 8-bit ones are byte shuffles. (Left to
+// the compiler, the lane loops above vectorise at -O2 but not at -O3, where they run three times
+// slower.)
 inline __m256i rotl_v(__m256i x, int n) {
   return _mm256_or_si256(_mm256_slli_epi32(x, n), _mm256_srli_epi32(x, 32 - n));
 }
 
-void chacha20_avx2(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
-                   std::uint32_t* out) {
+#endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DPRL_CHACHA_AVX512 1
+// Sixteen blocks in one pass: one AVX-512 register per state word, native 32-bit rotations.
+// (GCC 12 reports the unused pass-through operand inside _mm512_rol_epi32 as uninitialised.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+__attribute__((target("avx512f"))) void chacha20_avx512_word_major(
+    const std::array<std::uint32_t, 8>& key, std::uint32_t base, std::uint32_t* out) {
+  const std::uint32_t words[16] = {
+      0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0], key[1], key[2], key[3],
+      key[4],      key[5],      key[6],      key[7],      0,      0,      0,      0};
+  __m512i in[16], x[16];
+  for (int w = 0; w < 16; ++w) in[w] = _mm512_set1_epi32(static_cast<int>(words[w]));
+  in[12] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base)),
+                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  for (int w = 0; w < 16; ++w) x[w] = in[w];
+#define DPRL_CHACHA_QR512(a, b, c, d)                                  \
+  x[a] = _mm512_add_epi32(x[a], x[b]);                                 \
+  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 16);           \
+  x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
+  x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 12);           \
+  x[a] = _mm512_add_epi32(x[a], x[b]);                                 \
+  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 8);            \
+  x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
+  x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 7);
+  for (int round = 0; round < 10; ++round) {
+    DPRL_CHACHA_QR512(0, 4, 8, 12)
+    DPRL_CHACHA_QR512(1, 5, 9, 13)
+    DPRL_CHACHA_QR512(2, 6, 10, 14)
+    DPRL_CHACHA_QR512(3, 7, 11, 15)
+    DPRL_CHACHA_QR512(0, 5, 10, 15)
+    DPRL_CHACHA_QR512(1, 6, 11, 12)
+    DPRL_CHACHA_QR512(2, 7, 8, 13)
+    DPRL_CHACHA_QR512(3, 4, 9, 14)
+  }
+#undef DPRL_CHACHA_QR512
+  for (int w = 0; w < 16; ++w)
+    _mm512_storeu_si512(out + 16 * w, _mm512_add_epi32(x[w], in[w]));
+}
+#pragma GCC diagnostic pop
+#endif
+
+#if defined(__AVX2__)
+// Eight blocks, word-major with row stride 16: out[16 w + l] is word w of block base + l.
+void chacha20_avx2_word_major(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                              std::uint32_t* out) {
   const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3,
                                          0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
   const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0,
@@ -171,23 +218,32 @@ void chacha20_avx2(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
     qr(2, 7, 8, 13);
     qr(3, 4, 9, 14);
   }
-  alignas(32) std::uint32_t lanes[16][8];
   for (int w = 0; w < 16; ++w)
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[w]), _mm256_add_epi32(x[w], in[w]));
-  for (int l = 0; l < 8; ++l)
-    for (int w = 0; w < 16; ++w) out[16 * l + w] = lanes[w][l];
-  std::memset(lanes, 0, sizeof(lanes));  // key material: the caller erases out
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * w), _mm256_add_epi32(x[w], in[w]));
 }
 #endif
 
 }  // namespace
 
-void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
-                      std::uint32_t* out) {
+void chacha20_blocks16_word_major(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                                  std::uint32_t* out) {
+#if defined(DPRL_CHACHA_AVX512)
+  if (cpu_has_avx512f()) return chacha20_avx512_word_major(key, base, out);
+#endif
+  detail::chacha20_blocks16_word_major_avx2(key, base, out);
+}
+
+void detail::chacha20_blocks16_word_major_avx2(const std::array<std::uint32_t, 8>& key,
+                                               std::uint32_t base, std::uint32_t* out) {
 #if defined(__AVX2__)
-  chacha20_avx2(key, base, out);
+  chacha20_avx2_word_major(key, base, out);
+  chacha20_avx2_word_major(key, base + 8, out + 8);
 #else
-  chacha20_lanes<8>(key, base, out);
+  std::uint32_t blocks[256];
+  chacha20_lanes<16>(key, base, blocks);
+  for (int l = 0; l < 16; ++l)
+    for (int w = 0; w < 16; ++w) out[16 * w + l] = blocks[16 * l + w];
+  std::memset(blocks, 0, sizeof(blocks));
 #endif
 }
 
@@ -197,7 +253,7 @@ void Chacha20Rng::fill(std::uint64_t* out, std::size_t n) {
   while (n > 0) {
     if (pos_ == kWords) refill();
     const std::size_t take = std::min<std::size_t>(n, static_cast<std::size_t>(kWords - pos_));
-    std::memcpy(out, buf_ + pos_, take * sizeof(std::uint64_t));
+    std::memcpy(out, buf_ + 2 * pos_, take * sizeof(std::uint64_t));
     pos_ += static_cast<int>(take);
     out += take;
     n -= take;
@@ -209,17 +265,15 @@ void Chacha20Rng::refill() {
       chacha20_fork_generation.load(std::memory_order_relaxed) != fork_generation_)
     rekey_from_os();
   ++refills_;
-  // each refill uses a fresh key, so the counter restarts at 0 with a zero nonce
-  std::uint32_t words[kBlocks * 16];
-  static_assert(kBlocks % 8 == 0);
-  for (int b = 0; b < kBlocks; b += 8)
-    chacha20_blocks8(key_, static_cast<std::uint32_t>(b), words + 16 * b);
-  // fast key erasure: the first 32 bytes become the next key and are never output
-  std::memcpy(key_.data(), words, sizeof(key_));
-  std::memcpy(buf_, words, sizeof(words));
-  std::memset(words, 0, sizeof(words));
+  // each refill uses a fresh key, so the counter restarts at 0 with a zero nonce; the output is
+  // in word-major order (word w of block l at 16 w + l), a fixed permutation of the keystream
+  static_assert(kBlocks == 16);
+  chacha20_blocks16_word_major(key_, 0, buf_);
+  // fast key erasure: the first 32 bytes (word 0 of blocks 0-7) become the next key and are
+  // never output
+  std::memcpy(key_.data(), buf_, sizeof(key_));
   std::memset(buf_, 0, sizeof(key_));
-  pos_ = 4;  // words 0..3 of buf_ held the new key
+  pos_ = 4;  // 64-bit words 0..3 of buf_ held the new key
 }
 
 }  // namespace dprl::privacy

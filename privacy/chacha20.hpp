@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace dprl::privacy {
 
@@ -23,10 +24,17 @@ namespace dprl::privacy {
 void chacha20_block(const std::array<std::uint32_t, 8>& key, std::uint32_t counter,
                     const std::array<std::uint32_t, 3>& nonce, std::array<std::uint32_t, 16>& out);
 
-// Eight consecutive blocks (counters base .. base + 7, zero nonce) into out[0..127], computed
-// side by side so the compiler vectorises them; equal to eight chacha20_block calls.
-void chacha20_blocks8(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
-                      std::uint32_t* out);
+// Sixteen consecutive blocks (counters base .. base + 15, zero nonce) in word-major order:
+// out[16 w + l] is word w of block base + l, so each state word of the sixteen blocks is one
+// vector store (AVX-512 where the processor has it, checked at run time; two AVX2 halves
+// otherwise). The generator below uses this layout: a fixed permutation of the keystream.
+void chacha20_blocks16_word_major(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                                  std::uint32_t* out);
+namespace detail {
+// The same without AVX-512 (what a processor without it runs; public for tests).
+void chacha20_blocks16_word_major_avx2(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
+                                       std::uint32_t* out);
+}  // namespace detail
 
 // Forks of this process so far, as seen by the process (incremented in each child).
 extern std::atomic<std::uint64_t> chacha20_fork_generation;
@@ -39,7 +47,9 @@ class Chacha20Rng {
     if (pos_ == kWords ||
         chacha20_fork_generation.load(std::memory_order_relaxed) != fork_generation_)
       refill();
-    return buf_[pos_++];
+    std::uint64_t v;
+    std::memcpy(&v, buf_ + 2 * pos_++, sizeof v);
+    return v;
   }
   // out[0..n) = n successive next_u64() values.
   void fill(std::uint64_t* out, std::size_t n);
@@ -50,7 +60,7 @@ class Chacha20Rng {
   void rekey_from_os();
   void refill();
   std::array<std::uint32_t, 8> key_{};
-  std::uint64_t buf_[kWords];
+  alignas(64) std::uint32_t buf_[2 * kWords];  // 16 blocks, word-major
   int pos_ = kWords;
   std::uint32_t refills_ = 0;
   std::uint64_t fork_generation_ = 0;

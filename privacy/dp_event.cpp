@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "engine/error.hpp"
 #include "privacy/dp_event_json.hpp"
@@ -56,6 +57,69 @@ DpEvent DpEvent::self_composed(DpEvent event, std::int64_t count) {
 DpEvent DpEvent::composed(std::vector<DpEvent> events) {
   if (events.empty()) throw ParamError("composed event: events must not be empty");
   return DpEvent(Kind::kComposed, 0.0, 1, std::move(events));
+}
+
+std::string_view kind_name(DpEvent::Kind kind) {
+  switch (kind) {
+    case DpEvent::Kind::kGaussian:
+      return "gaussian";
+    case DpEvent::Kind::kLaplace:
+      return "laplace";
+    case DpEvent::Kind::kPoissonSampled:
+      return "poisson_sampled";
+    case DpEvent::Kind::kSelfComposed:
+      return "self_composed";
+    case DpEvent::Kind::kComposed:
+      return "composed";
+    case DpEvent::Kind::kDiscreteGaussian:
+      return "discrete_gaussian";
+  }
+  return "?";
+}
+
+namespace {
+
+// The accessors' kind check: a wrong kind is the caller's bug, never a silent value.
+void require_event_kind(DpEvent::Kind have, const char* accessor, DpEvent::Kind want,
+                        DpEvent::Kind or_want) {
+  if (have == want || have == or_want) return;
+  const std::string valid = want == or_want
+                                ? std::string(kind_name(want))
+                                : fmt::format("{} or {}", kind_name(want), kind_name(or_want));
+  throw std::logic_error(fmt::format("DpEvent::{}() called on a {} event (valid on {})", accessor,
+                                     kind_name(have), valid));
+}
+
+}  // namespace
+
+double DpEvent::noise_multiplier() const {
+  require_event_kind(kind_, "noise_multiplier", Kind::kGaussian, Kind::kDiscreteGaussian);
+  return value_;
+}
+
+double DpEvent::laplace_scale() const {
+  require_event_kind(kind_, "laplace_scale", Kind::kLaplace, Kind::kLaplace);
+  return value_;
+}
+
+double DpEvent::sampling_probability() const {
+  require_event_kind(kind_, "sampling_probability", Kind::kPoissonSampled, Kind::kPoissonSampled);
+  return value_;
+}
+
+std::int64_t DpEvent::count() const {
+  require_event_kind(kind_, "count", Kind::kSelfComposed, Kind::kSelfComposed);
+  return count_;
+}
+
+const DpEvent& DpEvent::inner() const {
+  require_event_kind(kind_, "inner", Kind::kPoissonSampled, Kind::kSelfComposed);
+  return children_.front();
+}
+
+const std::vector<DpEvent>& DpEvent::events() const {
+  require_event_kind(kind_, "events", Kind::kComposed, Kind::kComposed);
+  return children_;
 }
 
 bool DpEvent::operator==(const DpEvent& o) const {
@@ -162,18 +226,29 @@ DpEvent DpEvent::from_json(std::string_view text) {
   return event_from_json(j);
 }
 
-DpEvent dpsgd_event(double noise_multiplier, double sampling_probability, std::int64_t steps,
-                    bool discrete) {
+void DpsgdSpec::validate() const {
+  if (!(noise_multiplier >= 0.0) || !std::isfinite(noise_multiplier)) {
+    throw ParamError(
+        fmt::format("dpsgd: noise_multiplier = {} must be finite and >= 0", noise_multiplier));
+  }
+  if (!(sampling_rate > 0.0 && sampling_rate <= 1.0)) {
+    throw ParamError(fmt::format("dpsgd: sampling_rate = {} must be in (0, 1]", sampling_rate));
+  }
+  if (steps < 1) throw ParamError(fmt::format("dpsgd: steps = {} must be >= 1", steps));
+}
+
+DpEvent dpsgd_event(const DpsgdSpec& spec) {
+  spec.validate();
+  const double z = spec.noise_multiplier;
   return DpEvent::self_composed(
-      DpEvent::poisson_sampled(sampling_probability,
-                               discrete ? DpEvent::discrete_gaussian(noise_multiplier)
-                                        : DpEvent::gaussian(noise_multiplier)),
-      steps);
+      DpEvent::poisson_sampled(
+          spec.sampling_rate, spec.discrete ? DpEvent::discrete_gaussian(z) : DpEvent::gaussian(z)),
+      spec.steps);
 }
 
 bool contains_discrete_gaussian(const DpEvent& e) {
   if (e.kind() == DpEvent::Kind::kDiscreteGaussian) return true;
-  for (const auto& c : e.events())
+  for (const auto& c : e.children())
     if (contains_discrete_gaussian(c)) return true;
   return false;
 }

@@ -20,8 +20,17 @@
 // Validation (ParamError, naming parameter and rule): noise_multiplier z >= 0 and finite
 // (z = 0 means no noise: infinite epsilon); laplace scale b > 0 and finite; sampling probability
 // q in (0, 1]; count >= 1; composed needs at least one event.
+// Argument order: the sampling probability comes before the event it samples (poisson_sampled(q,
+// e)), and every low-level helper taking both takes (q, z) in that order
+// (rdp_subsampled_gaussian, pld_subsampled_gaussian, subsampled_gaussian_curve). The DP-SGD entry
+// points (dpsgd_event, dpsgd_epsilon, rdp_dpsgd_epsilon) take a DpsgdSpec with named fields
+// instead, so that z and q, two adjacent doubles, cannot be swapped silently.
+// Accessors are checked against the kind: noise_multiplier() on a laplace event, say, throws
+// std::logic_error naming both kinds (a bug in the caller, not bad input). children() is the
+// unchecked view for code that walks the tree.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,12 +57,16 @@ class DpEvent {
   static DpEvent composed(std::vector<DpEvent> events);
 
   Kind kind() const { return kind_; }
-  double noise_multiplier() const { return value_; }          // kGaussian, kDiscreteGaussian
-  double laplace_scale() const { return value_; }             // kLaplace
-  double sampling_probability() const { return value_; }      // kPoissonSampled
-  std::int64_t count() const { return count_; }               // kSelfComposed
-  const DpEvent& inner() const { return children_.front(); }  // kPoissonSampled, kSelfComposed
-  const std::vector<DpEvent>& events() const { return children_; }  // kComposed
+  // Each accessor names the kinds it belongs to and throws std::logic_error on any other.
+  double noise_multiplier() const;             // kGaussian, kDiscreteGaussian
+  double laplace_scale() const;                // kLaplace
+  double sampling_probability() const;         // kPoissonSampled
+  std::int64_t count() const;                  // kSelfComposed
+  const DpEvent& inner() const;                // kPoissonSampled, kSelfComposed
+  const std::vector<DpEvent>& events() const;  // kComposed
+  // The sub-events of any kind: none for a leaf, the inner event of poisson_sampled and
+  // self_composed, the list of composed.
+  const std::vector<DpEvent>& children() const { return children_; }
 
   // One-line JSON ({"kind": "gaussian", "noise_multiplier": 1.1} ...), and back. from_json
   // throws DataError on malformed text and ParamError on invalid values.
@@ -73,10 +86,25 @@ class DpEvent {
   std::vector<DpEvent> children_;
 };
 
-// T steps of DP-SGD: self_composed(poisson_sampled(q, gaussian(z)), T); discrete = true uses
-// discrete_gaussian(z) (secure noise).
-DpEvent dpsgd_event(double noise_multiplier, double sampling_probability, std::int64_t steps,
-                    bool discrete = false);
+// The kind's name as in JSON ("gaussian", "poisson_sampled", ...).
+std::string_view kind_name(DpEvent::Kind kind);
+
+// T steps of DP-SGD, by field name:
+//   dpsgd_event(DpsgdSpec{.noise_multiplier = 1.1, .sampling_rate = 0.01, .steps = 1000})
+// An omitted number is NaN or 0 and fails validate().
+struct DpsgdSpec {
+  double noise_multiplier = NAN;  // z = sigma / C
+  double sampling_rate = NAN;     // Poisson rate q of the sampled unit
+  std::int64_t steps = 0;         // T
+  bool discrete = false;          // discrete_gaussian(z), the secure noise
+  // ParamError naming the field: noise_multiplier finite and >= 0 (0: no noise, epsilon +inf),
+  // sampling_rate in (0, 1], steps >= 1.
+  void validate() const;
+};
+
+// self_composed(poisson_sampled(q, gaussian(z)), T), or discrete_gaussian(z) when
+// spec.discrete; validates the spec first.
+DpEvent dpsgd_event(const DpsgdSpec& spec);
 
 // True when the event holds a discrete_gaussian anywhere (the PLD accountant has no proven
 // curve for it when Poisson-subsampled; see pld_accountant.hpp).

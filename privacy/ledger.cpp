@@ -106,14 +106,14 @@ std::int64_t Ledger::affordable_count(const DpEvent& event, std::int64_t max_cou
       find_boundary(fits, 1.0, static_cast<double>(max_count), opt).lo);
 }
 
-void Ledger::set_relation(std::string neighbouring, std::string unit) {
-  if ((!neighbouring_.empty() && neighbouring_ != neighbouring) ||
-      (!unit_.empty() && unit_ != unit)) {
+void Ledger::set_relation(NeighbouringRelation neighbouring, std::string unit) {
+  if ((neighbouring_ && *neighbouring_ != neighbouring) || (!unit_.empty() && unit_ != unit)) {
     throw DataError(fmt::format(
         "{}: the ledger's charges assume neighbouring '{}' of one {}, not '{}' of one {}",
-        file_ ? file_->string() : std::string("ledger"), neighbouring_, unit_, neighbouring, unit));
+        file_ ? file_->string() : std::string("ledger"), neighbouring_name(*neighbouring_), unit_,
+        neighbouring_name(neighbouring), unit));
   }
-  neighbouring_ = std::move(neighbouring);
+  neighbouring_ = neighbouring;
   unit_ = std::move(unit);
 }
 
@@ -181,11 +181,12 @@ double Ledger::charge_or_reuse(const DpEvent& event, std::int64_t count, std::st
 std::string Ledger::to_json() const {
   nlohmann::ordered_json j;
   j["format"] = "dprl-privacy-ledger-1";
-  j["guarantee"] = {{"epsilon", spent_},
-                    {"delta", delta_},
-                    {"accountant", accountant_name_},
-                    {"neighbouring", neighbouring_},
-                    {"unit", unit_}};
+  j["guarantee"] = {
+      {"epsilon", spent_},
+      {"delta", delta_},
+      {"accountant", accountant_name_},
+      {"neighbouring", neighbouring_ ? std::string(neighbouring_name(*neighbouring_)) : ""},
+      {"unit", unit_}};
   j["budget"] = {{"epsilon", budget_eps_}, {"delta", delta_}};
   j["accountant"] = accountant_name_;
   if (!noise_source_.empty()) j["noise_source"] = noise_source_;
@@ -231,7 +232,14 @@ Ledger Ledger::load_file(const std::filesystem::path& file) {
              j.at("accountant").get<std::string>());
     if (j.contains("noise_source")) l.noise_source_ = j["noise_source"].get<std::string>();
     const auto& g = j.at("guarantee");
-    l.neighbouring_ = g.at("neighbouring").get<std::string>();
+    if (const auto relation = g.at("neighbouring").get<std::string>(); !relation.empty()) {
+      l.neighbouring_ = parse_neighbouring(relation);
+      if (!l.neighbouring_) {
+        throw DataError(
+            fmt::format("{}: unknown neighbouring relation '{}' (valid: add-remove, replace)", name,
+                        printable(relation)));
+      }
+    }
     l.unit_ = g.at("unit").get<std::string>();
     for (const auto& c : j.at("charges")) {
       const DpEvent e = event_from_json(c.at("event"));

@@ -2,7 +2,8 @@
 //
 // Guarantee: if every access to private data goes through charge() before it happens, everything
 // released under this ledger is (spent_epsilon(), delta)-DP under the relation the events were
-// built for (set_relation() records it: "add-remove" or "replace" one unit, and the unit: record,
+// built for (set_relation() records it: NeighbouringRelation, add/remove or replace one unit, and
+// the unit: record,
 // trajectory, episode or expert), and spent_epsilon() never exceeds the budget epsilon.
 // - charge(event, count) composes the event on a copy of the accountant; if the resulting
 //   epsilon at the budget delta exceeds the budget epsilon it throws BudgetExceeded and nothing is
@@ -44,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/neighbouring.hpp"
 #include "privacy/accountant.hpp"
 #include "privacy/dp_event.hpp"
 
@@ -105,10 +107,10 @@ class Ledger {
   const std::optional<std::filesystem::path>& file() const { return file_; }
   // Recorded in the JSON (e.g. NoiseSource::name()); persisted with the next charge.
   void set_noise_source(std::string name) { noise_source_ = std::move(name); }
-  // The neighbouring relation ("add-remove" or "replace") and unit the charged events assume. A
-  // ledger that already records a different relation or unit is refused (DataError): events
-  // under different relations do not compose into one guarantee.
-  void set_relation(std::string neighbouring, std::string unit);
+  // The neighbouring relation (written "add-remove" or "replace") and unit the charged events
+  // assume. A ledger that already records a different relation or unit is refused (DataError):
+  // events under different relations do not compose into one guarantee.
+  void set_relation(NeighbouringRelation neighbouring, std::string unit);
 
   // {"guarantee": {...}, "budget": {...}, "accountant": ..., "charges": [...], "checksum": ...}
   std::string to_json() const;
@@ -129,7 +131,8 @@ class Ledger {
   std::vector<LedgerEntry> entries_;
   double spent_ = 0.0;
   std::string noise_source_;
-  std::string neighbouring_, unit_;
+  std::optional<NeighbouringRelation> neighbouring_;  // none until set_relation
+  std::string unit_;
   std::optional<std::filesystem::path> file_;
   std::unique_ptr<FileLock> lock_;
   std::size_t reuse_next_ = static_cast<std::size_t>(-1);  // none

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <future>
+#include <optional>
 #include <unsupported/Eigen/FFT>
 
 #include "engine/error.hpp"
@@ -242,42 +243,65 @@ void PldAccountant::add(const DpEvent& e, double count) {
   atoms_.push_back(a);
 }
 
+RdpAccountant PldAccountant::rdp_bound() const {
+  RdpAccountant rdp;
+  for (const auto& [e, n] : events_) rdp.compose(e, n);
+  return rdp;
+}
+
+std::optional<Pld> PldAccountant::compose_direction(bool remove, double max_infinity_mass) const {
+  // the +inf masses first: when they alone exceed the limit, the caller's answer is decided
+  // whatever the rest does, and nothing is built or composed (tiny noise puts most of the loss
+  // there)
+  std::vector<PldCurve> curves;
+  double log_finite = 0.0;  // log P(no +inf loss in the whole composition)
+  for (const auto& a : atoms_) {
+    curves.push_back(a.kind == 1 ? laplace_curve(a.value)
+                                 : subsampled_gaussian_curve(a.q, a.value, remove));
+    log_finite += a.count * std::log1p(-discretized_infinity_mass(curves.back(), interval_));
+  }
+  if (-std::expm1(log_finite) > max_infinity_mass) return std::nullopt;
+  Pld total;
+  for (std::size_t i = 0; i < atoms_.size(); ++i) {
+    if (!(atoms_[i].count <= 0x1p53)) {
+      throw ParamError(fmt::format("pld: count = {} of event {} exceeds 2^53", atoms_[i].count, i));
+    }
+    Pld composed = pld_self_compose(discretize(curves[i], interval_),
+                                    static_cast<std::int64_t>(atoms_[i].count));
+    total = i == 0 ? std::move(composed) : pld_compose(total, composed);
+  }
+  return total;
+}
+
 double PldAccountant::epsilon(double delta) const {
   check_delta(delta);
-  if (discrete_) {
-    // the proven bound of the whole composition (rdp_accountant.hpp), never the continuous curve
-    RdpAccountant rdp;
-    for (const auto& [e, n] : events_) rdp.compose(e, n);
-    return rdp.epsilon(delta);
-  }
+  // the proven bound of the whole composition (rdp_accountant.hpp), never the continuous curve
+  if (discrete_) return rdp_bound().epsilon(delta);
   if (atoms_.empty()) return 0.0;
   auto direction = [&](bool remove) {
-    // the +inf masses first: when they alone exceed delta, epsilon is +inf whatever the rest does,
-    // and nothing is built or composed (tiny noise puts most of the loss there)
-    std::vector<PldCurve> curves;
-    double log_finite = 0.0;  // log P(no +inf loss in the whole composition)
-    for (const auto& a : atoms_) {
-      curves.push_back(a.kind == 1 ? laplace_curve(a.value)
-                                   : subsampled_gaussian_curve(a.q, a.value, remove));
-      log_finite += a.count * std::log1p(-discretized_infinity_mass(curves.back(), interval_));
-    }
-    if (-std::expm1(log_finite) > delta) return kInf;
-    Pld total;
-    for (std::size_t i = 0; i < atoms_.size(); ++i) {
-      if (!(atoms_[i].count <= 0x1p53)) {
-        throw ParamError(
-            fmt::format("pld: count = {} of event {} exceeds 2^53", atoms_[i].count, i));
-      }
-      Pld composed = pld_self_compose(discretize(curves[i], interval_),
-                                      static_cast<std::int64_t>(atoms_[i].count));
-      total = i == 0 ? std::move(composed) : pld_compose(total, composed);
-    }
-    const double eps = total.epsilon(delta);
+    const std::optional<Pld> total = compose_direction(remove, delta);
+    if (!total) return kInf;  // the +inf masses alone exceed delta
+    const double eps = total->epsilon(delta);
     if (std::isnan(eps)) throw ParamError("pld: epsilon is NaN (numerical failure)");
     return eps;
   };
   // the two directions are independent: the add direction runs on a second thread (the result
   // does not depend on scheduling)
+  auto add = std::async(std::launch::async, direction, false);
+  const double remove = direction(true);
+  return std::max(remove, add.get());
+}
+
+double PldAccountant::delta(double epsilon) const {
+  check_epsilon(epsilon);
+  if (discrete_) return rdp_bound().delta(epsilon);
+  if (atoms_.empty()) return 0.0;
+  auto direction = [&](bool remove) {
+    // a limit of 1 never stops early: every +inf mass is part of delta
+    const double d = compose_direction(remove, 1.0)->delta(epsilon);
+    if (std::isnan(d)) throw ParamError("pld: delta is NaN (numerical failure)");
+    return d;
+  };
   auto add = std::async(std::launch::async, direction, false);
   const double remove = direction(true);
   return std::max(remove, add.get());

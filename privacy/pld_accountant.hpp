@@ -42,11 +42,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "privacy/accountant.hpp"
+#include "privacy/rdp_accountant.hpp"
 
 namespace dprl::privacy {
 
@@ -79,10 +81,14 @@ class PldAccountant : public Accountant {
   bool supports(const DpEvent& event) const override;
   void compose(const DpEvent& event, std::int64_t count = 1) override;
   double epsilon(double delta) const override;
+  // delta(epsilon) of the composed PLD (Pld::delta), the larger of the two directions; the same
+  // pessimistic discretization as epsilon(), so it is an upper bound of the exact delta.
+  double delta(double epsilon) const override;
   std::unique_ptr<Accountant> clone() const override {
     return std::make_unique<PldAccountant>(*this);
   }
-  // True once a discrete_gaussian event is composed: epsilon() is then the RDP bound.
+  // True once a discrete_gaussian event is composed: epsilon() and delta() are then the RDP
+  // bound's.
   bool uses_rdp_bound() const { return discrete_; }
 
  private:
@@ -94,6 +100,11 @@ class PldAccountant : public Accountant {
     double count;
   };
   void add(const DpEvent& e, double count);
+  // The composition of every atom in one direction (remove = true: P is the mixture), or nothing
+  // when the +inf masses alone exceed max_infinity_mass.
+  std::optional<Pld> compose_direction(bool remove, double max_infinity_mass) const;
+  // An RdpAccountant holding everything composed (the proven bound for discrete_gaussian).
+  RdpAccountant rdp_bound() const;
   double interval_;
   std::vector<Atom> atoms_;
   bool discrete_ = false;

@@ -242,6 +242,30 @@ RdpConversion rdp_to_epsilon(std::span<const double> orders, std::span<const dou
   return best;
 }
 
+RdpDeltaConversion rdp_to_delta(std::span<const double> orders, std::span<const double> rdp,
+                                double epsilon) {
+  check_epsilon(epsilon);
+  check_rdp_curve(orders, rdp);
+  RdpDeltaConversion best{1.0, 0.0};
+  double best_log = 0.0;
+  for (std::size_t i = 0; i < orders.size(); ++i) {
+    const double a = orders[i];
+    const double r = std::max(0.0, rdp[i]);
+    // KL bound sqrt(1 - exp(-rdp)); -inf for nothing composed
+    double log_delta = r == 0.0 ? -kInf : 0.5 * std::log(-std::expm1(-r));
+    if (a > 1.01) {
+      log_delta =
+          std::min(log_delta, (a - 1.0) * (r - epsilon + std::log1p(-1.0 / a)) - std::log(a));
+    }
+    if (log_delta < best_log) {
+      best_log = log_delta;
+      best.order = a;
+    }
+  }
+  best.delta = std::min(1.0, std::exp(best_log));
+  return best;
+}
+
 double rdp_to_epsilon_classical(std::span<const double> orders, std::span<const double> rdp,
                                 double delta) {
   check_delta(delta);
@@ -338,9 +362,15 @@ RdpConversion RdpAccountant::epsilon_and_order(double delta) const {
 
 double RdpAccountant::epsilon(double delta) const { return epsilon_and_order(delta).epsilon; }
 
-double rdp_dpsgd_epsilon(double z, double q, std::int64_t steps, double delta) {
+RdpDeltaConversion RdpAccountant::delta_and_order(double epsilon) const {
+  return rdp_to_delta(orders_, rdp_, epsilon);
+}
+
+double RdpAccountant::delta(double epsilon) const { return delta_and_order(epsilon).delta; }
+
+double rdp_dpsgd_epsilon(const DpsgdSpec& spec, double delta) {
   RdpAccountant acc;
-  acc.compose(dpsgd_event(z, q, steps));
+  acc.compose(dpsgd_event(spec));
   return acc.epsilon(delta);
 }
 

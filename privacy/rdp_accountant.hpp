@@ -34,6 +34,11 @@
 //   2020): eps = rdp + log(1 - 1/a) - (log(delta) + log(a)) / (a - 1), for orders a > 1.01,
 //   minimised over the order grid, with dp_accounting's KL shortcut (epsilon = 0 at an order whose
 //   rdp satisfies delta^2 > 1 - exp(-rdp)), floored at 0.
+//   Its inverse, for delta(epsilon), is dp_accounting's RDP-to-delta conversion
+//   (rdp_privacy_accountant.py, compute_delta): at each order a > 1.01,
+//   log delta = (a - 1)(rdp - eps + log(1 - 1/a)) - log(a), and at every order the KL bound
+//   delta = sqrt(1 - exp(-rdp)); the minimum over orders, capped at 1. The same orders attain both
+//   minima, so epsilon(delta(e)) = e up to rounding wherever delta(e) < 1.
 // Orders: dp_accounting's default grid of 156 orders (1.1..10.9 step 0.1, 11..63, 128, 256, 512,
 // 1024), so results are comparable.
 // Guarantee: (epsilon, delta)-DP under add/remove-one adjacency of the sampled unit.
@@ -71,6 +76,13 @@ struct RdpConversion {
 // Minimum over orders of the CKS conversion (see above).
 RdpConversion rdp_to_epsilon(std::span<const double> orders, std::span<const double> rdp,
                              double delta);
+struct RdpDeltaConversion {
+  double delta;
+  double order;  // the order attaining the minimum (0 if none)
+};
+// Minimum over orders of the inverse conversion (see above); epsilon finite and >= 0.
+RdpDeltaConversion rdp_to_delta(std::span<const double> orders, std::span<const double> rdp,
+                                double epsilon);
 // The classical conversion min_a rdp + log(1/delta)/(a-1) (Mironov 2017 Prop. 3), for comparison.
 double rdp_to_epsilon_classical(std::span<const double> orders, std::span<const double> rdp,
                                 double delta);
@@ -86,6 +98,8 @@ class RdpAccountant : public Accountant {
   void compose(const DpEvent& event, std::int64_t count = 1) override;
   double epsilon(double delta) const override;
   RdpConversion epsilon_and_order(double delta) const;
+  double delta(double epsilon) const override;
+  RdpDeltaConversion delta_and_order(double epsilon) const;
   std::unique_ptr<Accountant> clone() const override {
     return std::make_unique<RdpAccountant>(*this);
   }
@@ -99,7 +113,8 @@ class RdpAccountant : public Accountant {
   std::vector<double> rdp_;
 };
 
-// Epsilon of T steps of DP-SGD (Poisson rate q, noise multiplier z) under RDP at delta.
-double rdp_dpsgd_epsilon(double noise_multiplier, double q, std::int64_t steps, double delta);
+// Epsilon of T steps of DP-SGD (Poisson rate q, noise multiplier z) under RDP at delta:
+//   rdp_dpsgd_epsilon({.noise_multiplier = 1.1, .sampling_rate = 0.01, .steps = 1000}, 1e-5)
+double rdp_dpsgd_epsilon(const DpsgdSpec& spec, double delta);
 
 }  // namespace dprl::privacy

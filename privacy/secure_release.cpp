@@ -122,8 +122,8 @@ void VaryingGaussianRelease::operator()(std::span<double> values, double sd, dou
   DPRL_CHECK(noise.secure());
   check_finite_release(values);
   // the top of the sampler's range keeps s itself (the ladder would leave the range)
-  const std::uint64_t s0 = secure_gaussian_steps(sd, grid);
-  const std::uint64_t s = ladder(s0) < kMaxDiscreteGaussianSigma ? ladder(s0) : s0;
+  const std::uint64_t s0 = secure_gaussian_steps(sd, grid), up = ladder(s0);
+  const std::uint64_t s = up < kMaxDiscreteGaussianSigma ? up : s0;
   auto& sampler = samplers_[s];
   if (!sampler) {
     // A of width 2.6 k shared per octave, B about s / k in [32, 64); one table below 2^8

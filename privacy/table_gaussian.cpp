@@ -36,6 +36,22 @@ f128 exp_neg(f128 a) {
   return sum;
 }
 
+// T(key), shared: the last 8 made are kept, oldest evicted first (a holder keeps its own alive);
+// thread-safe, one cache per T.
+template <class T, class Key>
+std::shared_ptr<const T> recently_made(Key key) {
+  constexpr std::size_t kCached = 8;
+  static std::mutex mu;
+  static std::deque<std::pair<Key, std::shared_ptr<const T>>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [k, made] : cache)
+    if (k == key) return made;
+  auto made = std::make_shared<const T>(key);
+  cache.emplace_back(key, made);
+  if (cache.size() > kCached) cache.pop_front();
+  return made;
+}
+
 // Statistical distance of A + k B from D_{Z, sigma} for exact A ~ D_{sigma_a}, B ~ D_{sigma_b}:
 // 2 theta / (1 - 2 theta), theta = sum_{m >= 1} exp(-2 pi^2 sigma'^2 m^2) <= e1 / (1 - e1^3),
 // e1 = exp(-2 pi^2 sigma'^2) (docs/privacy.md).
@@ -265,30 +281,11 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
 }
 
 std::shared_ptr<const GaussianAliasTable> alias_table(double variance) {
-  constexpr std::size_t kCached = 8;
-  static std::mutex mu;
-  static std::deque<std::pair<double, std::shared_ptr<const GaussianAliasTable>>> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  for (const auto& [key, table] : cache)
-    if (key == variance) return table;
-  auto made = std::make_shared<const GaussianAliasTable>(variance);
-  cache.emplace_back(variance, made);
-  if (cache.size() > kCached) cache.pop_front();
-  return made;
+  return recently_made<GaussianAliasTable>(variance);
 }
 
 std::shared_ptr<const TableGaussian> table_gaussian(std::uint64_t s) {
-  // the last kCached samplers built, oldest evicted first (a holder keeps its own alive)
-  constexpr std::size_t kCached = 8;
-  static std::mutex mu;
-  static std::deque<std::pair<std::uint64_t, std::shared_ptr<const TableGaussian>>> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  for (const auto& [key, sampler] : cache)
-    if (key == s) return sampler;
-  auto made = std::make_shared<const TableGaussian>(s);
-  cache.emplace_back(s, made);
-  if (cache.size() > kCached) cache.pop_front();
-  return made;
+  return recently_made<TableGaussian>(s);
 }
 
 }  // namespace dprl::privacy

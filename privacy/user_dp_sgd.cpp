@@ -88,7 +88,8 @@ SecurePlan user_dp_release_plan(const UserDpSgdConfig& cfg, std::size_t noised_v
 }
 
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
-                                 int users, double noise_sd, const GaussianRelease& release) {
+                                 int users, double noise_sd, const GaussianRelease& release,
+                                 HelperThread* helper) {
   const int k = cfg.contribution;
   const double C = cfg.clip_norm;
   const double R = cfg.cancellation_ratio();
@@ -152,7 +153,7 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
     const std::size_t n = net_values(g);
     const std::span<double> block(x.data() + pos, n);
     if (users > 0)
-      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block);
+      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block, helper);
     else
       std::fill(block.begin(), block.end(), 0.0);
     pos += n;
@@ -188,7 +189,7 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.sampler_delta = sampler_delta(in.epsilon, static_cast<double>(in.steps) * in.sampler_tv);
   r.delta = record_delta(in.delta, r.sampler_delta);
   r.accountant = in.accountant;
-  r.neighbouring = "add-remove";
+  r.neighbouring = NeighbouringRelation::kAddRemove;
   r.unit = in.unit;
   r.sensitivity = fmt::format(
       "L2 C' = C (1 + beta) = {} with C = {} per sampled user (joint norm over all trained "
@@ -203,9 +204,10 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   d["mechanism"] = "user-level DP-SGD: Poisson-sampled users, per-user clipping, Gaussian noise";
   d["relation"] =
       fmt::format("add or remove one {} together with all the data it contributed", in.unit);
-  d["event"] = nlohmann::json::parse(dpsgd_event(in.cfg.noise_multiplier, in.cfg.sampling_rate(),
-                                                 std::max<std::int64_t>(in.steps, 1),
-                                                 in.cfg.discrete)
+  d["event"] = nlohmann::json::parse(dpsgd_event({.noise_multiplier = in.cfg.noise_multiplier,
+                                                  .sampling_rate = in.cfg.sampling_rate(),
+                                                  .steps = std::max<std::int64_t>(in.steps, 1),
+                                                  .discrete = in.cfg.discrete})
                                          .to_json());
   if (in.cfg.discrete)
     d["accounting"] =

@@ -25,8 +25,8 @@
 // together with ALL of their data changes the exact sum of clipped per-user gradients by at most
 // C (the user is absent or present in the sample; their k transitions enter through one clipped
 // vector), and the computed sum by at most C plus the rounding of both neighbours' sums. N steps
-// compose as DpEvent dpsgd_event(z, q, N), accounted by an Accountant (PLD by default) through the
-// Ledger; the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the
+// compose as DpEvent dpsgd_event({z, q, N}), accounted by an Accountant (PLD by default) through
+// the Ledger; the run is (epsilon, delta)-DP under add/remove-one-user adjacency with unit = the
 // dataset's user. Validity: the guarantee assumes the sampling and the noise are secret (OS
 // entropy); seeded noise gives a reproducible run that is NOT formally private (anyone with the
 // seed can subtract the noise). The release rule is the caller's (GaussianRelease): the offline
@@ -79,6 +79,10 @@
 #include "privacy/dp_event.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_release.hpp"
+
+namespace dprl {
+class HelperThread;
+}
 
 namespace dprl::privacy {
 
@@ -140,8 +144,11 @@ using GaussianRelease = std::function<void(std::span<double> x, double sd)>;
 // gradient too large for float) gets the clip factor 0 and contributes exactly zero: the run never
 // stops or changes its output because of one user's data, and the count is only in the returned
 // stats.
+// A helper (optional) shares the double products of large layers (nn::accumulate_grad_f64; the
+// values do not depend on it).
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
-                                 int users, double noise_sd, const GaussianRelease& release);
+                                 int users, double noise_sd, const GaussianRelease& release,
+                                 HelperThread* helper = nullptr);
 // The same with noise.add_gaussian and noise_sd = z C' (z sensitivity()).
 UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpNetGrad> nets,
                                  int users, NoiseSource& noise);

@@ -11,7 +11,16 @@
 // Adam. Figures are medians of
 // --repeats timed blocks of --iters steps on one thread (the two kinds interleaved block by block);
 // step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
-// (also printed). tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
+// (also printed). --noise-threads 1 gives the DP step a helper thread, as private runs have by
+// default (train.noise_threads): it draws the next step's noise while the step runs and computes
+// half of each large layer's double product; its time is then outside the thread CPU time, and
+// the wall times (dp_step_wall_us against step_wall_us) are the figure to read. step_gflops is the step's matrix-product arithmetic (nn::matmul_flops over one step:
+// every forward pass, backward errors and weight gradients) over its thread CPU time, and
+// dp_step_gflops the same for the DP step (whose weight gradients are in double); gemm_gflops is
+// Eigen's float GEMM on 512 x 512 matrices on this core, the practical peak they are compared
+// with.
+// tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
+#include <Eigen/Core>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,8 +36,10 @@
 #include "algos/offline/offline_learner.hpp"
 #include "engine/error.hpp"
 #include "engine/limits.hpp"
+#include "engine/nn/nn_mlp.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "privacy/secure_release.hpp"
 #include "tools/cli.hpp"
 #include "tools/cli_util.hpp"
@@ -45,6 +56,7 @@ struct BenchOfflineOpts {
   int iters = 200;
   int repeats = 7;
   std::string noise = "seeded";
+  int noise_threads = 0;
   bool json = false;
 };
 
@@ -90,6 +102,16 @@ void time_block(int iters, bool warm, Times& t, F&& f) {
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - w0).count() /
       iters);
   t.cpu.push_back((thread_cpu_us() - c0) / iters);
+}
+
+// Eigen's float GEMM of two 512 x 512 matrices, GFLOP/s on this thread (median of 7).
+double gemm_gflops() {
+  constexpr int kN = 512;
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(kN, kN), b = Eigen::MatrixXf::Random(kN, kN);
+  Eigen::MatrixXf c(kN, kN);
+  Times t;
+  for (int r = 0; r < 7; ++r) time_block(3, r == 0, t, [&] { c.noalias() = a * b; });
+  return 2.0 * kN * kN * kN / (median(t.cpu) * 1e3);
 }
 
 std::unique_ptr<algos::OfflineLearner> make_learner(const BenchOfflineOpts& o, bool dp) {
@@ -138,18 +160,30 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   const privacy::SecurePlan plan = privacy::gaussian_release_plan(
       cfg.noise_multiplier * cfg.clip_norm, cfg.clip_norm, values, noise->secure());
   const double sd = plan.scale;
-  const privacy::GaussianRelease release = [&](std::span<double> x, double s) {
-    privacy::add_gaussian_release(x, s, plan.grid, *noise);
-  };
+  std::unique_ptr<HelperThread> helper;
+  if (o.noise_threads == 1) helper = std::make_unique<HelperThread>();
+  privacy::PrefetchedGaussianRelease noised(*noise, values, sd, plan.grid, helper.get());
+  const privacy::GaussianRelease release = [&](std::span<double> x, double) { noised(x); };
   // interleave the two measurements so both see the same machine state
   Times step, dp_step;
   for (int r = 0; r < o.repeats; ++r) {
     time_block(o.iters, r == 0, step, [&] { plain->step(b); });
-    time_block(o.iters, r == 0, dp_step, [&] { priv->dp_step(b, cfg, sd, release); });
+    time_block(o.iters, r == 0, dp_step,
+               [&] { priv->dp_step(b, cfg, sd, release, helper.get()); });
   }
   const double s = median(step.cpu), d = median(dp_step.cpu);
   std::size_t params = 0;
   for (const auto& t : plain->trained_nets()) params += t.net->size();
+  // the flops of one step of each kind
+  const auto flops_of = [](auto&& f) {
+    const std::uint64_t f0 = nn::matmul_flops();
+    f();
+    return static_cast<double>(nn::matmul_flops() - f0);
+  };
+  const double step_flops = flops_of([&] { plain->step(b); });
+  const double dp_flops = flops_of([&] { priv->dp_step(b, cfg, sd, release, helper.get()); });
+  const double step_gflops = step_flops / (s * 1e3), dp_gflops = dp_flops / (d * 1e3);
+  const double gemm = gemm_gflops();
   if (o.json) {
     nlohmann::ordered_json j;
     j["algo"] = o.algo;
@@ -167,14 +201,21 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
     j["repeats"] = o.repeats;
     j["iters"] = o.iters;
     j["threads"] = 1;
+    j["noise_threads"] = o.noise_threads;
+    j["step_gflops"] = step_gflops;
+    j["dp_step_gflops"] = dp_gflops;
+    j["gemm_gflops"] = gemm;
+    j["step_share_of_gemm"] = step_gflops / gemm;
     j["noise"] = noise->name();
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print(
         "{} obs {} actions {} hidden {} batch {}: step {:.1f} us, DP step {:.1f} us ({:.2f}x) "
-        "(thread CPU time; wall {:.1f} and {:.1f} us)\n",
+        "(thread CPU time; wall {:.1f} and {:.1f} us, {:.2f}x, noise threads {}); step {:.1f} "
+        "GFLOP/s, {:.0f}% of the {:.1f} GFLOP/s of a float GEMM\n",
         o.algo, o.obs, o.actions, o.hidden, o.batch, s, d, d / s, median(step.wall),
-        median(dp_step.wall));
+        median(dp_step.wall), median(dp_step.wall) / median(step.wall), o.noise_threads,
+        step_gflops, 100.0 * step_gflops / gemm, gemm);
   }
 }
 
@@ -195,6 +236,9 @@ void add_bench_offline_command(CLI::App& app) {
   cmd->add_option("--repeats", o->repeats, "timed blocks (default 7)")->check(CLI::Range(1, 1000));
   cmd->add_option("--noise", o->noise, "DP noise: seeded (default) or os-entropy (secure)")
       ->check(CLI::IsMember({"seeded", "os-entropy"}));
+  cmd->add_option("--noise-threads", o->noise_threads,
+                  "0 (default): noise drawn at each release; 1: drawn ahead on a worker thread")
+      ->check(CLI::Range(0, 1));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { cmd_bench_offline(*o); });
 }

@@ -1,4 +1,4 @@
-// dprl privacy epsilon | noise | gaussian | compose | dirichlet | svt-params
+// dprl privacy epsilon | delta | noise | gaussian | compose | dirichlet | svt-params
 //
 // Human-readable output by default; --json prints one JSON object. Invalid parameters throw
 // dprl::ParamError (cli::main prints "dprl: <message>" and exits 2).
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/error.hpp"
+#include "engine/json_number.hpp"
 #include "privacy/best_accountant.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/composition.hpp"
@@ -45,14 +46,16 @@ void require_rate(double v, const char* flag) {
 void require_count(std::int64_t v, const char* flag) {
   if (v < 1) throw ParamError(fmt::format("{} = {} must be >= 1", flag, v));
 }
+void require_nonnegative(double v, const char* flag) {
+  require_finite(v, flag);
+  if (v < 0.0) throw ParamError(fmt::format("{} = {} must be >= 0", flag, v));
+}
 
-// A privacy figure in JSON. JSON has no infinity (nlohmann would write null, indistinguishable
-// from "no value"), so +inf, the honest bound when nothing finite is certified, is the string
-// "inf". NaN never reaches here: the library refuses it.
+// A privacy figure in JSON (+inf, the honest bound when nothing finite is certified, as "inf").
+// NaN never reaches here: the library refuses it.
 ordered_json number(double v) {
   DPRL_CHECK(!std::isnan(v));
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
+  return json_number(v);
 }
 
 void print_json(const ordered_json& j) { fmt::print("{}\n", j.dump()); }
@@ -65,51 +68,72 @@ struct DpsgdArgs {
   bool discrete = false;  // the secure noise's discrete Gaussian (epsilon only)
 };
 
-void cmd_epsilon(const DpsgdArgs& a) {
-  require_finite(a.z, "--noise-multiplier");
-  if (a.z < 0.0) throw ParamError(fmt::format("--noise-multiplier = {} must be >= 0", a.z));
+// The flags `epsilon` and `delta` share: z, q, T (checked first, in this order).
+void require_dpsgd_flags(const DpsgdArgs& a) {
+  require_nonnegative(a.z, "--noise-multiplier");
   require_rate(a.q, "--sampling-rate");
   require_count(a.steps, "--steps");
-  require_delta(a.delta, "--delta");
-  pv::check_accountant_name(a.accountant, "--accountant");
-  const pv::DpEvent event = pv::dpsgd_event(a.z, a.q, a.steps, a.discrete);
-  ordered_json j;
-  double eps;
-  if (a.accountant == "rdp") {
-    pv::RdpAccountant acc;
-    acc.compose(event);
-    const auto r = acc.epsilon_and_order(a.delta);
-    eps = r.epsilon;
-    j["epsilon"] = number(eps);
-    j["accountant"] = "rdp";
-    if (std::isfinite(eps)) j["optimal_order"] = r.order;
-  } else if (a.accountant == "pld") {
-    pv::PldAccountant acc;
-    acc.compose(event);
-    eps = acc.epsilon(a.delta);
-    j["epsilon"] = number(eps);
-    j["accountant"] = "pld";
-    j["value_discretization_interval"] = pv::kDefaultPldInterval;
+}
+
+// The named accountant with T steps of DP-SGD composed.
+std::unique_ptr<pv::Accountant> dpsgd_accountant(const DpsgdArgs& a) {
+  auto acc = pv::make_accountant(a.accountant);
+  acc->compose(pv::dpsgd_event(
+      {.noise_multiplier = a.z, .sampling_rate = a.q, .steps = a.steps, .discrete = a.discrete}));
+  return acc;
+}
+
+// `privacy epsilon` (want_delta false: epsilon at --delta) and `privacy delta` (delta at
+// --epsilon) of T DP-SGD steps: any registered accountant gives the figure and its name, the
+// built-in ones add their details.
+void print_dpsgd_figure(const DpsgdArgs& a, bool want_delta) {
+  require_dpsgd_flags(a);
+  if (want_delta) {
+    require_nonnegative(a.epsilon, "--epsilon");
   } else {
-    pv::BestAccountant acc;
-    acc.compose(event);
-    const auto parts = acc.epsilon_parts(a.delta);
-    eps = parts.best();
-    j["epsilon"] = number(eps);
-    j["accountant"] = "best";
-    j["rdp_epsilon"] = number(parts.rdp);
-    j["pld_epsilon"] = number(parts.pld);
-    if (!parts.pld_error.empty()) j["pld_error"] = parts.pld_error;
+    require_delta(a.delta, "--delta");
   }
+  pv::check_accountant_name(a.accountant, "--accountant");
+  const auto acc = dpsgd_accountant(a);
+  const char* figure = want_delta ? "delta" : "epsilon";
+  const char* given = want_delta ? "epsilon" : "delta";
+  const double at = want_delta ? a.epsilon : a.delta;
+  ordered_json details = ordered_json::object();
+  double value;
+  if (const auto* rdp = dynamic_cast<const pv::RdpAccountant*>(acc.get())) {
+    if (want_delta) {
+      const auto r = rdp->delta_and_order(at);
+      value = r.delta;
+      if (value < 1.0) details["optimal_order"] = r.order;
+    } else {
+      const auto r = rdp->epsilon_and_order(at);
+      value = r.epsilon;
+      if (std::isfinite(value)) details["optimal_order"] = r.order;
+    }
+  } else if (const auto* best = dynamic_cast<const pv::BestAccountant*>(acc.get())) {
+    const auto parts = want_delta ? best->delta_parts(at) : best->epsilon_parts(at);
+    value = parts.best();
+    details[fmt::format("rdp_{}", figure)] = number(parts.rdp);
+    details[fmt::format("pld_{}", figure)] = number(parts.pld);
+    if (!parts.pld_error.empty()) details["pld_error"] = parts.pld_error;
+  } else {
+    value = want_delta ? acc->delta(at) : acc->epsilon(at);
+    if (dynamic_cast<const pv::PldAccountant*>(acc.get()))
+      details["value_discretization_interval"] = pv::kDefaultPldInterval;
+  }
+  ordered_json j;
+  j[figure] = number(value);
+  j["accountant"] = a.accountant;
+  j.update(details);
   if (a.discrete) j["noise"] = "discrete_gaussian (proven rdp bound; pld has no proven curve)";
   j["noise_multiplier"] = a.z;
   j["sampling_rate"] = a.q;
   j["steps"] = a.steps;
-  j["delta"] = a.delta;
+  j[given] = at;
   if (a.json) return print_json(j);
-  fmt::print("epsilon = {:.6g}  ({} accountant{}; z = {}, q = {}, T = {}, delta = {})\n", eps,
+  fmt::print("{} = {:.6g}  ({} accountant{}; z = {}, q = {}, T = {}, {} = {})\n", figure, value,
              a.accountant, a.discrete ? ", discrete Gaussian: proven rdp bound" : "", a.z, a.q,
-             a.steps, a.delta);
+             a.steps, given, at);
 }
 
 void cmd_noise(const DpsgdArgs& a) {
@@ -118,8 +142,11 @@ void cmd_noise(const DpsgdArgs& a) {
   require_count(a.steps, "--steps");
   require_delta(a.delta, "--delta");
   pv::check_accountant_name(a.accountant, "--accountant");
-  const double z = pv::calibrate_noise_multiplier(a.epsilon, a.q, a.steps, a.delta, a.accountant);
-  const double achieved = pv::dpsgd_epsilon(z, a.q, a.steps, a.delta, a.accountant);
+  const double z = pv::calibrate_noise_multiplier(
+      {.target_epsilon = a.epsilon, .delta = a.delta, .sampling_rate = a.q, .steps = a.steps},
+      a.accountant);
+  const double achieved = pv::dpsgd_epsilon(
+      {.noise_multiplier = z, .sampling_rate = a.q, .steps = a.steps}, a.delta, a.accountant);
   if (a.json) {
     print_json(ordered_json{{"noise_multiplier", z},
                             {"accountant", a.accountant},
@@ -274,11 +301,27 @@ void add_privacy_commands(CLI::App& app) {
   e->add_option("--sampling-rate,-q", eps_args->q, "Poisson sampling rate q")->required();
   e->add_option("--steps,-T", eps_args->steps, "number of steps T")->required();
   e->add_option("--delta", eps_args->delta, "target delta")->required();
-  e->add_option("--accountant", eps_args->accountant, "rdp | pld | best")->capture_default_str();
+  e->add_option("--accountant", eps_args->accountant, pv::accountant_names(" | "))
+      ->capture_default_str();
   e->add_flag("--json", eps_args->json, "print one JSON object");
   e->add_flag("--discrete", eps_args->discrete,
               "discrete Gaussian noise (os-entropy runs): the bound proven for it");
-  e->callback([eps_args] { cmd_epsilon(*eps_args); });
+  e->callback([eps_args] { print_dpsgd_figure(*eps_args, false); });
+
+  auto delta_args = std::make_shared<DpsgdArgs>();
+  auto* dl = priv->add_subcommand(
+      "delta", "smallest delta of T steps of the Poisson-subsampled Gaussian at an epsilon");
+  dl->add_option("--noise-multiplier,-z", delta_args->z, "noise multiplier z = sigma / C")
+      ->required();
+  dl->add_option("--sampling-rate,-q", delta_args->q, "Poisson sampling rate q")->required();
+  dl->add_option("--steps,-T", delta_args->steps, "number of steps T")->required();
+  dl->add_option("--epsilon", delta_args->epsilon, "epsilon (>= 0)")->required();
+  dl->add_option("--accountant", delta_args->accountant, pv::accountant_names(" | "))
+      ->capture_default_str();
+  dl->add_flag("--json", delta_args->json, "print one JSON object");
+  dl->add_flag("--discrete", delta_args->discrete,
+               "discrete Gaussian noise (os-entropy runs): the bound proven for it");
+  dl->callback([delta_args] { print_dpsgd_figure(*delta_args, true); });
 
   auto noise_args = std::make_shared<DpsgdArgs>();
   auto* n = priv->add_subcommand("noise", "smallest noise multiplier reaching a target epsilon");
@@ -286,7 +329,8 @@ void add_privacy_commands(CLI::App& app) {
   n->add_option("--sampling-rate,-q", noise_args->q, "Poisson sampling rate q")->required();
   n->add_option("--steps,-T", noise_args->steps, "number of steps T")->required();
   n->add_option("--delta", noise_args->delta, "target delta")->required();
-  n->add_option("--accountant", noise_args->accountant, "rdp | pld | best")->capture_default_str();
+  n->add_option("--accountant", noise_args->accountant, pv::accountant_names(" | "))
+      ->capture_default_str();
   n->add_flag("--json", noise_args->json, "print one JSON object");
   n->callback([noise_args] { cmd_noise(*noise_args); });
 

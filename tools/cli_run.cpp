@@ -103,10 +103,10 @@ std::string plot_arguments(const std::filesystem::path& metrics) {
 }  // namespace
 
 void print_run(const RunSummary& s) {
-  std::string steps = fmt::format("{} env steps", s.env_steps);
-  for (const auto& [k, v] : s.extra)
-    if (k == "gradient_steps")
-      steps = fmt::format("{} gradient steps", static_cast<std::int64_t>(v));
+  // learners that only read a dataset take no env steps
+  const std::string steps = s.env_steps == 0 && s.gradient_steps > 0
+                                ? fmt::format("{} gradient steps", s.gradient_steps)
+                                : fmt::format("{} env steps", s.env_steps);
   fmt::print("{}: {} on {}, seed {}, {} in {:.2f} s\n", s.name, s.algo, s.env, s.seed, steps,
              s.wall_time_s);
   fmt::print("final evaluation: return {:.4f} +- {:.4f} over {} episodes\n",

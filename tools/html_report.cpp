@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "algos/core/policies.hpp"
+#include "algos/run/sweep.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
 #include "envs/register_envs.hpp"
+#include "envs/render.hpp"
 #include "tools/cli.hpp"
 #include "tools/metrics_csv.hpp"
 #include "tools/svg_plot.hpp"
@@ -32,34 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-// s escaped for HTML text and attribute values: &, <, >, " and ' as entities, the C0 control
-// characters but tab and line feed dropped (envs::xml_escape drops line feeds too)
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
-}
+// s escaped for HTML text and attribute values (line feeds kept)
+std::string esc(std::string_view s) { return envs::xml_escape(s, true); }
 
 // a figure with `digits` significant digits; non-finite as words
 std::string fig(double v, int digits = 4) {
@@ -125,6 +101,7 @@ code{font-size:13px;overflow-wrap:anywhere}
 .note{color:#5a6372;font-size:13px}
 .private{border-left:6px solid #2e7d32}
 .not-private{border-left:6px solid #b26a00}
+.private.not-formal{border-left:6px solid #c9a227}
 .verdict-ok{color:#2e7d32;font-weight:bold}
 .verdict-bad{color:#b00020;font-weight:bold}
 .bad{color:#b00020}
@@ -482,7 +459,9 @@ std::string privacy_section(const Json& summary, const fs::path& dir,
     if (why.empty() && reproducible)
       why = "the noise is seeded: whoever holds the seed can regenerate and subtract it";
     if (why.empty()) why = "some published outputs are not covered; see below";
-    out = "<section class=\"private\" id=\"privacy\">\n<h2>Privacy</h2>\n";
+    // green for a formal record, amber for one whose guarantee is stated but not formal
+    out = fmt::format("<section class=\"private{}\" id=\"privacy\">\n<h2>Privacy</h2>\n",
+                      formal ? "" : " not-formal");
     out += fmt::format(
         "<p>This run is <b>(&#949; = <span id=\"privacy-epsilon\" data-value=\"{}\">{}</span>, "
         "&#948; = <span id=\"privacy-delta\" data-value=\"{}\">{}</span>)-differentially "
@@ -851,14 +830,9 @@ struct SweepRunRow {
   std::optional<MetricsTable> metrics;
 };
 
-std::string mean_sd(const std::vector<double>& xs, int digits = 4) {
+std::string mean_sd_text(const std::vector<double>& xs, int digits = 4) {
   if (xs.empty()) return "-";
-  double m = 0;
-  for (double x : xs) m += x;
-  m /= static_cast<double>(xs.size());
-  double ss = 0;
-  for (double x : xs) ss += (x - m) * (x - m);
-  const double sd = xs.size() > 1 ? std::sqrt(ss / static_cast<double>(xs.size() - 1)) : 0.0;
+  const auto [m, sd] = algos::mean_sd(xs);
   return fmt::format("{} +- {}", fig(m, digits), fig(sd, 3));
 }
 
@@ -975,7 +949,7 @@ ReportResult write_sweep(const fs::path& dir, const fs::path& out) {
     body += fmt::format(
         "<tr><td>{}</td>{}<td class=\"num\">{} of {}</td><td class=\"num\">{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        esc(label), values, done, planned, mean_sd(rets), esc(eps_text), links);
+        esc(label), values, done, planned, mean_sd_text(rets), esc(eps_text), links);
   }
   body += "</table>\n";
   if (!best.empty())

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import subprocess
+import tempfile
 
 
 def read_runs(sweep_dir, label_key=None):
@@ -218,6 +219,35 @@ class RunArchive:
             fh.write("{\n" + ",\n".join(f"{json.dumps(k)}: {line(k)}" for k in sorted(self.data))
                      + "\n}\n")
         os.replace(tmp, self.path)
+
+
+def seed_subset(path, seeds):
+    """The text of sweep file `path` with its seeds list replaced by `seeds` and its base path made
+    absolute (so a copy written elsewhere runs the same runs in the same directories)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    out = []
+    for line in lines:
+        if line.startswith("seeds:"):
+            line = f"seeds: [{', '.join(str(x) for x in seeds)}]"
+        elif line.startswith("base:"):
+            base = line.split(":", 1)[1].strip()
+            line = f"base: {os.path.abspath(os.path.join(os.path.dirname(path), base))}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def run_sweep_seeds(dprl, path, seeds=None, jobs=1, check=True):
+    """dprl sweep of path; with seeds, of a temporary copy that runs only those seeds (the same
+    runs in the same directories, so the full sweep later finds them finished). Returns the
+    CompletedProcess (raises on failure when check)."""
+    if seeds is None:
+        return subprocess.run([dprl, "sweep", path, "--jobs", str(jobs)], check=check)
+    with tempfile.TemporaryDirectory() as tmp:
+        block = os.path.join(tmp, os.path.basename(path))
+        with open(block, "w") as f:
+            f.write(seed_subset(path, seeds))
+        return subprocess.run([dprl, "sweep", block, "--jobs", str(jobs)], check=check)
 
 
 def replace_block(doc, body, begin="<!-- BEGIN GENERATED -->", end="<!-- END GENERATED -->"):

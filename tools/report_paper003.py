@@ -55,7 +55,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import num  # noqa: E402
+from report_common import num, run_sweep_seeds  # noqa: E402
 
 ENVS = {
     "cartpole": {"title": "CartPole-v1", "threshold": 475.0},
@@ -309,26 +309,7 @@ def privacy_row(label, privs):
 
 # ----- running the sweeps -----
 def run_sweep_file(args, path, seeds=None):
-    """dprl sweep of path; with seeds, of a copy that runs only those seeds (same runs, same
-    directories, so the full sweep later finds them finished)."""
-    if seeds is None:
-        subprocess.run([args.dprl, "sweep", path, "--jobs", str(args.jobs)], check=True)
-        return
-    with open(path) as f:
-        lines = f.read().splitlines()
-    out = []
-    for line in lines:
-        if line.startswith("seeds:"):
-            line = f"seeds: [{', '.join(str(x) for x in seeds)}]"
-        elif line.startswith("base:"):
-            base = line.split(":", 1)[1].strip()
-            line = f"base: {os.path.abspath(os.path.join(os.path.dirname(path), base))}"
-        out.append(line)
-    with tempfile.TemporaryDirectory() as tmp:
-        block = os.path.join(tmp, os.path.basename(path))
-        with open(block, "w") as f:
-            f.write("\n".join(out) + "\n")
-        subprocess.run([args.dprl, "sweep", block, "--jobs", str(args.jobs)], check=True)
+    run_sweep_seeds(args.dprl, path, seeds, args.jobs)
 
 
 def after_sweep(args, env, what, page_env=None):

@@ -27,11 +27,11 @@ import statistics
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, dataset_info, plot_series, trim_summary  # noqa: E402
+from report_common import (Archive, dataset_info, plot_series, run_sweep_seeds,  # noqa: E402
+                           trim_summary)
 
 PAPER_T1 = {  # Table 1: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
@@ -84,6 +84,11 @@ PAPER_SEEDS = (1, 2, 3, 4, 5)
 # no privacy beside them, then MOPO (the reference, and the most expensive cell)
 PAPER_RUN_ORDER = ("pendulum_paper_high", "pendulum_paper_low", "pendulum_paper_no_priv",
                    "pendulum_paper_mopo")
+# Figure 3 (return against epsilon) at the paper's scale: the Table 1 rows and two more noise
+# levels, so that four private epsilons span the paper's "1 to 10 range" and beyond
+FIG3_EXTRA = (("pendulum_paper_z080", 0.8), ("pendulum_paper_z150", 1.5))
+FIG3_ROWS = (("pendulum_paper_no_priv", 0.0), ("pendulum_paper_low", 0.35),
+             ("pendulum_paper_high", 0.52)) + FIG3_EXTRA
 FIGS = os.path.join("docs", "paper004")
 BEGIN, END = "<!-- BEGIN GENERATED -->", "<!-- END GENERATED -->"
 
@@ -182,6 +187,7 @@ def generate(dprl):
     out += table11(dprl)
     out += longer_policy_stage()
     out += table1_paper_scale(dprl)
+    out += figure3_paper_scale()
     out += paper_scale()
     out += datasets(dprl)
     return "\n".join(out)
@@ -427,6 +433,46 @@ def table1_paper_scale(dprl):
     return out
 
 
+def figure3_paper_scale():
+    """Figure 3's points at the paper's scale: the return (last 10 epochs) of each noise level
+    against the epsilon of its runs, as far as its cells have finished."""
+    runs = {name: seeds_of(name) for name, _ in FIG3_ROWS}
+    if not any(runs[name] for name, _ in FIG3_EXTRA):
+        return []
+    done = sum(len(runs[name]) for name, _ in FIG3_ROWS)
+    total = len(FIG3_ROWS) * len(PAPER_SEEDS)
+    status = (f"complete: all {total} runs finished" if done >= total else
+              f"**partial: {done} of {total} runs finished** (the two extra levels run after "
+              "Table 1's cells, seed by seed)")
+    mopo = [score(d)[0] for d in seeds_of("pendulum_paper_mopo")]
+    mopo_m = statistics.mean(mopo) if mopo else None
+    out = ["", "### Figure 3 at the paper's scale (Pendulum, return against epsilon)", "",
+           f"Status: {status}.", "",
+           "The Table 1 runs above (no privacy, z 0.35 and 0.52) and two more noise levels, z 0.8 "
+           "and 1.5 (`configs/paper004/pendulum_paper_z080.yaml`, `pendulum_paper_z150.yaml`; "
+           "everything else as the high row), so that four private epsilons span the paper's "
+           "claim, \"no performance degradation until epsilon reaches the 1 to 10 range\". "
+           "Epsilon is the record's (the discrete Gaussian's proven RDP bound; PLD beside it), "
+           "delta 1e-5; the return is the mean of the last 10 SAC epochs, ± a 95% Student-t "
+           "interval over seeds. The paper's figure has no numbers to compare with.", "",
+           "| z | our epsilon (RDP; PLD) | seeds | return (last 10) | per seed | % of our MOPO |",
+           "|---|---|---|---|---|---|"]
+    for name, z in FIG3_ROWS:
+        dirs = runs[name]
+        vals = [score(d)[0] for d in dirs]
+        m, ci = mean_ci(vals)
+        eps = epsilon_cell(score(dirs[0])[2]) if dirs else ""
+        pct = "" if m is None or not mopo_m else f"{100 * mopo_m / m:.1f}%" if m < 0 else \
+            f"{100 * m / mopo_m:.1f}%"
+        seeds = ", ".join(f"{score(d)[2].get('seed')}: {v:.0f}" for d, v in zip(dirs, vals))
+        failed = failures(name)
+        if failed:
+            seeds += ("; " if seeds else "") + failed
+        out.append(f"| {z:g} | {eps} | {len(dirs)} of {len(PAPER_SEEDS)} | {fmt(m, ci)} | "
+                   f"{seeds} | {pct} |")
+    return out
+
+
 def paper_scale():
     """The paper-scale Pendulum run (runs/paper004/paper_scale/pendulum_high): its stages."""
     d = os.path.join("paper_scale", "pendulum_high")
@@ -482,8 +528,10 @@ def datasets(dprl):
 
 # ----- running Table 1 Pendulum at the paper's scale, cell by cell -----
 def paper_cells():
-    """(config, seed) in run order: seed 1 of every row, then seed 2, ..."""
-    return [(name, k) for k in PAPER_SEEDS for name in PAPER_RUN_ORDER]
+    """(config, seed) in run order: Table 1 (seed 1 of every row, then seed 2, ...), then Figure
+    3's two extra noise levels in the same order."""
+    return ([(name, k) for k in PAPER_SEEDS for name in PAPER_RUN_ORDER] +
+            [(name, k) for k in PAPER_SEEDS for name, _ in FIG3_EXTRA])
 
 
 def cell_archived(name, seed):
@@ -508,21 +556,7 @@ def run_cell(a, name, seed):
         shutil.move(d, dest)
         log(f"{name} seed {seed}: moved the unfinished run directory to {dest}")
     sweep = os.path.join("configs", "paper004", "sweeps", f"{name}.yaml")
-    with open(sweep) as f:
-        lines = f.read().splitlines()
-    block = []
-    for line in lines:
-        if line.startswith("seeds:"):
-            line = f"seeds: [{seed}]"
-        elif line.startswith("base:"):
-            base = line.split(":", 1)[1].strip()
-            line = f"base: {os.path.abspath(os.path.join(os.path.dirname(sweep), base))}"
-        block.append(line)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, os.path.basename(sweep))
-        with open(path, "w") as f:
-            f.write("\n".join(block) + "\n")
-        r = subprocess.run([a.dprl, "sweep", path, "--jobs", "1"])
+    r = run_sweep_seeds(a.dprl, sweep, [seed], jobs=1, check=False)
     ok = os.path.exists(os.path.join(d, "summary.json"))
     if r.returncode != 0 or not ok:
         log(f"{name} seed {seed}: failed (dprl sweep exit {r.returncode}); see "

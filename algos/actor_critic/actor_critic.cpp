@@ -24,8 +24,13 @@
 namespace dprl::algos {
 namespace {
 
-constexpr const char* kRelation = "replace";
+constexpr NeighbouringRelation kRelation = NeighbouringRelation::kReplaceOne;
 constexpr const char* kUnit = "trajectory";
+
+}  // namespace
+
+// Named rather than file-local: ActorCritic::Run holds one.
+namespace actor_critic_run {
 
 // The noise multiplier of one step's releases and the event a ledger charges per step. Every
 // release has L2 sensitivity 2C and noise sd sigma C (a secure source widens the noise to cover its
@@ -50,8 +55,13 @@ struct StepPrivacy {
   }
 };
 
-StepPrivacy step_privacy(const ActorCriticParams& p, const FeatureMap& f, bool secure) {
-  StepPrivacy s;
+}  // namespace actor_critic_run
+
+namespace {
+
+actor_critic_run::StepPrivacy step_privacy(const ActorCriticParams& p, const FeatureMap& f,
+                                           bool secure) {
+  actor_critic_run::StepPrivacy s;
   s.actor = p.dp == "actor" || p.dp == "both";
   s.critic = p.dp == "critic" || p.dp == "both";
   if (!s.actor && !s.critic) return s;
@@ -84,7 +94,7 @@ void ActorCritic::check(const RunPlan& plan) {
   const EnvSpec& spec = plan.env.spec();
   auto features = make_feature_map(p_.features, spec.observation, spec.action);
   checked_ = true;
-  const StepPrivacy sp = step_privacy(p_, *features, p_.noise == "os-entropy");
+  const actor_critic_run::StepPrivacy sp = step_privacy(p_, *features, p_.noise == "os-entropy");
   if (sp.per_step() == 0 || p_.budget_epsilon <= 0) return;
   // a budget that cannot pay for one step is refused before any ledger file is created
   if (!privacy::Ledger(p_.budget_epsilon, p_.delta, p_.accountant).can_afford(sp.event(), 1))
@@ -111,7 +121,8 @@ void ActorCritic::check(const RunPlan& plan) {
         p_.budget_epsilon, p_.delta));
 }
 
-namespace {
+// Named rather than file-local: ActorCritic::Run holds one.
+namespace actor_critic_run {
 
 // The budget: steps are paid for in blocks of charge_block, each charged (and durable) before
 // its first release; without a ledger every step is free.
@@ -140,6 +151,10 @@ struct StepBudget {
     return fmt::format("steps {}..{}", charged_steps, charged_steps + n);
   }
 };
+
+}  // namespace actor_critic_run
+
+namespace {
 
 bool all_finite(const std::vector<double>& x) {
   for (double e : x)
@@ -172,11 +187,11 @@ struct ActorCritic::Run {
   TrainContext& ctx;
   std::unique_ptr<Env> env;
   std::unique_ptr<FeatureMap> features;
-  const StepPrivacy sp;
+  const actor_critic_run::StepPrivacy sp;
   const bool priv;
   std::unique_ptr<privacy::NoiseSource> noise;
   std::unique_ptr<privacy::Ledger> ledger;
-  StepBudget budget;
+  actor_critic_run::StepBudget budget;
   bool stopped_by_budget = false;
   std::unique_ptr<GtdActorCriticLearner> agent, twin;  // twin: same seeds, no noise
   std::unique_ptr<Env> twin_env;
@@ -221,7 +236,7 @@ std::pair<double, std::int64_t> ActorCritic::Run::episode(GtdActorCriticLearner&
   return std::pair{ret, len};
 }
 
-std::int64_t ActorCritic::train(TrainContext& ctx) {
+TrainSteps ActorCritic::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   if (!checked_) check(RunPlan{*env, ctx.train(), ctx.seed(), ctx.run_dir()});
@@ -275,7 +290,7 @@ std::int64_t ActorCritic::train(TrainContext& ctx) {
   summarise(r);
   privacy_.reset();
   if (r.priv) privacy_ = privacy_record(r);
-  return r.step;
+  return {r.step, r.step};  // one TD update per env step
 }
 
 namespace {
@@ -313,7 +328,7 @@ void ActorCritic::sync_run(Run& r, StateIo& io, std::uint64_t& ledger_entries) {
   io.bounded(r.diverged_episode, std::int64_t{-1}, kMax, "diverged episode");
   io.bounded(r.eps_logged_at, std::int64_t{0}, kMax, "releases at the last epsilon");
   io(r.stopped_by_budget);
-  StepBudget& b = r.budget;
+  actor_critic_run::StepBudget& b = r.budget;
   io.bounded(b.paid, std::int64_t{0}, b.block, "steps paid for");
   io.bounded(b.charged_steps, std::int64_t{0}, kMax, "charged steps");
   io.bounded(b.charges, std::int64_t{0}, kMax, "charges");
@@ -425,7 +440,7 @@ void ActorCritic::summarise(const Run& r) {
 
 PrivacyReport ActorCritic::privacy_record(const Run& r) const {
   const GtdActorCriticLearner& agent = *r.agent;
-  const StepPrivacy& sp = r.sp;
+  const actor_critic_run::StepPrivacy& sp = r.sp;
   const std::int64_t releases = agent.actor_releases + agent.critic_releases;
   PrivacyReport rep;
   rep.epsilon = releases > 0 ? sp.epsilon(p_.accountant, agent.actor_releases,
@@ -480,7 +495,7 @@ PrivacyReport ActorCritic::privacy_record(const Run& r) const {
   if (agent.critic_releases)
     d["mean_c_critic"] = agent.c_critic_sum / static_cast<double>(agent.critic_releases);
   if (r.ledger) {
-    const StepBudget& b = r.budget;
+    const actor_critic_run::StepBudget& b = r.budget;
     d["budget_epsilon"] = p_.budget_epsilon;
     d["stopped_by_budget"] = r.stopped_by_budget;
     d["ledger"] = r.ledger->file() ? r.ledger->file()->string() : std::string("in memory");

@@ -89,7 +89,7 @@
 // | clip_norm        | 1              | C when clip = fixed                                      |
 // | episodes         | 500            | stop after this many episodes (0: train.steps only)      |
 // | trace_similarity | false          | run a paired non-DP twin and log trace cosine similarity |
-// | accountant       | rdp            | whole-run accountant (rdp or pld)                        |
+// | accountant       | rdp            | whole-run accountant (registered: rdp, pld, best)        |
 // | budget_epsilon   | 0              | whole-run budget at delta (0: none); training stops      |
 // |                  |                | before the first step the budget cannot pay for          |
 // | ledger           | ""             | budget ledger file ("": privacy_ledger.json in the run)  |
@@ -103,6 +103,7 @@
 
 #include "algos/actor_critic/features.hpp"
 #include "algos/core/algorithm.hpp"
+#include "privacy/accountant.hpp"
 
 namespace dprl::privacy {
 class Ledger;
@@ -154,7 +155,7 @@ struct ActorCriticParams {
     v("episodes", episodes, Range::closed(0, 1e9), "episodes to train (0: train.steps only)");
     v("trace_similarity", trace_similarity,
       "run a paired non-private twin and log the cosine similarity of the traces");
-    v("accountant", accountant, Choices{{"rdp", "pld"}}, "whole-run accountant");
+    v("accountant", accountant, privacy::accountant_choices(), "whole-run accountant");
     v("budget_epsilon", budget_epsilon, Range::non_negative(),
       "whole-run epsilon budget at delta (0: no budget); training stops before exceeding it");
     v("ledger", ledger, Choices{},
@@ -175,7 +176,7 @@ class ActorCritic final : public Algorithm {
   // Validates the features against the env and, with a budget, opens and locks the ledger,
   // refusing one whose budget is already spent (BudgetExceeded naming the file).
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }

@@ -6,8 +6,13 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "privacy/prefetched_release.hpp"
 
 namespace dprl::algos {
+
+int TrainParams::resolved_noise_threads() const {
+  return noise_threads < 0 ? privacy::default_noise_threads() : noise_threads;
+}
 
 TrainContext::TrainContext(std::function<std::unique_ptr<Env>()> make_env, std::uint64_t seed,
                            TrainParams train, RunDir* run_dir, Progress* progress)

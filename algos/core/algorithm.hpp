@@ -45,6 +45,7 @@ struct TrainParams {
   bool checkpoint = true;           // write the final policy into the run directory
   bool until_budget = false;        // private learners: train until the budget is spent
   std::int64_t checkpoint_every = 50000;  // steps between resume checkpoints (0: none)
+  int noise_threads = -1;  // private learners: threads drawing noise ahead (-1: auto)
 
   template <class V>
   void visit(V& v) {
@@ -59,7 +60,12 @@ struct TrainParams {
     v("checkpoint_every", checkpoint_every, Range::closed(0, 1e13),
       "env steps (offline learners: gradient steps) between the checkpoints a killed run resumes "
       "from (0: none)");
+    v("noise_threads", noise_threads, Range::closed(-1, 1),
+      "private learners with DP-SGD: threads drawing the next step's noise while the gradient is "
+      "computed (0 or 1; -1: 1 when the machine has a second core); results do not depend on it");
   }
+  // noise_threads with -1 resolved for this machine
+  int resolved_noise_threads() const;
 };
 
 // What a learner can see before the run directory exists (Algorithm::check).
@@ -201,6 +207,17 @@ class TrainContext {
   void sync_state(StateIo& io, std::int64_t& step);
 };
 
+// What a training run did. env_steps: env steps taken (0 for the learners that only read a
+// dataset). gradient_steps: updates of the learned parameters, each counted once: an optimiser
+// step on a minibatch (the critic's, when a minibatch also updates an actor), a per-step TD update
+// of the tabular and linear learners, a gradient step of the offline learners; counted as they
+// happen (PPO may stop its epochs early) and saved in checkpoints. Learners that solve for their
+// parameters instead (LSVI-UCB's least squares) report 0.
+struct TrainSteps {
+  std::int64_t env_steps = 0;
+  std::int64_t gradient_steps = 0;
+};
+
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
@@ -209,8 +226,8 @@ class Algorithm {
   // or privacy ledger, and may acquire resources train() then uses (a locked ledger). Learners
   // that are trained without it (the C++ API) run the same checks at the start of train().
   virtual void check(const RunPlan& plan) { (void)plan; }
-  // Runs training to ctx.train().steps env steps; returns the env steps taken.
-  virtual std::int64_t train(TrainContext& ctx) = 0;
+  // Runs training to ctx.train().steps env steps (offline learners: gradient steps).
+  virtual TrainSteps train(TrainContext& ctx) = 0;
   // The learned policy for acting (greedy where the learner has one).
   virtual std::unique_ptr<Policy> policy() const = 0;
   // Writes the learned policy so `dprl eval --policy FILE` can load it.

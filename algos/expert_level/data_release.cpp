@@ -279,7 +279,7 @@ PrivacyReport release_report(const DataReleaseParams& p, const DataReleaseResult
   rep.epsilon = c.epsilon_exact;
   rep.delta = p.delta1;
   rep.accountant = "advanced-composition (Dwork and Roth Thm. 3.20) over T sparse-vector passes";
-  rep.neighbouring = "add-remove";
+  rep.neighbouring = NeighbouringRelation::kAddRemove;
   rep.unit = "expert";
   rep.sensitivity = "count function: 1 per expert (paper 000 Eq. 12)";
   const bool recorded = p.source == "recorded";

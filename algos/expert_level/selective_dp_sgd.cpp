@@ -10,6 +10,8 @@
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
 #include "engine/state_io.hpp"
+#include "engine/thread_pool.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "privacy/calibration.hpp"
 #include "privacy/ledger.hpp"
 #include "privacy/release_tap.hpp"
@@ -61,10 +63,12 @@ PrivacyReport dp_part_report(const SelectiveDpSgdParams& p, const privacy::UserD
   d["q0"] = q0;
   d["q_accounted"] = paper ? p.p * q0 : q0;
   if (paper)  // every iteration is accounted, at q = p b / m
-    d["event"] = nlohmann::json::parse(privacy::dpsgd_event(cfg.noise_multiplier, p.p * q0,
-                                                            std::max<std::int64_t>(r.iterations, 1),
-                                                            secure)
-                                           .to_json());
+    d["event"] = nlohmann::json::parse(
+        privacy::dpsgd_event({.noise_multiplier = cfg.noise_multiplier,
+                              .sampling_rate = p.p * q0,
+                              .steps = std::max<std::int64_t>(r.iterations, 1),
+                              .discrete = secure})
+            .to_json());
   d["iterations"] = r.iterations;
   d["noisy_steps"] = r.noisy_steps;
   d["stable_steps"] = r.stable_steps;
@@ -154,6 +158,10 @@ struct SelectiveRun {
   std::optional<PoissonUserSampler> poisson;
   const bool secure;
   std::unique_ptr<privacy::NoiseSource> noise, sampling;
+  // the next step's noise drawn ahead (train.noise_threads); not with an audit tap, which may
+  // change a release's noise
+  std::unique_ptr<HelperThread> helper;  // draws ahead and shares the double products
+  std::unique_ptr<privacy::PrefetchedGaussianRelease> prefetched;
   std::size_t noised = 0;
   double noise_sd = 0, noise_grid = 0;
   privacy::GaussianRelease release;
@@ -216,8 +224,16 @@ void SelectiveRun::setup_noise() {
     const privacy::SecurePlan plan = privacy::user_dp_release_plan(cfg, noised, secure);
     noise_sd = plan.scale;
     noise_grid = plan.grid;
+    if (ctx.train().resolved_noise_threads() == 1) helper = std::make_unique<HelperThread>();
+    if (!(audit && audit->tap))
+      prefetched = std::make_unique<privacy::PrefetchedGaussianRelease>(*noise, noised, noise_sd,
+                                                                        noise_grid, helper.get());
   }
   release = [this](std::span<double> x, double sd) {
+    if (prefetched) {
+      DPRL_CHECK(sd == noise_sd);
+      return (*prefetched)(x);
+    }
     privacy::ReleaseTap* tap = audit ? audit->tap : nullptr;
     if (!tap) return privacy::add_gaussian_release(x, sd, noise_grid, *noise);
     const privacy::ReleaseTap::Release r{0, 0, ++releases, sd, p.clip_norm};
@@ -235,7 +251,7 @@ void SelectiveRun::plan_budget() {
                     : privacy::DpEvent::gaussian(p.noise_multiplier));
   if (!dp) return;
   ledger.emplace(p.epsilon2, p.delta2, p.accountant);
-  ledger->set_relation("add-remove", "expert");
+  ledger->set_relation(NeighbouringRelation::kAddRemove, "expert");
   ledger->set_noise_source(noise->name());
   const std::int64_t n =
       privacy::steps_within_budget(*event, p.epsilon2, p.delta2, p.accountant, p.max_iterations);
@@ -277,7 +293,7 @@ void SelectiveRun::iterate(std::int64_t it, bool noisy) {
     } else {
       batch.n = batch.users = 0;
     }
-    learner.dp_step(batch, run_cfg, noise_sd, release);
+    learner.dp_step(batch, run_cfg, noise_sd, release, helper.get());
     ++r.noisy_steps;
   } else if (stable) {
     Rng draws(derive_seed(seed, Domain::kMinibatch, 0, static_cast<std::uint64_t>(it)));
@@ -305,7 +321,10 @@ void SelectiveRun::sync(StateIo& io, bool& eval_pending) {
   io(noised_run);
   if (noised_run != (noise != nullptr))
     throw DataError("checkpoint: section 'selective' is of a run with other noise");
-  if (noise) noise->sync_state(io);
+  if (prefetched)
+    prefetched->sync_state(io);
+  else if (noise)
+    noise->sync_state(io);
   std::uint64_t n = ledger ? ledger->entries().size() : 0;
   io.bounded(n, std::uint64_t{0}, ledger ? std::uint64_t{1} << 20 : 0, "ledger charges");
   // a run without DP-SGD steps (p = 0, or no budget for them) has no ledger

@@ -50,7 +50,7 @@
 // | epsilon2         | [0, inf)         | budget of the DP-SGD part (> 0 when p > 0)       |
 // | delta2           | [0, 1)           | its delta (> 0 when p > 0)                       |
 // | accounting       | sound | paper    | see above                                        |
-// | accountant       | pld | rdp | best | privacy accountant                               |
+// | accountant       | pld | a registered accountant: rdp, pld, best (accountant.hpp)        |
 // | noise            | os-entropy|seeded| noise, expert sampling and coin randomness       |
 // | stable_steps     | [0, 1e12]        | ordinary steps when no DP step runs              |
 // | max_iterations   | [1, 1e12]        | safety cap on iterations (sound mode, small p)   |
@@ -62,6 +62,7 @@
 #include "algos/offline/offline_learner.hpp"
 #include "engine/data/dataset.hpp"
 #include "engine/run_dir.hpp"
+#include "privacy/accountant.hpp"
 
 namespace dprl::privacy {
 class ReleaseTap;
@@ -90,7 +91,7 @@ struct SelectiveDpSgdParams {
     v("delta2", delta2, Range::right_open(0, 1), "delta of the DP-SGD part");
     v("accounting", accounting, Choices{{"sound", "paper"}},
       "sound: noisy steps at q = b/m; paper: every iteration at q = p b/m (optimistic)");
-    v("accountant", accountant, Choices{{"pld", "rdp", "best"}}, "privacy accountant");
+    v("accountant", accountant, privacy::accountant_choices(), "privacy accountant");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
       "noise, sampling and coin randomness (seeded: reproducible, not formal)");
     v("stable_steps", stable_steps, Range::closed(0, 1e12),

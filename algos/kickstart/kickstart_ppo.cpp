@@ -96,7 +96,7 @@ void PpoKickstart::check_env(const EnvSpec& spec) const {
   }
 }
 
-std::int64_t PpoKickstart::train(TrainContext& ctx) {
+TrainSteps PpoKickstart::train(TrainContext& ctx) {
   on_ = kp_.teacher_mode != "off";
   if (on_) {
     const auto env = ctx.make_env();
@@ -107,9 +107,9 @@ std::int64_t PpoKickstart::train(TrainContext& ctx) {
     teacher_ = TeacherPolicy::load(kp_.teacher, fmt::format("{}.teacher", kOwner));
     teacher_->check_spaces(env->spec(), fmt::format("{}.teacher", kOwner));
   }
-  const std::int64_t steps = Ppo::train(ctx);
+  const TrainSteps done = Ppo::train(ctx);
   finish();
-  return steps;
+  return done;
 }
 
 void PpoKickstart::begin(TrainContext& ctx, const EnvSpec& spec, int batch) {

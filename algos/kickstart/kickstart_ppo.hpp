@@ -141,7 +141,7 @@ class PpoKickstart final : private PpoHooks, public Ppo {
   ~PpoKickstart() override;
 
   void check_env(const EnvSpec& spec) const override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   ParamMap params() const override { return dump_params(kp_); }
   std::optional<PrivacyReport> privacy() const override { return report_; }
   std::vector<std::pair<std::string, double>> summary_extra() const override { return extra_; }

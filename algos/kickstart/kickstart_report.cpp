@@ -89,7 +89,7 @@ void PpoKickstart::finish() {
   extra_.push_back({"teacher_lipschitz_estimate", lip.estimate});
   PrivacyReport r;
   r.unit = "query";
-  r.neighbouring = "replace";
+  r.neighbouring = NeighbouringRelation::kReplaceOne;
   r.covers = {"the teacher's answers to the student's queries (held in memory, not written)"};
   r.formal = false;
   Json d;

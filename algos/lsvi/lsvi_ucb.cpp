@@ -554,8 +554,8 @@ void LsviUcb::summarise(const envs::LinearMdpModel& m, double v_star, double v_f
     tv += static_cast<double>(updates_) * s.H * privacy::repeated_release_tv(sz(s.d), secure);
   report_ = lsvi::privacy_report(
       s.channels, releases,
-      {epsilon_spent_, p_.delta, p_.accountant, p_.neighbouring, s.noise->name(),
-       p_.noise == "seeded", s.noise->secure(), fixed_start, tv});
+      {epsilon_spent_, p_.delta, p_.accountant, parse_neighbouring(p_.neighbouring).value(),
+       s.noise->name(), p_.noise == "seeded", s.noise->secure(), fixed_start, tv});
 }
 
 std::vector<double> LsviUcb::gram_inverse(int h) const {
@@ -609,7 +609,7 @@ std::pair<const envs::LinearMdpModel*, std::int64_t> plan_run(const LsviUcbParam
 
 void LsviUcb::check(const RunPlan& plan) { plan_run(p_, plan.env, plan.train); }
 
-std::int64_t LsviUcb::train(TrainContext& ctx) {
+TrainSteps LsviUcb::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const auto [mp, K] = plan_run(p_, *env, ctx.train());
   const auto& m = *mp;
@@ -618,7 +618,7 @@ std::int64_t LsviUcb::train(TrainContext& ctx) {
   if (p_.private_) ctx.set_epsilon(epsilon_spent_);
   auto pol = policy();
   ctx.evaluate(*pol, K * m.horizon, K);
-  return K * m.horizon;
+  return {K * m.horizon, 0};  // least squares, no gradient steps
 }
 
 std::unique_ptr<Policy> LsviUcb::policy() const {

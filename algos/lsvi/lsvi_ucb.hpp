@@ -53,7 +53,7 @@
 // | private        | false    | joint-DP releases of the statistics                            |
 // | epsilon        | 1        | privacy budget of the whole run                                |
 // | delta          | 1e-5     | privacy delta                                                  |
-// | accountant     | pld      | rdp, pld or best: composes the releases                        |
+// | accountant     | pld      | a registered accountant (rdp, pld, best): composes releases    |
 // | failure_prob   | 0.05     | p of the positive-definite shift of the private Gram matrices  |
 // | neighbouring   | replace  | replace or add-remove one user's episode                       |
 // | noise          | os-entropy | os-entropy (secure) or seeded (reproducible, not formal)     |
@@ -67,7 +67,9 @@
 
 #include "algos/core/algorithm.hpp"
 #include "engine/eigen_abi.hpp"
+#include "engine/neighbouring.hpp"
 #include "envs/linear_mdp.hpp"
+#include "privacy/accountant.hpp"
 
 namespace dprl::privacy {
 class ReleaseTap;
@@ -122,11 +124,12 @@ struct LsviUcbParams {
     v("private", private_, "joint-DP releases of the regression statistics");
     v("epsilon", epsilon, Range::left_open(0, 1e6), "privacy budget of the whole run");
     v("delta", delta, Range::open(0, 1), "privacy delta");
-    v("accountant", accountant, Choices{{"rdp", "pld", "best"}},
-      "accountant composing the releases");
+    v("accountant", accountant, privacy::accountant_choices(), "accountant composing the releases");
     v("failure_prob", failure_prob, Range::open(0, 1),
       "probability allowed for a private Gram matrix to need more than the planned shift");
-    v("neighbouring", neighbouring, Choices{{"replace", "add-remove"}},
+    v("neighbouring", neighbouring,
+      Choices{{neighbouring_name(NeighbouringRelation::kReplaceOne),
+               neighbouring_name(NeighbouringRelation::kAddRemove)}},
       "neighbouring users: one user's episode replaced (joint DP) or added/removed");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
       "noise source: os-entropy (secure) or seeded (reproducible, not formally private)");
@@ -141,7 +144,7 @@ class LsviUcb final : public Algorithm {
 
   // The env must be linear_mdp and train.steps at least one episode (ParamError otherwise).
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }

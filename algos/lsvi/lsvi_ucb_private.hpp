@@ -112,7 +112,9 @@ std::vector<std::int64_t> releases_made(const std::vector<Channel>& channels, in
 // What the guarantee record of a private run states beyond the channels.
 struct RunFacts {
   double epsilon, delta;
-  std::string accountant, neighbouring, noise_name;
+  std::string accountant;
+  NeighbouringRelation neighbouring;
+  std::string noise_name;
   bool seeded_noise, secure_noise;
   bool fixed_start;  // the initial state is a point mass, so regret uses no user data
   // the summed sampler_tv of every noised vector (privacy/secure_release.hpp: the record's delta

@@ -22,9 +22,14 @@ namespace {
 class RecordingEnv final : public Env {
  public:
   RecordingEnv(std::unique_ptr<Env> inner, Dataset& out, std::int64_t& next_user)
-      : inner_(std::move(inner)), out_(out), next_user_(next_user) {}
-  const EnvSpec& spec() const override { return inner_->spec(); }
-  void reset(std::uint64_t seed, std::span<float> obs) override {
+      : inner_(std::move(inner)), out_(out), next_user_(next_user) {
+    spec_ = inner_->spec();
+  }
+  std::vector<double> state() const override { return inner_->state(); }
+  ParamMap params() const override { return inner_->params(); }
+
+ private:
+  void do_reset(std::uint64_t seed, std::span<float> obs) override {
     inner_->reset(seed, obs);
     seed_ = seed;
     obs_.assign(obs.begin(), obs.end());
@@ -33,7 +38,7 @@ class RecordingEnv final : public Env {
     term_.clear();
     trunc_.clear();
   }
-  StepResult step(std::span<const double> action, std::span<float> obs) override {
+  StepResult do_step(std::span<const double> action, std::span<float> obs) override {
     const StepResult r = inner_->step(action, obs);
     for (double a : action) act_.push_back(static_cast<float>(a));
     obs_.insert(obs_.end(), obs.begin(), obs.end());
@@ -45,12 +50,8 @@ class RecordingEnv final : public Env {
                        static_cast<std::int64_t>(seed_));  // the reset seed's bit pattern
     return r;
   }
-  std::vector<double> state() const override { return inner_->state(); }
-  void set_state(std::span<const double> s) override { inner_->set_state(s); }
-  int elapsed_steps() const override { return inner_->elapsed_steps(); }
-  ParamMap params() const override { return inner_->params(); }
+  void do_set_state(std::span<const double> s) override { inner_->set_state(s); }
 
- private:
   std::unique_ptr<Env> inner_;
   Dataset& out_;
   std::int64_t& next_user_;

@@ -20,7 +20,7 @@ PrivacyReport primorl_privacy_report(const PrimorlParams& p, const PipelineFacts
   const std::string unit = data_source.empty() ? "trajectory" : "user";
   const bool k_configured = p.public_trajectories > 0;
   const auto K = static_cast<double>(f.denominator_units);
-  r.neighbouring = "add-remove";
+  r.neighbouring = NeighbouringRelation::kAddRemove;
   // the test split is carved from the input: its units are used without noise (normaliser,
   // snapshot selection, the test curve) and are not protected
   r.unit = unit + " of the training split (test-split units are not protected)";

@@ -165,7 +165,7 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
                                   : privacy::Ledger(budget, p.delta, "rdp");
   const double spent_before = rdp.spent_epsilon();
   privacy::Ledger pld(1e12, p.delta, "pld");
-  if (dp) rdp.set_relation("add-remove", unit);
+  if (dp) rdp.set_relation(NeighbouringRelation::kAddRemove, unit);
   rdp.set_noise_source(source->name());
   ThreadPool pool(p.threads);
   auto on_model = [&](const mb::TdpProgress& pr) {
@@ -197,8 +197,10 @@ mb::PipelineFacts train_model(const PrimorlParams& p, mb::ProbEnsemble& model,
     facts.epsilon_pld =
         mres.pld_unbounded ? std::numeric_limits<double>::infinity() : pld.spent_epsilon();
     privacy::RdpAccountant acc;
-    acc.compose(privacy::dpsgd_event(p.z, p.q, std::max<std::int64_t>(mres.rounds, 1),
-                                      source->secure()));
+    acc.compose(privacy::dpsgd_event({.noise_multiplier = p.z,
+                                      .sampling_rate = p.q,
+                                      .steps = std::max<std::int64_t>(mres.rounds, 1),
+                                      .discrete = source->secure()}));
     facts.epsilon_rdp_classical =
         privacy::rdp_to_epsilon_classical(acc.orders(), acc.rdp(), p.delta);
     facts.noise_std = p.z * p.clip_norm / (p.q * static_cast<double>(facts.denominator_units));
@@ -252,7 +254,8 @@ void Primorl::check_model_training(const EnvSpec& spec, std::size_t K) const {
   const mb::ProbEnsemble model(primorl_model_config(p_, D, A));
   mb::tdp_released_noise_std(tdp_config(p_), K, model, p_.noise == "os-entropy");
   if (p_.variant == "tdp" && p_.budget_epsilon > 0.0) {
-    const double one = privacy::rdp_dpsgd_epsilon(p_.z, p_.q, 1, p_.delta);
+    const double one = privacy::rdp_dpsgd_epsilon(
+        {.noise_multiplier = p_.z, .sampling_rate = p_.q, .steps = 1}, p_.delta);
     if (one > p_.budget_epsilon)
       throw BudgetExceeded(fmt::format(
           "primorl.budget_epsilon = {} cannot afford one round (epsilon {:.6g} at z = {}, q = {}, "
@@ -344,7 +347,7 @@ void sync_model_stage(StateIo& io, mb::ProbEnsemble& model, mb::PipelineFacts& f
 
 }  // namespace
 
-std::int64_t Primorl::train(TrainContext& ctx) {
+TrainSteps Primorl::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   check(RunPlan{*env, ctx.train(), ctx.seed(), std::nullopt, ctx.dataset()});
   const EnvSpec& spec = env->spec();
@@ -433,7 +436,9 @@ std::int64_t Primorl::train(TrainContext& ctx) {
   record_extras(p_, evals, facts, mres, extra_);
   privacy_ = mb::primorl_privacy_report(p_, facts, external_ ? ctx.dataset_source() : "");
   ctx.write_file("timing.json", mb::timing_json(times));
-  return total;
+  // the run is counted in its policy stage's SAC updates (the step column); the ensemble's own
+  // training is recorded in extra
+  return {total, total};
 }
 
 }  // namespace dprl::algos

@@ -247,7 +247,9 @@ OfflineAuditReport audit_offline(OfflineLearner& learner, const EnvSpec& spec, c
   OfflineAuditReport rep;
   rep.mode = a.white_box ? "white-box" : "black-box";
   rep.mis_specify = a.mis_specify;
-  rep.epsilon_claimed = privacy::dpsgd_epsilon(dp.noise_multiplier, q, T, dp.delta, dp.accountant);
+  rep.epsilon_claimed = privacy::dpsgd_epsilon(
+      {.noise_multiplier = dp.noise_multiplier, .sampling_rate = q, .steps = T}, dp.delta,
+      dp.accountant);
   rep.epsilon_lower = tally.epsilon_lower;
   rep.refuted = rep.epsilon_lower > rep.epsilon_claimed;
   rep.delta = dp.delta;

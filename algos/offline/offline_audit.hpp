@@ -13,7 +13,7 @@
 // contribution k, accountant and delta, for T gradient steps (train.steps, or what the budget
 // affords under train.until_budget). The Poisson rate q = b / m_run of the run is kept: with M
 // canaries the audited population is m_run + M users and the expected batch q (m_run + M), so the
-// claimed epsilon, dpsgd_epsilon(z, q, T, delta, accountant), is the run's. q is fixed whether or
+// claimed epsilon, dpsgd_epsilon({z, q, T}, delta, accountant), is the run's. q is fixed whether or
 // not a canary is included, so inclusion changes nothing but that user's presence (add/remove
 // adjacency, as the theorem needs).
 //
@@ -67,7 +67,7 @@ using OfflineAuditParams = AuditParams;
 struct OfflineAuditReport {
   std::string mode;  // "black-box" or "white-box"
   std::string mis_specify;
-  double epsilon_claimed = 0;  // dpsgd_epsilon(z, q, T, delta, accountant)
+  double epsilon_claimed = 0;  // dpsgd_epsilon({z, q, T}, delta, accountant)
   double epsilon_lower = 0;
   bool refuted = false;
   double delta = 0;

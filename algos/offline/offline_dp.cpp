@@ -103,7 +103,7 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
   run->ledger = std::make_unique<privacy::Ledger>(
       plan.run_dir ? privacy::Ledger::open(*plan.run_dir, dp_.epsilon, dp_.delta, dp_.accountant)
                    : privacy::Ledger(dp_.epsilon, dp_.delta, dp_.accountant));
-  run->ledger->set_relation("add-remove", run->unit);
+  run->ledger->set_relation(NeighbouringRelation::kAddRemove, run->unit);
   run->spent_before = run->ledger->spent_epsilon();
   if (existing && !run->resuming) decide(run->ledger.get());
   run_ = std::move(run);

@@ -13,6 +13,8 @@
 #include "engine/nn/nn_optim.hpp"
 #include "engine/rng.hpp"
 #include "privacy/noise_source.hpp"
+#include "engine/thread_pool.hpp"
+#include "privacy/prefetched_release.hpp"
 #include "privacy/secure_release.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
@@ -93,7 +95,8 @@ void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConf
 }
 
 void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
-                             double noise_sd, const privacy::GaussianRelease& release) {
+                             double noise_sd, const privacy::GaussianRelease& release,
+                             HelperThread* helper) {
   DPRL_CHECK(!opt_.empty() && b.n == b.users * cfg.contribution);
   if (b.n > 0) compute_errors(b, 1.0f);
   const auto nets = trained();
@@ -101,7 +104,7 @@ void OfflineLearner::dp_step(const OfflineBatch& b, const privacy::UserDpSgdConf
   dp_nets.clear();
   for (std::size_t i = 0; i < nets.size(); ++i)
     dp_nets.push_back({&nets[i].net->shape(), nets[i].cache, grad_[i].data()});
-  privacy::user_dp_gradient(cfg, dp_nets, b.users, noise_sd, release);
+  privacy::user_dp_gradient(cfg, dp_nets, b.users, noise_sd, release, helper);
   apply(nets);
 }
 
@@ -173,7 +176,7 @@ void OfflineLearner::finish_run(const TrainContext& ctx, std::int64_t total, con
   }
 }
 
-std::int64_t OfflineLearner::train(TrainContext& ctx) {
+TrainSteps OfflineLearner::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec spec = env->spec();
   check_in_train(ctx, *env);
@@ -196,8 +199,17 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     poisson.emplace(users, run_->cfg.sampling_rate(),
                     static_cast<std::size_t>(run_->cfg.contribution));
   }
+  // the noise of the next step is drawn ahead while this step's gradient is computed
+  // (train.noise_threads; the values released do not depend on it)
+  // and a helper thread (train.noise_threads = 1) also shares the step's double products
+  std::unique_ptr<HelperThread> helper;
+  if (run_ && ctx.train().resolved_noise_threads() == 1) helper = std::make_unique<HelperThread>();
+  std::optional<privacy::PrefetchedGaussianRelease> noised;
+  if (run_)
+    noised.emplace(*noise, run_->noised_values, run_->noise_sd, run_->noise_grid, helper.get());
   const privacy::GaussianRelease release = [&](std::span<double> x, double sd) {
-    privacy::add_gaussian_release(x, sd, run_->noise_grid, *noise);
+    DPRL_CHECK(sd == run_->noise_sd);
+    (*noised)(x);
   };
   ctx.set_step_column("gradient_step");
   OfflineBatch batch;
@@ -229,7 +241,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     io.bounded(entries_at_checkpoint, std::uint64_t{0}, std::uint64_t{1} << 40, "ledger charges");
     io(run_->spent_before);
     io(eval_pending);
-    noise->sync_state(io);
+    noised->sync_state(io);
   };
   if (!run_) {
     ctx.resume(sync);
@@ -255,7 +267,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
                 : derive_seed(ctx.seed(), Domain::kMinibatch, 1, static_cast<std::uint64_t>(step)));
       poisson->sample(r, user_batch);
       gather.gather(user_batch.transitions, batch, static_cast<int>(user_batch.num_users()));
-      dp_step(batch, run_->cfg, run_->noise_sd, release);
+      dp_step(batch, run_->cfg, run_->noise_sd, release, helper.get());
     } else {
       Rng r(derive_seed(ctx.seed(), Domain::kMinibatch, 0, static_cast<std::uint64_t>(step)));
       sample_uniform(ds, static_cast<std::size_t>(common_.batch_size), r, picked);
@@ -283,7 +295,7 @@ std::int64_t OfflineLearner::train(TrainContext& ctx) {
     if (!run_ && ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
   finish_run(ctx, total, ds, users.num_users());
-  return total;
+  return {0, total};
 }
 
 }  // namespace dprl::algos

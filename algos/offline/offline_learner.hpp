@@ -38,7 +38,7 @@
 // | clip_norm        | 1.0        | C per sampled user (paper 000 App. B.3: 1.0)            |
 // | epsilon          | 0 (unset)  | privacy budget; required (> 0) when dp is true          |
 // | delta            | 1e-5       | delta of the guarantee, in (0, 1)                       |
-// | accountant       | pld        | pld, rdp or best                                        |
+// | accountant       | pld        | a registered accountant: rdp, pld, best                 |
 // | noise            | os-entropy | os-entropy (formal) or seeded (reproducible, not formal)|
 // | contribution     | 1          | transitions per sampled user                            |
 // | public_users     | 0          | m of q = b / m (0: the dataset's count, declared public)|
@@ -56,6 +56,7 @@
 #include "algos/offline/offline_batch.hpp"
 #include "engine/nn/nn_mlp.hpp"
 #include "engine/nn/nn_optim.hpp"
+#include "privacy/accountant.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/user_dp_sgd.hpp"
 
@@ -114,7 +115,7 @@ struct UserDpParams {
     v("clip_norm", clip_norm, Range::positive(), "L2 bound on each sampled user's gradient");
     v("epsilon", epsilon, Range::non_negative(), "privacy budget (required > 0 when dp is true)");
     v("delta", delta, Range::open(0, 1), "delta of the guarantee");
-    v("accountant", accountant, Choices{{"pld", "rdp", "best"}}, "privacy accountant");
+    v("accountant", accountant, privacy::accountant_choices(), "privacy accountant");
     v("noise", noise, Choices{{"os-entropy", "seeded"}},
       "noise and user-sampling randomness (seeded: reproducible, not formal)");
     v("contribution", contribution, Range::closed(1, 1e6), "transitions per sampled user");
@@ -141,7 +142,7 @@ class OfflineLearner : public Algorithm {
   // runs the DP configuration, the noise scale, the step count the budget affords and the ledger
   // (opened, and locked, in the run directory).
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) final;
+  TrainSteps train(TrainContext& ctx) final;
   std::string policy_file() const override { return "policy.bin"; }
   bool needs_dataset() const override { return true; }
   // Private runs too: they save before every evaluation and find their ledger charges again on
@@ -161,9 +162,10 @@ class OfflineLearner : public Algorithm {
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg,
                privacy::NoiseSource& noise);
   // The same with a given release rule and noise std on the sum (train() uses
-  // privacy/secure_release.hpp's add_gaussian_release).
+  // privacy/prefetched_release.hpp), and optionally a helper thread that shares the step's double
+  // products (the values do not depend on it).
   void dp_step(const OfflineBatch& b, const privacy::UserDpSgdConfig& cfg, double noise_sd,
-               const privacy::GaussianRelease& release);
+               const privacy::GaussianRelease& release, HelperThread* helper = nullptr);
   std::int64_t steps_taken() const { return steps_; }
   // Saves or loads the networks, the optimiser state and the step count (the checkpoints of a
   // loop that drives step() and dp_step() itself: algos/expert_level/selective_dp_sgd.cpp).

@@ -36,7 +36,7 @@ void Ddpg::save_policy(const std::filesystem::path& file) const {
 
 void Ddpg::check(const RunPlan& plan) { box_action_map(plan.env.spec(), "ddpg"); }
 
-std::int64_t Ddpg::train(TrainContext& ctx) {
+TrainSteps Ddpg::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   const BoxActionMap box = box_action_map(spec, "ddpg");
@@ -75,6 +75,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
   OnlineEpisodes ep(*env, ctx.seed(), episodes_);
   std::vector<float>& obs = ep.obs();
   std::int64_t step = 0;  // steps done
+  std::int64_t gradient_steps = 0;  // critic updates (an actor update shares its minibatch)
   // what carries from one step to the next, for checkpoints
   const auto sync = [&](StateIo& io) {
     io.section("ddpg");
@@ -85,6 +86,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
     io(rng);
     io(srng);
     ep.sync(io, step, total);
+    io.bounded(gradient_steps, std::int64_t{0}, step, "gradient steps");
   };
   ctx.resume(sync);
   while (step < total) {
@@ -117,6 +119,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
       dq = (qv - Eigen::Map<const Eigen::RowVectorXf>(y.data(), B)) * (2.0f / B);
       nn::backward(q.shape(), q.data(), dq, cq, g_q.data());
       opt_q.step(q.span(), g_q);
+      ++gradient_steps;
       if (step % p_.policy_frequency == 0) {
         const Mat& a = actor_.forward(b.obs, ca);
         critic_input(b.obs, a);
@@ -137,7 +140,7 @@ std::int64_t Ddpg::train(TrainContext& ctx) {
     if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, ep.recent());
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
-  return total;
+  return {total, gradient_steps};
 }
 
 }  // namespace dprl::algos

@@ -58,7 +58,7 @@ class Ddpg final : public Algorithm {
   using Params = DdpgParams;
   explicit Ddpg(const Params& p);
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   std::string policy_file() const override { return "policy.bin"; }

@@ -43,7 +43,7 @@ static void require_box_discrete(const EnvSpec& spec) {
 
 void Dqn::check(const RunPlan& plan) { require_box_discrete(plan.env.spec()); }
 
-std::int64_t Dqn::train(TrainContext& ctx) {
+TrainSteps Dqn::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   require_box_discrete(spec);
@@ -69,6 +69,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
   OnlineEpisodes ep(*env, ctx.seed(), episodes_);
   std::vector<float>& obs = ep.obs();
   std::int64_t step = 0;  // steps done
+  std::int64_t gradient_steps = 0;
   // what carries from one step to the next, for checkpoints
   const auto sync = [&](StateIo& io) {
     io.section("dqn");
@@ -80,6 +81,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
     io(srng);
     ep.sync(io, step, total);
     io.bounded(target_updates_, std::int64_t{0}, std::int64_t{1} << 62, "target updates");
+    io.bounded(gradient_steps, std::int64_t{0}, step, "gradient steps");
   };
   ctx.resume(sync);
   while (step < total) {
@@ -121,6 +123,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
       nn::backward(q_.shape(), q_.data(), dout, cq, grad.data());
       if (p_.max_grad_norm > 0) nn::clip_global_norm(grad, p_.max_grad_norm);
       opt.step(q_.span(), grad);
+      ++gradient_steps;
     }
     if (step > p_.learning_starts && step % p_.target_network_frequency == 0) {
       nn::polyak_update(target_.span(), q_.span(), p_.tau);
@@ -133,7 +136,7 @@ std::int64_t Dqn::train(TrainContext& ctx) {
     if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, ep.recent());
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
-  return total;
+  return {total, gradient_steps};
 }
 
 }  // namespace dprl::algos

@@ -77,7 +77,7 @@ class Dqn final : public Algorithm {
   using Params = DqnParams;
   explicit Dqn(const Params& p);
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   std::string policy_file() const override { return "policy.bin"; }

@@ -167,6 +167,7 @@ struct Ppo::Run {
   bool pi_stop = false;  // Spinning Up: the policy stopped for this rollout
   // progress
   std::int64_t iters = 0, step = 0, it = 0;
+  std::int64_t gradient_steps = 0;  // minibatch steps taken (target_kl may end epochs early)
   double recent = NAN;
 };
 
@@ -225,10 +226,11 @@ void Ppo::sync_run(Run& r, StateIo& io) {
   io.bounded(r.it, std::int64_t{0}, r.iters, "iteration");
   io(r.recent);
   io.bounded(episodes_, std::int64_t{0}, std::int64_t{1} << 62, "episodes");
+  io.bounded(r.gradient_steps, std::int64_t{0}, std::int64_t{1} << 62, "gradient steps");
   if (hooks_) hooks_->sync_state(io);
 }
 
-std::int64_t Ppo::train(TrainContext& ctx) {
+TrainSteps Ppo::train(TrainContext& ctx) {
   std::vector<std::unique_ptr<Env>> envs;
   for (int i = 0; i < p_.num_envs; ++i) envs.push_back(ctx.make_env());
   VecEnv<Env> venv(std::move(envs), ctx.seed());
@@ -264,7 +266,7 @@ std::int64_t Ppo::train(TrainContext& ctx) {
     ++r.it;
     if (ctx.checkpoint_due(r.step) && r.it < r.iters) ctx.save_checkpoint(r.step, sync);
   }
-  return r.step;
+  return {r.step, r.gradient_steps};
 }
 
 // samples every env's action at rollout step t from the actor's outputs (one column per env)
@@ -389,6 +391,7 @@ void Ppo::update(Run& r, std::uint64_t seed) {
     for (int k = r.batch - 1; k > 0; --k) std::swap(r.idx[k], r.idx[mrng.below(k + 1)]);
     for (int m = 0; m < p_.num_minibatches; ++m) {
       const double kl = minibatch_step(r, r.idx.data() + m * r.mb);
+      ++r.gradient_steps;
       if (!r.su && p_.target_kl > 0 && kl > p_.target_kl) stop = true;
     }
   }

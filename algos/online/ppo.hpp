@@ -160,7 +160,7 @@ class Ppo : public Algorithm {
   using Params = PpoParams;
   explicit Ppo(const PpoParams& p);
 
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   std::string policy_file() const override { return "policy.bin"; }

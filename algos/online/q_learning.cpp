@@ -24,7 +24,7 @@ void require_tabular(const EnvSpec& spec) {
 
 void QLearning::check(const RunPlan& plan) { require_tabular(plan.env.spec()); }
 
-std::int64_t QLearning::train(TrainContext& ctx) {
+TrainSteps QLearning::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   require_tabular(spec);
@@ -109,7 +109,7 @@ std::int64_t QLearning::train(TrainContext& ctx) {
     if ((step & 1023) == 0 || step == total) ctx.progress().update(step, total, episodes_, recent);
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
-  return total;
+  return {total, total};  // one TD update per env step
 }
 
 std::unique_ptr<Policy> QLearning::policy() const {

@@ -52,7 +52,7 @@ class QLearning final : public Algorithm {
   explicit QLearning(const Params& p) : p_(p) {}
 
   void check(const RunPlan& plan) override;
-  std::int64_t train(TrainContext& ctx) override;
+  TrainSteps train(TrainContext& ctx) override;
   std::unique_ptr<Policy> policy() const override;
   void save_policy(const std::filesystem::path& file) const override;
   ParamMap params() const override { return dump_params(p_); }

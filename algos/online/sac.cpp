@@ -37,7 +37,7 @@ void Sac::save_policy(const std::filesystem::path& file) const {
 
 void Sac::check(const RunPlan& plan) { box_action_map(plan.env.spec(), "sac"); }
 
-std::int64_t Sac::train(TrainContext& ctx) {
+TrainSteps Sac::train(TrainContext& ctx) {
   auto env = ctx.make_env();
   const EnvSpec& spec = env->spec();
   env_id_ = spec.id;
@@ -69,6 +69,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
   OnlineEpisodes ep(*env, ctx.seed(), episodes_);
   std::vector<float>& obs = ep.obs();
   std::int64_t step = 0;  // steps done
+  std::int64_t gradient_steps = 0;  // critic updates (actor updates share their minibatches)
   // what carries from one step to the next, for checkpoints
   const auto sync = [&](StateIo& io) {
     io.section("sac");
@@ -77,6 +78,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
     io(rng);
     io(srng);
     ep.sync(io, step, total);
+    io.bounded(gradient_steps, std::int64_t{0}, step, "gradient steps");
   };
   ctx.resume(sync);
   while (step < total) {
@@ -101,6 +103,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
       // policy_frequency steps, targets every target_network_frequency steps
       rb.sample(B, srng, b);
       learner_->critic_update(b);
+      ++gradient_steps;
       if (step % p_.policy_frequency == 0)
         for (int k = 0; k < p_.policy_frequency; ++k) learner_->actor_update(b.obs);
       if (step % p_.target_network_frequency == 0) learner_->target_update();
@@ -112,7 +115,7 @@ std::int64_t Sac::train(TrainContext& ctx) {
     if ((step & 255) == 0 || step == total) ctx.progress().update(step, total, episodes_, ep.recent());
     if (ctx.checkpoint_due(step) && step < total) ctx.save_checkpoint(step, sync);
   }
-  return total;
+  return {total, gradient_steps};
 }
 
 }  // namespace dprl::algos

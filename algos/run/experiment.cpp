@@ -307,11 +307,14 @@ RunSummary run_experiment(Node config, const std::string& default_name, const Ru
   if (data) ctx.set_dataset(data, p.data_path);
   ctx.set_checkpoints(std::move(ckpt));
   ctx.set_hooks({opts.on_eval, opts.stop});
-  const std::int64_t steps = algo->train(ctx);
+  const TrainSteps done = algo->train(ctx);
   progress.finish();
   ctx.set_hooks({opts.on_eval, {}});  // training is over: the final evaluation is not a stop point
 
-  s.env_steps = algo->needs_dataset() ? 0 : steps;  // offline learners: gradient steps in extra
+  s.env_steps = done.env_steps;
+  s.gradient_steps = done.gradient_steps;
+  // the step column: gradient steps for the learners that only read a dataset
+  const std::int64_t steps = algo->needs_dataset() ? done.gradient_steps : done.env_steps;
   s.episodes = algo->train_episodes();
   if (ctx.last_eval_step() != steps) {
     auto pol = algo->policy();

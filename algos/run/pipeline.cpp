@@ -232,7 +232,7 @@ PrivacyReport combined_report(const PipelineSpec& s, const Release* rel, const S
                    std::string(PipelineLedger::kFileName) +
                    "): releases (advanced composition) and DP-SGD stages (" +
                    s.selective.accountant + ")";
-  rep.neighbouring = "add-remove";
+  rep.neighbouring = NeighbouringRelation::kAddRemove;
   rep.unit = "expert";
   rep.sensitivity = "release: count sensitivity 1; DP-SGD: L2 clip per sampled expert";
   rep.covers = {"policy.bin (the released model)",
@@ -496,6 +496,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   sum.algo = s.learner_id;
   sum.seed = s.seed;
   sum.env_steps = r.iterations;
+  sum.gradient_steps = r.iterations;
   sum.final_eval = ctx.last_eval();
   if (train_charge && r.report) ledger->settle(*train_charge, r.report->epsilon);
   if (s.mode != "non_private") sum.privacy = combined_report(s, rel ? &*rel : nullptr, r, *ledger);

@@ -198,8 +198,11 @@ void read_selective(const Node* node, PipelineSpec& s, int batch) {
           fmt::format("learner batch_size = {} must be at most the {} experts", batch, s.experts));
     const double q = s.selective.accounting == "paper" ? s.selective.p * q0 : q0;
     s.selective.noise_multiplier =
-        privacy::calibrate_noise_multiplier(s.selective.epsilon2, q, s.calibrate_steps,
-                                            s.selective.delta2, s.selective.accountant, 1e-6);
+        privacy::calibrate_noise_multiplier({.target_epsilon = s.selective.epsilon2,
+                                             .delta = s.selective.delta2,
+                                             .sampling_rate = q,
+                                             .steps = s.calibrate_steps},
+                                            s.selective.accountant, 1e-6);
   }
 }
 

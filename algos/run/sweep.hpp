@@ -170,4 +170,11 @@ SweepResult run_sweep(const SweepPlan& plan, const SweepOptions& opts);
 // The tables of a finished sweep; writes sweep.csv, summary.md and failures.csv (or removes it).
 SweepResult write_sweep_tables(const SweepPlan& plan, std::vector<RunOutcome> outcomes);
 
+// Mean and sample standard deviation (n - 1 in the denominator; 0 for one value) of a non-empty
+// list, as the sweep tables report a configuration's seeds.
+struct MeanSd {
+  double mean = 0, sd = 0;
+};
+MeanSd mean_sd(const std::vector<double>& xs);
+
 }  // namespace dprl::algos

@@ -126,12 +126,7 @@ std::string summary_md(const SweepPlan& plan, const std::vector<std::optional<Ru
         cells += " - |";
         continue;
       }
-      double m = 0;
-      for (double x : xs) m += x;
-      m /= static_cast<double>(xs.size());
-      double ss = 0;
-      for (double x : xs) ss += (x - m) * (x - m);
-      const double sd = xs.size() > 1 ? std::sqrt(ss / static_cast<double>(xs.size() - 1)) : 0.0;
+      const auto [m, sd] = mean_sd(xs);
       cells += fmt::format(" {:.4g} +- {:.3g} |", m, sd);
       if (f == "return_mean" && m > best_value) {
         best_value = m;
@@ -188,6 +183,16 @@ SweepResult write_sweep_tables(const SweepPlan& plan, std::vector<RunOutcome> ou
   else
     std::filesystem::remove(plan.out / "failures.csv", ec);
   return result;
+}
+
+MeanSd mean_sd(const std::vector<double>& xs) {
+  DPRL_CHECK(!xs.empty());
+  double m = 0;
+  for (double x : xs) m += x;
+  m /= static_cast<double>(xs.size());
+  double ss = 0;
+  for (double x : xs) ss += (x - m) * (x - m);
+  return {m, xs.size() > 1 ? std::sqrt(ss / static_cast<double>(xs.size() - 1)) : 0.0};
 }
 
 }  // namespace dprl::algos

@@ -1,4 +1,5 @@
 #include "engine/nn/nn_mlp.hpp"
+#include "engine/thread_pool.hpp"
 
 #include <fmt/format.h>
 
@@ -23,6 +24,8 @@ std::size_t round_up(std::size_t n) { return (n + kAlignFloats - 1) / kAlignFloa
 // not change any output element's arithmetic; accumulate_grad's chunks along the batch fix a
 // summation order that depends only on the batch size.
 constexpr Eigen::Index kGemmCols = 128;
+// accumulate_grad_f64 shares layers of at least this many weights with a helper thread
+constexpr Eigen::Index kSplitProduct = 16384;
 
 template <class F>
 void for_col_chunks(Eigen::Index n, F&& f) {
@@ -127,6 +130,18 @@ void init_orthogonal(const MlpShape& s, float* params, Rng& rng, double hidden_g
   }
 }
 
+std::uint64_t& matmul_flops() {
+  thread_local std::uint64_t flops = 0;
+  return flops;
+}
+
+namespace {
+void count_flops(const MlpShape& s, int l, int batch) {
+  matmul_flops() += 2 * static_cast<std::uint64_t>(s.out(l)) * static_cast<std::uint64_t>(s.in(l)) *
+                    static_cast<std::uint64_t>(batch);
+}
+}  // namespace
+
 const Mat& forward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& x,
                    MlpCache& c) {
   const int L = s.num_layers();
@@ -144,6 +159,7 @@ const Mat& forward(const MlpShape& s, const float* params, const Eigen::Ref<cons
     for_col_chunks(c.batch, [&](Eigen::Index c0, Eigen::Index w) {
       z.middleCols(c0, w).noalias() = s.weight(params, l) * c.a[l].middleCols(c0, w);
     });
+    count_flops(s, l, c.batch);
     z.colwise() += s.bias(params, l);
     apply_act(act, z, c.a[l + 1]);
   }
@@ -190,6 +206,7 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
       c.delta[l - 1].middleCols(c0, w).noalias() =
           s.weight(params, l).transpose() * c.delta[l].middleCols(c0, w);
     });
+    count_flops(s, l, c.batch);
     mul_act_grad(s.act(l - 1), c.z[l - 1], c.a[l], c.delta[l - 1]);
   }
   if (want_input_grad) {
@@ -198,6 +215,7 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
       c.din.middleCols(c0, w).noalias() =
           s.weight(params, 0).transpose() * c.delta[0].middleCols(c0, w);
     });
+    count_flops(s, 0, c.batch);
   }
 }
 
@@ -205,6 +223,7 @@ void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float
                      float* grad) {
   thread_local Mat scaled;
   for (int l = 0; l < s.num_layers(); ++l) {
+    count_flops(s, l, c.batch);
     auto gw = s.weight(grad, l);
     auto gb = s.bias(grad, l);
     if (weights.empty()) {
@@ -225,7 +244,7 @@ void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float
 }
 
 void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
-                         std::span<double> out) {
+                         std::span<double> out, HelperThread* helper) {
   using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
   DPRL_CHECK(static_cast<int>(weights.size()) == c.batch);
   thread_local MatD scaled, act;
@@ -246,12 +265,34 @@ void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const d
         act.col(i).setZero();
       }
     gw.setZero();
-    // half the float chunk: the packed double blocks then fit the same stack limit
-    for (Eigen::Index c0 = 0; c0 < c.batch; c0 += kGemmCols / 2) {
-      const Eigen::Index n = std::min(kGemmCols / 2, c.batch - c0);
-      gw.noalias() += scaled.middleCols(c0, n) * act.middleCols(c0, n).transpose();
+    // columns [c0, c0 + w) of the product; half the float chunk over the batch, so the packed
+    // double blocks fit the same stack limit
+    const auto product = [&gw, &c](const MatD& sc, const MatD& ac, Eigen::Index col0,
+                                    Eigen::Index w) {
+      for (Eigen::Index b0 = 0; b0 < c.batch; b0 += kGemmCols / 2) {
+        const Eigen::Index n = std::min(kGemmCols / 2, c.batch - b0);
+        gw.middleCols(col0, w).noalias() +=
+            sc.middleCols(b0, n) * ac.middleRows(col0, w).middleCols(b0, n).transpose();
+      }
+    };
+    // a large layer is always two products, the left and right halves of its output columns
+    // (a multiple of 8 columns on the left), whoever computes them: so the values do not depend
+    // on the helper, which takes the right half when it is idle
+    const Eigen::Index left = rows * cols >= kSplitProduct ? cols / 2 / 8 * 8 : 0;
+    if (left == 0) {
+      product(scaled, act, 0, cols);
+    } else if (helper && helper->idle()) {
+      const MatD& sc = scaled;
+      const MatD& ac = act;
+      helper->post([&, left] { product(sc, ac, left, cols - left); });
+      product(scaled, act, 0, left);
+      helper->wait();
+    } else {
+      product(scaled, act, 0, left);
+      product(scaled, act, left, cols - left);
     }
     gb = scaled.rowwise().sum();
+    count_flops(s, l, c.batch);
   }
   DPRL_CHECK(pos == out.size());
 }

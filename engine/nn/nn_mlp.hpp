@@ -27,6 +27,7 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@
 
 #include "engine/eigen_abi.hpp"
 #include "engine/rng.hpp"
+
+namespace dprl {
+class HelperThread;
+}
 
 namespace dprl::nn {
 
@@ -96,6 +101,11 @@ void init_kaiming_uniform(const MlpShape& s, float* params, Rng& rng);
 void init_orthogonal(const MlpShape& s, float* params, Rng& rng, double hidden_gain,
                      double output_gain);
 
+// Matrix-product flops (2 m n k per product) of forward, backward_errors, accumulate_grad and
+// accumulate_grad_f64 on this thread since it started: a counter for benchmarks (dprl bench
+// offline reports a step's GFLOP/s from it).
+std::uint64_t& matmul_flops();
+
 // Forward of x (in x B) into cache; returns the output (out x B), a view valid until the next call.
 const Mat& forward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& x,
                    MlpCache& c);
@@ -118,8 +128,12 @@ void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float
 // gamma_(B+2) sum_i w_i |delta_i,r| |a_i,c| of the exact weighted sum (u = 2^-53, B = batch;
 // privacy/user_dp_sgd.hpp uses this bound). A column whose weight is 0 is left out entirely, so
 // NaN or infinite errors or inputs in it do not reach the sum.
+// A large layer's product (16384 weights or more) is computed as two, the left and right halves
+// of its output columns; with a helper that is idle when it starts, the helper computes the right
+// half while the caller computes the left. The same products run either way, so the values do
+// not depend on the helper (tested bit for bit).
 void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
-                         std::span<double> out);
+                         std::span<double> out, HelperThread* helper = nullptr);
 // backward_errors then accumulate_grad with unit weights (grad is overwritten when zero_first).
 void backward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& dout,
               MlpCache& c, float* grad, bool zero_first = true);

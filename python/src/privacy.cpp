@@ -1,8 +1,9 @@
 // dprl.privacy: DpEvents, the accountants, calibration, the Laplace and Gaussian mechanisms with
 // their secure release, and the audits; the same library calls as `dprl privacy` and `dprl audit`.
 //
-// The shortcuts (epsilon, noise_multiplier, gaussian_sigma, compose) check their arguments in the
-// order and with the words of `dprl privacy`, naming the keyword where the CLI names its flag
+// The shortcuts (epsilon, delta, noise_multiplier, gaussian_sigma, compose) check their arguments
+// in the order and with the words of `dprl privacy`, naming the keyword where the CLI names its
+// flag
 // ("sampling_rate = 2 must be in (0, 1]" for "--sampling-rate = 2 must be in (0, 1]").
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
@@ -54,30 +55,45 @@ void require_count(std::int64_t v, const char* name) {
   if (v < 1) throw ParamError(fmt::format("{} = {} must be >= 1", name, v));
 }
 
+void require_nonnegative(double v, const char* name) {
+  require_finite(v, name);
+  if (v < 0.0) throw ParamError(fmt::format("{} = {} must be >= 0", name, v));
+}
+
+// The arguments `epsilon` and `delta` share, checked first and in this order.
+void require_dpsgd_arguments(double z, double q, std::int64_t steps) {
+  require_nonnegative(z, "noise_multiplier");
+  require_rate(q, "sampling_rate");
+  require_count(steps, "steps");
+}
+
+// The named accountant with T steps of DP-SGD composed (call without the GIL).
+std::unique_ptr<pv::Accountant> dpsgd_accountant(double z, double q, std::int64_t steps,
+                                                 const std::string& accountant, bool discrete) {
+  auto acc = pv::make_accountant(accountant);
+  acc->compose(pv::dpsgd_event(
+      {.noise_multiplier = z, .sampling_rate = q, .steps = steps, .discrete = discrete}));
+  return acc;
+}
+
 // `dprl privacy epsilon`
 double epsilon(double z, double q, std::int64_t steps, double delta, const std::string& accountant,
                bool discrete) {
-  require_finite(z, "noise_multiplier");
-  if (z < 0.0) throw ParamError(fmt::format("noise_multiplier = {} must be >= 0", z));
-  require_rate(q, "sampling_rate");
-  require_count(steps, "steps");
+  require_dpsgd_arguments(z, q, steps);
   require_delta(delta, "delta");
   pv::check_accountant_name(accountant, "accountant");
-  const pv::DpEvent event = pv::dpsgd_event(z, q, steps, discrete);
   py::gil_scoped_release release;
-  if (accountant == "rdp") {
-    pv::RdpAccountant acc;
-    acc.compose(event);
-    return acc.epsilon_and_order(delta).epsilon;
-  }
-  if (accountant == "pld") {
-    pv::PldAccountant acc;
-    acc.compose(event);
-    return acc.epsilon(delta);
-  }
-  pv::BestAccountant acc;
-  acc.compose(event);
-  return acc.epsilon_parts(delta).best();
+  return dpsgd_accountant(z, q, steps, accountant, discrete)->epsilon(delta);
+}
+
+// `dprl privacy delta`
+double delta(double z, double q, std::int64_t steps, double eps, const std::string& accountant,
+             bool discrete) {
+  require_dpsgd_arguments(z, q, steps);
+  require_nonnegative(eps, "epsilon");
+  pv::check_accountant_name(accountant, "accountant");
+  py::gil_scoped_release release;
+  return dpsgd_accountant(z, q, steps, accountant, discrete)->delta(eps);
 }
 
 // `dprl privacy noise`
@@ -89,7 +105,8 @@ double noise_multiplier(double eps, double q, std::int64_t steps, double delta,
   require_delta(delta, "delta");
   pv::check_accountant_name(accountant, "accountant");
   py::gil_scoped_release release;
-  return pv::calibrate_noise_multiplier(eps, q, steps, delta, accountant);
+  return pv::calibrate_noise_multiplier(
+      {.target_epsilon = eps, .delta = delta, .sampling_rate = q, .steps = steps}, accountant);
 }
 
 // `dprl privacy gaussian`
@@ -160,9 +177,15 @@ void bind_privacy(py::module_& m) {
       .def("describe", &pv::DpEvent::describe)
       .def("__eq__", &pv::DpEvent::operator==)
       .def("__repr__", [](const pv::DpEvent& e) { return "DpEvent(" + e.describe() + ")"; });
-  m.def("dpsgd_event", &pv::dpsgd_event, py::arg("noise_multiplier"), py::arg("sampling_rate"),
-        py::arg("steps"), py::arg("discrete") = false,
-        "T steps of DP-SGD: self_composed(poisson_sampled(q, gaussian(z)), T)");
+  m.def(
+      "dpsgd_event",
+      [](double z, double q, std::int64_t steps, bool discrete) {
+        return pv::dpsgd_event(
+            {.noise_multiplier = z, .sampling_rate = q, .steps = steps, .discrete = discrete});
+      },
+      py::kw_only(), py::arg("noise_multiplier"), py::arg("sampling_rate"), py::arg("steps"),
+      py::arg("discrete") = false,
+      "T steps of DP-SGD: self_composed(poisson_sampled(q, gaussian(z)), T); keywords only");
 
   py::class_<pv::Accountant>(m, "Accountant", "Turns composed DpEvents into (epsilon, delta)")
       .def_property_readonly("name", &pv::Accountant::name)
@@ -181,7 +204,15 @@ void bind_privacy(py::module_& m) {
             py::gil_scoped_release release;
             return a.epsilon(delta);
           },
-          py::arg("delta"));
+          py::arg("delta"))
+      .def(
+          "delta",
+          [](const pv::Accountant& a, double epsilon) {
+            pv::check_epsilon(epsilon, "epsilon");
+            py::gil_scoped_release release;
+            return a.delta(epsilon);
+          },
+          py::arg("epsilon"));
   py::class_<pv::RdpAccountant, pv::Accountant>(m, "RdpAccountant")
       .def(py::init<>())
       .def(
@@ -191,7 +222,15 @@ void bind_privacy(py::module_& m) {
             const auto r = a.epsilon_and_order(delta);
             return py::make_tuple(r.epsilon, r.order);
           },
-          py::arg("delta"));
+          py::arg("delta"))
+      .def(
+          "delta_and_order",
+          [](const pv::RdpAccountant& a, double epsilon) {
+            pv::check_epsilon(epsilon, "epsilon");
+            const auto r = a.delta_and_order(epsilon);
+            return py::make_tuple(r.delta, r.order);
+          },
+          py::arg("epsilon"));
   py::class_<pv::PldAccountant, pv::Accountant>(m, "PldAccountant").def(py::init<>());
   py::class_<pv::BestAccountant, pv::Accountant>(m, "BestAccountant")
       .def(py::init<>())
@@ -207,13 +246,42 @@ void bind_privacy(py::module_& m) {
             d["pld_error"] = p.pld_error;
             return d;
           },
-          py::arg("delta"));
-  m.def("make_accountant", &pv::make_accountant, py::arg("name"), "'rdp', 'pld' or 'best'");
+          py::arg("delta"))
+      .def(
+          "delta_parts",
+          [](const pv::BestAccountant& a, double epsilon) {
+            pv::check_epsilon(epsilon, "epsilon");
+            py::gil_scoped_release release;
+            const auto p = a.delta_parts(epsilon);
+            py::gil_scoped_acquire acquire;
+            py::dict d;
+            d["delta"] = p.best();
+            d["rdp_delta"] = p.rdp;
+            d["pld_delta"] = p.pld;
+            d["pld_error"] = p.pld_error;
+            return d;
+          },
+          py::arg("epsilon"));
+  m.def("make_accountant", &pv::make_accountant, py::arg("name"),
+        ("a registered accountant: " + pv::accountant_names(" | ")).c_str());
+  m.def(
+      "accountants",
+      [] {
+        py::dict d;
+        for (const auto& e : pv::accountant_registry().entries()) d[e.name.c_str()] = e.summary;
+        return d;
+      },
+      "the registered accountants: {name: summary}, in registration order");
 
   m.def("epsilon", &epsilon, py::kw_only(), py::arg("noise_multiplier"), py::arg("sampling_rate"),
         py::arg("steps"), py::arg("delta"), py::arg("accountant") = "rdp",
         py::arg("discrete") = false,
         "epsilon of T steps of the Poisson-subsampled Gaussian (dprl privacy epsilon)");
+  m.def("delta", &delta, py::kw_only(), py::arg("noise_multiplier"), py::arg("sampling_rate"),
+        py::arg("steps"), py::arg("epsilon"), py::arg("accountant") = "rdp",
+        py::arg("discrete") = false,
+        "smallest delta of T steps of the Poisson-subsampled Gaussian at epsilon "
+        "(dprl privacy delta)");
   m.def("noise_multiplier", &noise_multiplier, py::kw_only(), py::arg("epsilon"),
         py::arg("sampling_rate"), py::arg("steps"), py::arg("delta"), py::arg("accountant") = "rdp",
         "smallest noise multiplier reaching epsilon (dprl privacy noise)");

@@ -16,24 +16,23 @@ class CountEnv final : public dprl::Env {
     spec_.action = dprl::Space::discrete(3);
     spec_.max_episode_steps = 100;
   }
-  const dprl::EnvSpec& spec() const override { return spec_; }
-  void reset(std::uint64_t seed, std::span<float> obs) override {
+  std::vector<double> state() const override { return {static_cast<double>(t_)}; }
+  dprl::ParamMap params() const override { return {}; }
+
+ private:
+  friend class dprl::Env;  // Env::step_as
+  void do_reset(std::uint64_t seed, std::span<float> obs) override {
     t_ = 0;
     len_ = 2 + static_cast<int>(seed % 4);
     obs[0] = 0;
   }
-  dprl::StepResult step(std::int64_t a, std::span<float> obs) override {
+  dprl::StepResult do_step(std::int64_t a, std::span<float> obs) override {
     ++t_;
     obs[0] = static_cast<float>(t_);
     return {static_cast<double>(a), t_ >= len_, false};
   }
-  std::vector<double> state() const override { return {static_cast<double>(t_)}; }
-  void set_state(std::span<const double> s) override { t_ = static_cast<int>(s[0]); }
-  int elapsed_steps() const override { return t_; }
-  dprl::ParamMap params() const override { return {}; }
+  void do_set_state(std::span<const double> s) override { t_ = static_cast<int>(s[0]); }
 
- private:
-  dprl::EnvSpec spec_;
   int t_ = 0, len_ = 0;
 };
 

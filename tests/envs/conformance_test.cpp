@@ -171,6 +171,76 @@ TEST_SUITE("unit") {
       }
   }
 
+  TEST_CASE("every env: a restored snapshot keeps the step counter and truncates on time") {
+    for (const auto& name : all_env_names()) SUBCASE(name.c_str()) {
+        const int limit = 10, before = 4;
+        const ParamMap p{{"max_episode_steps", {std::to_string(limit), "test"}}};
+        auto a = make_env(name, p);
+        auto b = make_env(name, p);
+        std::vector<float> obs(a->obs_dim());
+        std::vector<double> act(a->spec().action.is_discrete() ? 0 : a->spec().action.dim());
+        // an episode that has not terminated after `before` steps
+        Rng rng(21);
+        bool live = false;
+        for (std::uint64_t seed = 0; seed < 50 && !live; ++seed) {
+          a->reset(seed, obs);
+          live = true;
+          for (int t = 0; t < before && live; ++t) live = !random_step(*a, rng, obs, act).terminated;
+        }
+        REQUIRE(live);
+        REQUIRE(a->elapsed_steps() == before);
+        b->reset(99, obs);
+        b->restore(a->snapshot());
+        CHECK(b->elapsed_steps() == before);
+        for (int t = before + 1; t <= limit; ++t) {
+          const StepResult r = random_step(*b, rng, obs, act);
+          REQUIRE(b->elapsed_steps() == t);
+          REQUIRE(r.truncated == (t == limit));
+          if (r.terminated) break;
+        }
+      }
+  }
+
+  TEST_CASE("every env: a wrong-size observation buffer throws and is left alone") {
+    for (const auto& name : all_env_names()) SUBCASE(name.c_str()) {
+        auto env = make_env(name);
+        const std::size_t dim = env->obs_dim();
+        std::vector<float> obs(dim);
+        std::vector<double> act(env->spec().action.is_discrete() ? 0 : env->spec().action.dim());
+        Rng rng(4);
+        env->reset(1, obs);
+        random_step(*env, rng, obs, act);
+        const std::vector<double> state = env->state();
+        std::vector<float> buf(dim + 3, 777.0f);
+        for (std::size_t size : {std::size_t{0}, dim - 1, dim + 1}) {
+          CAPTURE(size);
+          const std::span<float> wrong(buf.data(), size);
+          const auto expect_refused = [&](const auto& call) {
+            try {
+              call();
+              FAIL("no error");
+            } catch (const dprl::InvalidAction&) {
+              FAIL("InvalidAction for a valid action");
+            } catch (const dprl::Error& e) {
+              const std::string what = e.what();
+              CHECK(what.find(env->spec().id) != std::string::npos);
+              CHECK(what.find(fmt::format("holds {} floats", size)) != std::string::npos);
+              CHECK(what.find(fmt::format("needs {}", dim)) != std::string::npos);
+            }
+          };
+          expect_refused([&] { env->reset(2, wrong); });
+          if (env->spec().action.is_discrete()) {
+            expect_refused([&] { env->step(std::int64_t{0}, wrong); });
+          } else {
+            expect_refused([&] { env->step(std::span<const double>(act), wrong); });
+          }
+          CHECK(env->elapsed_steps() == 1);
+          CHECK(env->state() == state);
+          CHECK(buf == std::vector<float>(dim + 3, 777.0f));
+        }
+      }
+  }
+
   TEST_CASE("every env: the same seed gives the same episode and other seeds other ones") {
     for (const auto& name : all_env_names()) SUBCASE(name.c_str()) {
         auto a = make_env(name);

@@ -60,7 +60,6 @@ TEST_SUITE("unit") {
     }
     const double nan = std::numeric_limits<double>::quiet_NaN();
     CHECK_THROWS_AS(a.step(std::vector<double>{nan}, oa), dprl::InvalidAction);
-    CHECK_THROWS_AS(a.step_torque(nan, oa), dprl::InvalidAction);
   }
 
   TEST_CASE("pendulum: cost on the state before the update and reward between -16.2736044 and 0") {

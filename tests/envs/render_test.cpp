@@ -203,6 +203,7 @@ TEST_SUITE("unit") {
     CHECK(a.shapes.front().v[1] == 1.0);
 
     auto pendulum = make_env("pendulum");
+    obs.resize(pendulum->obs_dim());
     pendulum->reset(0, obs);
     // theta = pi / 2 turns the rod counter-clockwise from upright: its end at (-1, 0)
     pendulum->set_state(std::vector<double>{M_PI / 2, 0});

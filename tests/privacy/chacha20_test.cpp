@@ -29,15 +29,20 @@ TEST_SUITE("unit") {
     CHECK(out == expected);
   }
 
-  TEST_CASE("chacha20: eight blocks side by side equal eight single blocks") {
-    std::array<std::uint32_t, 8> key = {0x01234567u, 0x89abcdefu, 0xdeadbeefu, 7u,
-                                        0xffffffffu, 0u,          42u,         0x80000000u};
-    std::uint32_t many[128];
-    chacha20_blocks8(key, 0xfffffffcu, many);  // the counter wraps inside the batch
-    for (std::uint32_t l = 0; l < 8; ++l) {
+  TEST_CASE("chacha20: sixteen blocks in word-major order equal sixteen single blocks") {
+    std::array<std::uint32_t, 8> key = {0x9e3779b9u, 1u, 0xfffffffeu, 0x7f4a7c15u,
+                                        0u,          3u, 0xc0ffee00u, 0x13579bdfu};
+    // the dispatched kernel (AVX-512 where the processor has it) and the AVX2 (or portable) one
+    std::uint32_t many[256], avx2[256];
+    chacha20_blocks16_word_major(key, 0xfffffff8u, many);  // the counter wraps inside the batch
+    detail::chacha20_blocks16_word_major_avx2(key, 0xfffffff8u, avx2);
+    for (std::uint32_t l = 0; l < 16; ++l) {
       std::array<std::uint32_t, 16> one;
-      chacha20_block(key, 0xfffffffcu + l, {0, 0, 0}, one);
-      for (int w = 0; w < 16; ++w) CHECK(many[16 * l + w] == one[w]);
+      chacha20_block(key, 0xfffffff8u + l, {0, 0, 0}, one);
+      for (int w = 0; w < 16; ++w) {
+        CHECK(many[16 * w + l] == one[w]);
+        CHECK(avx2[16 * w + l] == one[w]);
+      }
     }
   }
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -62,7 +63,7 @@ TEST_SUITE("e2e") {
     CHECK(j["accountant"] == "rdp");
     // independent: the RDP integrated numerically at the 156 orders (see reference.hpp)
     CHECK(j["epsilon"].get<double>() ==
-          doctest::Approx(dprl::privacy::reference::dpsgd_rdp_epsilon(0.35, 1e-3, 7000, 1e-5))
+          doctest::Approx(dprl::privacy::reference::dpsgd_rdp_epsilon(1e-3, 0.35, 7000, 1e-5))
               .epsilon(1e-7));
     r = run("epsilon -z 0.35 -q 1e-3 -T 7000 --delta 1e-5 --accountant pld --json");
     REQUIRE(r.code == 0);
@@ -130,6 +131,36 @@ TEST_SUITE("e2e") {
                   .out)["advanced"]["epsilon"] == "inf");
   }
 
+  TEST_CASE("privacy delta: the other side of epsilon, for every registered accountant") {
+    for (const char* acc : {"rdp", "pld", "best"}) {
+      CAPTURE(acc);
+      auto r =
+          run(std::string("epsilon -z 1 -q 0.01 -T 1000 --delta 1e-5 --json --accountant ") + acc);
+      REQUIRE(r.code == 0);
+      const double eps = nlohmann::json::parse(r.out)["epsilon"].get<double>();
+      r = run("delta -z 1 -q 0.01 -T 1000 --epsilon " + nlohmann::json(eps).dump() +
+              " --json --accountant " + acc);
+      REQUIRE(r.code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(j["accountant"] == acc);
+      CHECK(j["epsilon"].get<double>() == eps);
+      // the same curve read the other way: back to 1e-5 (to the curve's rounding)
+      CHECK(j["delta"].get<double>() == doctest::Approx(1e-5).epsilon(1e-8));
+      CHECK(j["delta"].get<double>() <= 1e-5 * (1 + 1e-8));
+      if (std::string(acc) == "best") {
+        CHECK(j["delta"] == std::min(j["rdp_delta"].get<double>(), j["pld_delta"].get<double>()));
+      }
+    }
+    // the human form names the accountant; the default is rdp, like epsilon's
+    const auto r = run("delta -z 1 -q 0.01 -T 1000 --epsilon 2");
+    REQUIRE(r.code == 0);
+    CHECK(r.out.rfind("delta = ", 0) == 0);
+    CHECK(r.out.find("(rdp accountant; z = 1, q = 0.01, T = 1000, epsilon = 2)") !=
+          std::string::npos);
+    // --help lists the registered accountants
+    CHECK(run("delta --help").out.find("rdp | pld | best") != std::string::npos);
+  }
+
   TEST_CASE("invalid parameters: one line naming the parameter and rule - exit 2") {
     const char* bad[][2] = {
         {"epsilon -z nan -q 0.01 -T 10 --delta 1e-5", "--noise-multiplier = nan must be finite"},
@@ -150,6 +181,11 @@ TEST_SUITE("e2e") {
          "k = 1e+300 must be in (0, 1e8]"},
         {"noise --epsilon 2 -q 0.01 -T 10 --delta 1e-5 --accountant moments",
          "--accountant = 'moments' is unknown"},
+        {"delta -z 1 -q 0.01 -T 10 --epsilon -1", "--epsilon = -1 must be >= 0"},
+        {"delta -z 1 -q 0.01 -T 10 --epsilon inf", "--epsilon = inf must be finite"},
+        {"delta -z 1 -q 2 -T 10 --epsilon 1", "--sampling-rate = 2 must be in (0, 1]"},
+        {"delta -z 1 -q 0.01 -T 10 --epsilon 1 --accountant x",
+         "--accountant = 'x' is unknown (valid: rdp, pld, best)"},
     };
     for (auto& b : bad) {
       const Run r = run(b[0]);

@@ -87,12 +87,16 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("discrete_gaussian events: JSON, description, validation") {
-    const DpEvent e = dpsgd_event(1.0, 0.125, 1000, true);
+    const DpEvent e = dpsgd_event(
+        {.noise_multiplier = 1.0, .sampling_rate = 0.125, .steps = 1000, .discrete = true});
     CHECK(e.describe() == "poisson(q=0.125, discrete_gaussian(z=1)) x 1000");
     CHECK(DpEvent::from_json(e.to_json()) == e);
-    CHECK_FALSE(DpEvent::from_json(dpsgd_event(1.0, 0.125, 1000).to_json()) == e);
+    CHECK_FALSE(DpEvent::from_json(
+                    dpsgd_event({.noise_multiplier = 1.0, .sampling_rate = 0.125, .steps = 1000})
+                        .to_json()) == e);
     CHECK(contains_discrete_gaussian(e));
-    CHECK_FALSE(contains_discrete_gaussian(dpsgd_event(1.0, 0.125, 1000)));
+    CHECK_FALSE(contains_discrete_gaussian(
+        dpsgd_event({.noise_multiplier = 1.0, .sampling_rate = 0.125, .steps = 1000})));
     CHECK_THROWS_AS(DpEvent::discrete_gaussian(-1.0), dprl::ParamError);
   }
 }

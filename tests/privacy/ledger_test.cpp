@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
 #include "engine/io.hpp"
@@ -252,24 +253,45 @@ TEST_SUITE("unit") {
     fs::remove_all(dir);
     {
       Ledger l = Ledger::open(dir, 10.0, 1e-5, "rdp");
-      l.set_relation("replace", "trajectory");
+      l.set_relation(dprl::NeighbouringRelation::kReplaceOne, "trajectory");
       l.charge(DpEvent::gaussian(4.0), 1);
+      // the file format keeps its strings
+      CHECK(nlohmann::json::parse(l.to_json())["guarantee"]["neighbouring"] == "replace");
     }
     Ledger l = Ledger::open(dir, 10.0, 1e-5, "rdp");
-    CHECK_NOTHROW(l.set_relation("replace", "trajectory"));
-    CHECK_THROWS_AS(l.set_relation("add-remove", "trajectory"), dprl::DataError);
+    CHECK_NOTHROW(l.set_relation(dprl::NeighbouringRelation::kReplaceOne, "trajectory"));
+    CHECK_THROWS_WITH_AS(l.set_relation(dprl::NeighbouringRelation::kAddRemove, "trajectory"),
+                         doctest::Contains("assume neighbouring 'replace' of one trajectory, not "
+                                           "'add-remove' of one trajectory"),
+                         dprl::DataError);
     fs::remove_all(dir);
+    // a ledger with no relation yet writes "" (as before the relation had a type)
+    CHECK(nlohmann::json::parse(Ledger(1.0, 1e-5, "rdp").to_json())["guarantee"]["neighbouring"] ==
+          "");
+  }
+
+  TEST_CASE("neighbouring relations: the names of the file formats, both ways") {
+    using dprl::NeighbouringRelation;
+    CHECK(dprl::neighbouring_name(NeighbouringRelation::kAddRemove) == "add-remove");
+    CHECK(dprl::neighbouring_name(NeighbouringRelation::kReplaceOne) == "replace");
+    for (auto r : {NeighbouringRelation::kAddRemove, NeighbouringRelation::kReplaceOne})
+      CHECK(dprl::parse_neighbouring(dprl::neighbouring_name(r)) == r);
+    CHECK_FALSE(dprl::parse_neighbouring("replace-one").has_value());
+    CHECK_FALSE(dprl::parse_neighbouring("").has_value());
   }
 
   TEST_CASE("best accountant reports the smaller epsilon and says so") {
     Ledger l(5.0, 1e-5, "best");
     l.charge(DpEvent::poisson_sampled(0.01, DpEvent::gaussian(1.0)), 10);
     CHECK(l.accountant_name() == "best");
-    CHECK(l.spent_epsilon() < rdp_dpsgd_epsilon(1.0, 0.01, 10, 1e-5));
+    CHECK(l.spent_epsilon() <
+          rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 10}, 1e-5));
   }
 
   TEST_CASE("DpEvent JSON round trip") {
-    const auto e = DpEvent::composed({dpsgd_event(1.1, 0.01, 100), DpEvent::laplace(2.0)});
+    const auto e = DpEvent::composed(
+        {dpsgd_event({.noise_multiplier = 1.1, .sampling_rate = 0.01, .steps = 100}),
+         DpEvent::laplace(2.0)});
     CHECK(DpEvent::from_json(e.to_json()) == e);
     CHECK_THROWS_AS(DpEvent::from_json("{\"kind\": \"exponential\"}"), dprl::DataError);
   }

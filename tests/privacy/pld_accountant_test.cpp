@@ -71,28 +71,35 @@ TEST_SUITE("unit") {
     // the 2^22-point window (419 nats) goes to the +inf mass, which here is about q > delta.
     for (double z : {0.03, 0.02, 0.01, 1e-3, 1e-160}) {
       CAPTURE(z);
-      CHECK(std::isinf(dpsgd_epsilon(z, 0.01, 1, 1e-5, "pld")));
-      CHECK(std::isinf(dpsgd_epsilon(z, 1.0, 1, 1e-5, "pld")));
+      CHECK(std::isinf(
+          dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = 0.01, .steps = 1}, 1e-5, "pld")));
+      CHECK(std::isinf(
+          dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = 1.0, .steps = 1}, 1e-5, "pld")));
       // best reports RDP's finite bound there (+inf only where RDP is +inf too)
-      CHECK(dpsgd_epsilon(z, 0.01, 3, 1e-5, "best") == dpsgd_epsilon(z, 0.01, 3, 1e-5, "rdp"));
+      CHECK(
+          dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = 0.01, .steps = 3}, 1e-5, "best") ==
+          dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = 0.01, .steps = 3}, 1e-5, "rdp"));
     }
     // where the +inf mass is below delta the answer is finite and above the exact lower bound of
     // one test set, S = {x > 1/2}: log((P(S) - delta) / Q(S)) ~ 1 / (8 z^2) + log q
     const double z = 0.1, ls = reference::log_normal_sf(0.5 / z);
     const double bound = std::log(0.01 * (1 - std::exp(ls)) + 0.99 * std::exp(ls) - 1e-5) - ls;
-    const double e = dpsgd_epsilon(z, 0.01, 1, 1e-5, "pld");
+    const double e =
+        dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = 0.01, .steps = 1}, 1e-5, "pld");
     CHECK(std::isfinite(e));
     CHECK(e >= bound);
   }
 
   TEST_CASE("huge noise and counts: PLD stays finite and tiny - or refuses beyond its limits") {
     for (double z : {1e3, 1e6, 1e200}) {
-      const double e = dpsgd_epsilon(z, 0.01, 10, 1e-5, "pld");
+      const double e =
+          dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = 0.01, .steps = 10}, 1e-5, "pld");
       CHECK(e >= 0.0);
       CHECK(e <= 1e-3);  // the grid's pessimism: at most h = 1e-4 per composed step
     }
     PldAccountant acc;
-    acc.compose(dpsgd_event(1.0, 0.01, std::int64_t{1} << 60));
+    acc.compose(dpsgd_event(
+        {.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = std::int64_t{1} << 60}));
     CHECK_THROWS_WITH_AS(acc.epsilon(1e-5), doctest::Contains("pld:"), dprl::ParamError);
   }
 
@@ -104,15 +111,20 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("PLD is tighter than RDP - and both grow with T") {
-    const double pld1 = dpsgd_epsilon(1.0, 0.01, 1, 1e-5, "pld");
-    const double rdp1 = dpsgd_epsilon(1.0, 0.01, 1, 1e-5, "rdp");
+    const double pld1 =
+        dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1}, 1e-5, "pld");
+    const double rdp1 =
+        dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1}, 1e-5, "rdp");
     CHECK(pld1 < rdp1);
     // dp_accounting 0.6.0 (tests/privacy/fixtures/dp_accounting.json): PLD 0.19945, RDP 0.95555
     CHECK(pld1 == doctest::Approx(0.199450473472).epsilon(1e-7));
     CHECK(rdp1 == doctest::Approx(0.955549148).epsilon(1e-8));
-    CHECK(dpsgd_epsilon(1.0, 0.01, 100, 1e-5, "pld") > pld1);
-    CHECK(dpsgd_epsilon(1.0, 0.01, 100, 1e-5, "best") ==
-          dpsgd_epsilon(1.0, 0.01, 100, 1e-5, "pld"));
+    CHECK(dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 100}, 1e-5,
+                        "pld") > pld1);
+    CHECK(
+        dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 100}, 1e-5,
+                      "best") ==
+        dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 100}, 1e-5, "pld"));
   }
 
   TEST_CASE("the PLD accountant refuses unsupported events") {
@@ -132,7 +144,8 @@ TEST_SUITE("golden") {
     for (const auto& c : j["cases"]) {
       const double z = c["noise_multiplier"], q = c["sampling_rate"], d = c["delta"];
       const std::int64_t t = c["steps"];
-      const double ours = dpsgd_epsilon(z, q, t, d, "pld");
+      const double ours =
+          dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = q, .steps = t}, d, "pld");
       const double dp = c["dp_accounting_pld_epsilon"];
       CAPTURE(z);
       CAPTURE(q);
@@ -140,7 +153,9 @@ TEST_SUITE("golden") {
       // same discretization (connect the dots, h = 1e-4, pessimistic) and truncation: the
       // measured agreement is 4e-8 relative or better (FFT rounding); 1e-7 allows for platforms
       CHECK(ours == doctest::Approx(dp).epsilon(1e-7));
-      CHECK(ours <= dpsgd_epsilon(z, q, t, d, "rdp") * (1 + 1e-9));
+      CHECK(ours <=
+            dpsgd_epsilon({.noise_multiplier = z, .sampling_rate = q, .steps = t}, d, "rdp") *
+                (1 + 1e-9));
     }
   }
 }

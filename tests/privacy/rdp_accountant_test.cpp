@@ -75,14 +75,19 @@ TEST_SUITE("unit") {
   }
 
   TEST_CASE("epsilon grows with T and q and falls with z") {
-    CHECK(rdp_dpsgd_epsilon(1.0, 0.01, 2000, 1e-5) > rdp_dpsgd_epsilon(1.0, 0.01, 1000, 1e-5));
-    CHECK(rdp_dpsgd_epsilon(1.0, 0.02, 1000, 1e-5) > rdp_dpsgd_epsilon(1.0, 0.01, 1000, 1e-5));
-    CHECK(rdp_dpsgd_epsilon(1.2, 0.01, 1000, 1e-5) < rdp_dpsgd_epsilon(1.0, 0.01, 1000, 1e-5));
-    CHECK(rdp_dpsgd_epsilon(1.0, 0.01, 1000, 1e-6) > rdp_dpsgd_epsilon(1.0, 0.01, 1000, 1e-5));
+    CHECK(rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 2000}, 1e-5) >
+          rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1000}, 1e-5));
+    CHECK(rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.02, .steps = 1000}, 1e-5) >
+          rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1000}, 1e-5));
+    CHECK(rdp_dpsgd_epsilon({.noise_multiplier = 1.2, .sampling_rate = 0.01, .steps = 1000}, 1e-5) <
+          rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1000}, 1e-5));
+    CHECK(rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1000}, 1e-6) >
+          rdp_dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 1000}, 1e-5));
   }
 
   TEST_CASE("zero noise gives infinite epsilon - bad inputs throw naming the parameter") {
-    CHECK(std::isinf(rdp_dpsgd_epsilon(0.0, 0.01, 10, 1e-5)));
+    CHECK(std::isinf(
+        rdp_dpsgd_epsilon({.noise_multiplier = 0.0, .sampling_rate = 0.01, .steps = 10}, 1e-5)));
     CHECK_THROWS_WITH_AS(rdp_subsampled_gaussian(1.5, 1.0, 2.0),
                          "sampling_probability = 1.5 must be in (0, 1]", dprl::ParamError);
     CHECK_THROWS_WITH_AS(DpEvent::gaussian(-1.0),
@@ -93,9 +98,13 @@ TEST_SUITE("unit") {
     RdpAccountant acc;
     CHECK_THROWS_WITH_AS(acc.epsilon(0.0), "delta = 0 must be in (0, 1)", dprl::ParamError);
     CHECK_THROWS_WITH_AS(acc.epsilon(1.0), "delta = 1 must be in (0, 1)", dprl::ParamError);
-    CHECK_THROWS_AS(dpsgd_epsilon(1.0, 0.01, 0, 1e-5), dprl::ParamError);
-    CHECK_THROWS_WITH_AS(dpsgd_epsilon(1.0, 0.01, 10, 1e-5, "moments"),
-                         doctest::Contains("unknown (valid: rdp, pld, best)"), dprl::ParamError);
+    CHECK_THROWS_AS(
+        dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 0}, 1e-5),
+        dprl::ParamError);
+    CHECK_THROWS_WITH_AS(
+        dpsgd_epsilon({.noise_multiplier = 1.0, .sampling_rate = 0.01, .steps = 10}, 1e-5,
+                      "moments"),
+        doctest::Contains("unknown (valid: rdp, pld, best)"), dprl::ParamError);
   }
 
   TEST_CASE("the accountant refuses events it cannot account - composing nothing") {
@@ -125,10 +134,12 @@ TEST_SUITE("unit") {
 
   TEST_CASE("tiny noise: RDP is +inf or astronomically large - never 0 (z = 1e-160 gave 0)") {
     // 1 / (2 z^2) overflows for z < ~1e-154: the NaN of 0 * inf used to be floored to 0
-    CHECK(std::isinf(rdp_dpsgd_epsilon(1e-160, 0.01, 10, 1e-5)));
+    CHECK(std::isinf(
+        rdp_dpsgd_epsilon({.noise_multiplier = 1e-160, .sampling_rate = 0.01, .steps = 10}, 1e-5)));
     CHECK(std::isinf(rdp_subsampled_gaussian(0.01, 1e-160, 2.0)));
     CHECK(std::isinf(rdp_subsampled_gaussian(0.01, 1e-160, 2.5)));
-    CHECK(rdp_dpsgd_epsilon(1e-150, 0.01, 10, 1e-5) > 1e299);
+    CHECK(rdp_dpsgd_epsilon({.noise_multiplier = 1e-150, .sampling_rate = 0.01, .steps = 10},
+                            1e-5) > 1e299);
     // an order whose RDP is NaN would silently leave the minimum: the conversion refuses it
     const std::vector<double> orders{2.0, 3.0}, bad{0.1, NAN};
     CHECK_THROWS_WITH_AS(rdp_to_epsilon(orders, bad, 1e-5), doctest::Contains("must not be NaN"),
@@ -146,14 +157,16 @@ TEST_SUITE("unit") {
     }
     // and at z = 1e6, delta = 1e-12 the true epsilon is >= 8e-9 (one test set, see
     // accountant_test.cpp): a rounded-to-0 RDP made the KL shortcut certify epsilon = 0
-    CHECK(rdp_dpsgd_epsilon(1e6, 0.01, 1, 1e-12) > 8e-9);
+    CHECK(rdp_dpsgd_epsilon({.noise_multiplier = 1e6, .sampling_rate = 0.01, .steps = 1}, 1e-12) >
+          8e-9);
     // below the double range the RDP is the smallest positive double, an upper bound
     CHECK(rdp_subsampled_gaussian(0.01, 1e200, 2.0) > 0.0);
   }
 
   TEST_CASE("the CKS conversion is never worse than the classical one") {
     RdpAccountant acc;
-    acc.compose(dpsgd_event(1.1, 256.0 / 60000, 14040));
+    acc.compose(
+        dpsgd_event({.noise_multiplier = 1.1, .sampling_rate = 256.0 / 60000, .steps = 14040}));
     const double cks = acc.epsilon(1e-5);
     const double classical = rdp_to_epsilon_classical(acc.orders(), acc.rdp(), 1e-5);
     CHECK(cks < classical);
@@ -196,7 +209,7 @@ TEST_SUITE("golden") {
       const double z = c["noise_multiplier"], q = c["sampling_rate"], d = c["delta"];
       const std::int64_t t = c["steps"];
       RdpAccountant acc;
-      acc.compose(dpsgd_event(z, q, t));
+      acc.compose(dpsgd_event({.noise_multiplier = z, .sampling_rate = q, .steps = t}));
       const auto r = acc.epsilon_and_order(d);
       const double dp = c["dp_accounting_rdp_epsilon"];
       const double dp_order = c["dp_accounting_rdp_order"];
@@ -208,7 +221,7 @@ TEST_SUITE("golden") {
       // rounding: log A_a - 1 ~ 1e-4 of a sum of ~1e4 terms). Ours is never below it (beyond
       // that) and above it by at most the series' tail bound: < 1.4e-11 in A_a, up to ~1e-7
       // relative in epsilon (measured: <= 1.9e-8).
-      const double ref = reference::dpsgd_rdp_epsilon(z, q, double(t), d);
+      const double ref = reference::dpsgd_rdp_epsilon(q, z, double(t), d);
       CHECK(r.epsilon >= ref * (1 - 1e-10));
       CHECK(r.epsilon == doctest::Approx(ref).epsilon(1e-7));
       // dp_accounting's absolute-value series overstates fractional orders (by up to 0.47% here)
@@ -238,8 +251,9 @@ TEST_SUITE("golden") {
                   Row{0.45, 7000, 8.2}, Row{0.25, 10000, 94.2}, Row{0.38, 10000, 17.0}}) {
       CAPTURE(r.z);
       CAPTURE(r.t);
-      const double ours = rdp_dpsgd_epsilon(r.z, 1e-3, r.t, 1e-5);
-      const double ref = reference::dpsgd_rdp_epsilon(r.z, 1e-3, double(r.t), 1e-5);
+      const double ours =
+          rdp_dpsgd_epsilon({.noise_multiplier = r.z, .sampling_rate = 1e-3, .steps = r.t}, 1e-5);
+      const double ref = reference::dpsgd_rdp_epsilon(1e-3, r.z, double(r.t), 1e-5);
       CHECK(ours == doctest::Approx(ref).epsilon(1e-7));
       CHECK(std::fabs(ours / r.printed - 1.0) < 0.11);  // the printed values are in the vicinity
     }

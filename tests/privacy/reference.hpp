@@ -115,8 +115,8 @@ inline std::vector<double> dp_accounting_orders() {
   return o;
 }
 
-// Epsilon of T steps of the Poisson-subsampled Gaussian from the integrated RDP.
-inline double dpsgd_rdp_epsilon(double z, double q, double steps, double delta) {
+// Epsilon of T steps of the Poisson-subsampled Gaussian (rate q, noise z) from the integrated RDP.
+inline double dpsgd_rdp_epsilon(double q, double z, double steps, double delta) {
   const std::vector<double> orders = dp_accounting_orders();
   std::vector<double> rdp;
   for (double a : orders) rdp.push_back(steps * subsampled_gaussian_rdp(q, z, a));

@@ -265,7 +265,7 @@ TEST_SUITE("unit") {
     in.noise_source = "os_entropy(secure, chacha20)";
     in.covers = {"policy.bin"};
     auto r = dprl::privacy::user_dp_report(in);
-    CHECK(r.neighbouring == "add-remove");
+    CHECK(r.neighbouring == dprl::NeighbouringRelation::kAddRemove);
     CHECK(r.unit == "expert");
     CHECK(r.sensitivity.find("1.5") != std::string::npos);
     CHECK(r.formal);

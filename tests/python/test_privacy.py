@@ -36,6 +36,41 @@ class Shortcuts(unittest.TestCase):
                 else:
                     self.assertEqual(got, want, (z, q, steps, acc))
 
+    def test_delta_equals_the_cli(self):
+        for z, q, steps, _ in CASES:
+            for eps in (0.5, 2.0):
+                for acc in ("rdp", "pld", "best"):
+                    flags = ["-z", z, "-q", q, "-T", steps, "--epsilon", eps, "--accountant", acc]
+                    rc, out, _ = cli("privacy", "delta", *flags, "--json", check=False)
+                    if rc != 0:  # PLD refuses z = 0: the same error
+                        with self.assertRaises(dprl.ParamError) as e:
+                            privacy.delta(noise_multiplier=z, sampling_rate=q, steps=steps,
+                                          epsilon=eps, accountant=acc)
+                        self.assertEqual(str(e.exception), cli_error("privacy", "delta", *flags))
+                        continue
+                    got = privacy.delta(noise_multiplier=z, sampling_rate=q, steps=steps,
+                                        epsilon=eps, accountant=acc)
+                    self.assertEqual(got, json.loads(out)["delta"], (z, q, steps, eps, acc))
+        # the other side of `epsilon`: delta at the epsilon it printed is the delta asked for
+        eps = privacy.epsilon(noise_multiplier=1.0, sampling_rate=0.01, steps=1000, delta=1e-5,
+                              accountant="pld")
+        self.assertAlmostEqual(privacy.delta(noise_multiplier=1.0, sampling_rate=0.01, steps=1000,
+                                             epsilon=eps, accountant="pld") / 1e-5, 1.0, 9)
+        for kwargs, flag, keyword in [(dict(epsilon=-1), "--epsilon", "epsilon"),
+                                      (dict(epsilon=1, accountant="x"), "--accountant",
+                                       "accountant"),
+                                      (dict(epsilon=1, sampling_rate=0), "--sampling-rate",
+                                       "sampling_rate")]:
+            args = dict(noise_multiplier=1, sampling_rate=0.1, steps=10, accountant="rdp")
+            args.update(kwargs)
+            flags = ["-z", args["noise_multiplier"], "-q", args["sampling_rate"], "-T",
+                     args["steps"], "--epsilon", args["epsilon"], "--accountant",
+                     args["accountant"]]
+            with self.assertRaises(dprl.ParamError) as e:
+                privacy.delta(**args)
+            self.assertEqual(str(e.exception),
+                             cli_error("privacy", "delta", *flags).replace(flag, keyword))
+
     def test_issue_example_and_published_value(self):
         eps = privacy.epsilon(noise_multiplier=1.0, sampling_rate=0.01, steps=1000, delta=1e-5,
                               accountant="pld")
@@ -108,8 +143,13 @@ class Accountants(unittest.TestCase):
                              privacy.epsilon(noise_multiplier=1.0, sampling_rate=0.01, steps=1000,
                                              delta=1e-5, accountant=name))
             other = privacy.make_accountant(name)
-            other.compose(privacy.dpsgd_event(1.0, 0.01, 1000))
+            other.compose(privacy.dpsgd_event(noise_multiplier=1.0, sampling_rate=0.01, steps=1000))
             self.assertEqual(other.epsilon(1e-5), acc.epsilon(1e-5))
+        with self.assertRaises(TypeError):  # keywords only: z and q cannot be swapped silently
+            privacy.dpsgd_event(1.0, 0.01, 1000)
+            self.assertAlmostEqual(acc.epsilon(acc.delta(1.5)), 1.5, 9)
+        self.assertEqual(list(privacy.accountants()), ["rdp", "pld", "best"])
+        self.assertIn("rdp | pld | best", cli("privacy", "epsilon", "--help")[1])
         eps, order = privacy.RdpAccountant().epsilon_and_order(1e-5)
         event = privacy.DpEvent.composed([step, privacy.DpEvent.laplace(2.0)])
         self.assertEqual(privacy.DpEvent.from_json(event.to_json()), event)

@@ -6,7 +6,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from report_common import Archive, RunArchive, read_runs, replace_block, trim_summary  # noqa: E402
+from report_common import (Archive, RunArchive, read_runs, replace_block,  # noqa: E402
+                           seed_subset, trim_summary)
 
 
 def write(path, obj):
@@ -150,6 +151,19 @@ class RunArchiveTest(unittest.TestCase):
         write(doc, "no markers\n")
         with self.assertRaises(SystemExit):
             replace_block(doc, "x")
+
+
+
+class SeedSubsetTest(unittest.TestCase):
+    def test_only_the_seeds_and_the_base_path_change(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            sweep = os.path.join(tmp, "sweeps", "s.yaml")
+            os.makedirs(os.path.dirname(sweep))
+            with open(sweep, "w") as f:
+                f.write("# a sweep\nbase: ../cell.yaml\nseeds: [1, 2, 3, 4, 5]\nout: runs/x\n")
+            text = seed_subset(sweep, [2, 4])
+            want_base = os.path.abspath(os.path.join(tmp, "cell.yaml"))
+            self.assertEqual(text, f"# a sweep\nbase: {want_base}\nseeds: [2, 4]\nout: runs/x\n")
 
 
 if __name__ == "__main__":

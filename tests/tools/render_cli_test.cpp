@@ -55,7 +55,7 @@ TEST_SUITE("e2e") {
     CHECK(cli_test::count(svg, "<g") == static_cast<int>(std::lround(steps)) + 3);
     CHECK(cli_test::count(svg, "episode 3/3") >= 1);
     // refused before anything runs: over the frame cap (100 x 501), a bad --fps
-    for (const std::string bad :
+    for (const std::string& bad :
          {"eval --env cartpole --policy random --episodes 100 --render " + (dir / "b.svg").string(),
           "eval --env cartpole --policy random --episodes 1 --fps 0 --render " +
               (dir / "b.svg").string()}) {

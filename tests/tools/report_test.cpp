@@ -156,6 +156,7 @@ TEST_SUITE("e2e") {
     CHECK(page.find("seeded, so reproducible") != std::string::npos);
     const std::string formal = rpt_text_of(page, "privacy-formal");
     CHECK(formal.rfind("no: ", 0) == 0);
+    CHECK(page.find("<section class=\"private not-formal\" id=\"privacy\">") != std::string::npos);
     CHECK(page.find("What it does not cover") != std::string::npos);
     CHECK(page.find("timing.json (wall and CPU seconds") != std::string::npos);
     // the ledger and the epsilon over training
@@ -179,6 +180,13 @@ TEST_SUITE("e2e") {
     const std::string page = rpt_report_of(dir);
     CHECK(rpt_text_of(page, "privacy-epsilon") == "0.125");
     CHECK(page.find("the audit refutes the claim") != std::string::npos);
+    // a formal record gets the plain (green) section, a non-formal one the amber mark
+    CHECK(page.find("<section class=\"private not-formal\"") != std::string::npos);
+    summary["privacy"]["formal"] = true;
+    dprl::write_file_atomic(dir / "summary.json", summary.dump(2));
+    const std::string formal_page = rpt_report_of(dir);
+    CHECK(formal_page.find("<section class=\"private\" id=\"privacy\">") != std::string::npos);
+    CHECK(formal_page.find("class=\"private not-formal\"") == std::string::npos);
     summary["privacy"]["epsilon"] = "inf";
     dprl::write_file_atomic(dir / "summary.json", summary.dump(2));
     CHECK(rpt_text_of(rpt_report_of(dir), "privacy-epsilon") == "infinite");

@@ -13,7 +13,8 @@ namespace pv = dprl::privacy;
 // RDP epsilon of T = 100000 DP-SGD steps (all 156 orders, CKS conversion).
 static void BM_Privacy_RdpEpsilon_T100000(benchmark::State& state) {
   for (auto _ : state) {
-    benchmark::DoNotOptimize(pv::rdp_dpsgd_epsilon(1.1, 256.0 / 60000, 100000, 1e-5));
+    benchmark::DoNotOptimize(pv::rdp_dpsgd_epsilon(
+        {.noise_multiplier = 1.1, .sampling_rate = 256.0 / 60000, .steps = 100000}, 1e-5));
   }
 }
 BENCHMARK(BM_Privacy_RdpEpsilon_T100000)->Unit(benchmark::kMicrosecond);
@@ -21,7 +22,8 @@ BENCHMARK(BM_Privacy_RdpEpsilon_T100000)->Unit(benchmark::kMicrosecond);
 // Smallest z with epsilon <= 2 for q = 0.01, T = 10000, delta = 1e-5 (bisection to 1e-10).
 static void BM_Privacy_CalibrateRdp(benchmark::State& state) {
   for (auto _ : state) {
-    benchmark::DoNotOptimize(pv::calibrate_noise_multiplier(2.0, 0.01, 10000, 1e-5, "rdp"));
+    benchmark::DoNotOptimize(pv::calibrate_noise_multiplier(
+        {.target_epsilon = 2.0, .delta = 1e-5, .sampling_rate = 0.01, .steps = 10000}, "rdp"));
   }
 }
 BENCHMARK(BM_Privacy_CalibrateRdp)->Unit(benchmark::kMillisecond);
@@ -33,7 +35,7 @@ static void BM_Privacy_PldEpsilon_T10000(benchmark::State& state) {
   const double q = state.range(0) == 0 ? 1e-3 : 0.01;
   for (auto _ : state) {
     pv::PldAccountant acc(1e-4);
-    acc.compose(pv::dpsgd_event(z, q, 10000));
+    acc.compose(pv::dpsgd_event({.noise_multiplier = z, .sampling_rate = q, .steps = 10000}));
     benchmark::DoNotOptimize(acc.epsilon(1e-5));
   }
 }

@@ -241,7 +241,7 @@ TEST_SUITE("e2e") {
           doctest::Approx(gdp_epsilon(2 / sigma, 1e-6)).epsilon(1e-6));
     // the record: replace-one trajectory, only the noised vectors covered, never formal
     CHECK_FALSE(s.privacy->formal);
-    CHECK(s.privacy->neighbouring == "replace");
+    CHECK(s.privacy->neighbouring == dprl::NeighbouringRelation::kReplaceOne);
     CHECK(s.privacy->unit == "trajectory");
     CHECK(s.privacy->reproducible_noise);
     CHECK(s.privacy->covers.size() == 2);

@@ -377,7 +377,7 @@ TEST_SUITE("unit") {
         ks_quiet(d));
     REQUIRE(s.privacy);
     CHECK(s.privacy->unit == "query");
-    CHECK(s.privacy->neighbouring == "replace");
+    CHECK(s.privacy->neighbouring == dprl::NeighbouringRelation::kReplaceOne);
     CHECK_FALSE(s.privacy->formal);
     CHECK(s.privacy->reproducible_noise);
     const auto j = nlohmann::json::parse(dprl::read_file(d / "summary.json"));

@@ -399,8 +399,8 @@ TEST_SUITE("unit") {
     CHECK(add->sigma_gram() == doctest::Approx(add->noise_multipliers()[0] * 2));
     CHECK(rep->sigma_gram() == doctest::Approx(std::sqrt(2.0) * add->sigma_gram()).epsilon(1e-12));
     REQUIRE(rep->privacy().has_value());
-    CHECK(rep->privacy()->neighbouring == "replace");
-    CHECK(add->privacy()->neighbouring == "add-remove");
+    CHECK(rep->privacy()->neighbouring == dprl::NeighbouringRelation::kReplaceOne);
+    CHECK(add->privacy()->neighbouring == dprl::NeighbouringRelation::kAddRemove);
     CHECK(rep->privacy()->unit == "episode (one user)");
     const auto d = nlohmann::json::parse(rep->privacy()->details_json);
     CHECK(d["channels"][1]["l2_sensitivity"].get<double>() == doctest::Approx(2 * 2 * 5));

@@ -63,8 +63,11 @@ TEST_SUITE("e2e") {
                                        mb_quiet(out));
       const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
       const auto& pr = s["privacy"];
-      CHECK(pr["epsilon"].get<double>() ==
-            doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(0.8, 0.1, 100, 1e-5)).epsilon(1e-9));
+      CHECK(
+          pr["epsilon"].get<double>() ==
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(
+                              {.noise_multiplier = 0.8, .sampling_rate = 0.1, .steps = 100}, 1e-5))
+              .epsilon(1e-9));
       CHECK(pr["delta"].get<double>() == 1e-5);
       CHECK(pr["accountant"] == "rdp");
       CHECK(pr["neighbouring"] == "add-remove");
@@ -179,7 +182,9 @@ TEST_SUITE("unit") {
     const auto& pr = s["privacy"];
     const double eps = pr["epsilon"].get<double>();
     CHECK(eps ==
-          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(1e-4, 0.2, 20, 1e-5)).epsilon(1e-9));
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(
+                              {.noise_multiplier = 1e-4, .sampling_rate = 0.2, .steps = 20}, 1e-5))
+              .epsilon(1e-9));
     CHECK(pr["details"]["epsilon_pld"] == "inf");
     CHECK(pr["details"].contains("pld_note"));
     CHECK(pr["details"]["rounds_run"] == 20);
@@ -205,9 +210,13 @@ TEST_SUITE("unit") {
     CHECK(charges() == 4);
     const auto s = nlohmann::json::parse(dprl::read_file(out / "summary.json"));
     CHECK(s["privacy"]["epsilon"].get<double>() ==
-          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(0.52, 0.2, 40, 1e-5)).epsilon(1e-9));
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(
+                              {.noise_multiplier = 0.52, .sampling_rate = 0.2, .steps = 40}, 1e-5))
+              .epsilon(1e-9));
     CHECK(s["privacy"]["details"]["ledger_spent_before_run"].get<double>() ==
-          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(0.52, 0.2, 20, 1e-5)).epsilon(1e-9));
+          doctest::Approx(dprl::privacy::rdp_dpsgd_epsilon(
+                              {.noise_multiplier = 0.52, .sampling_rate = 0.2, .steps = 20}, 1e-5))
+              .epsilon(1e-9));
   }
 
   TEST_CASE("public_trajectories fixes K and keeps the training split's size out of the outputs") {

@@ -387,7 +387,9 @@ TEST_SUITE("unit") {
       for (const auto& e : rdp.entries()) CHECK(e.count == 10);
       CHECK(pld.entries().size() == 3);  // 16 + 16 + 8 rounds, each charged ahead
       CHECK(rdp.spent_epsilon() ==
-            doctest::Approx(pv::rdp_dpsgd_epsilon(0.8, 0.1, 40, 1e-5)).epsilon(1e-9));
+            doctest::Approx(pv::rdp_dpsgd_epsilon(
+                                {.noise_multiplier = 0.8, .sampling_rate = 0.1, .steps = 40}, 1e-5))
+                .epsilon(1e-9));
       CHECK(pld.spent_epsilon() <= rdp.spent_epsilon());
       CHECK(r.curve.size() == 4);
       out.push_back(model.buffer());

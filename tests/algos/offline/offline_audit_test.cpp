@@ -144,7 +144,9 @@ TEST_SUITE("statistical") {
     const auto ok = run<dprl::algos::Bc>(p, 4, offline_white_box("none"));
     CAPTURE(ok.epsilon_lower);
     CHECK(ok.epsilon_claimed == doctest::Approx(1.993).epsilon(1e-3));
-    CHECK(ok.epsilon_claimed == dprl::privacy::dpsgd_epsilon(4.0, 1.0, 4, 1e-5, "pld"));
+    CHECK(ok.epsilon_claimed ==
+          dprl::privacy::dpsgd_epsilon({.noise_multiplier = 4.0, .sampling_rate = 1.0, .steps = 4},
+                                       1e-5, "pld"));
     CHECK(ok.mode == "white-box");
     CHECK(ok.steps == 4);
     CHECK(ok.sampling_rate == 1.0);

@@ -27,9 +27,10 @@ std::shared_ptr<dprl::Dataset> users_data(int episodes, int users) {
 }
 
 dprl::algos::TrainContext ctx_for(std::shared_ptr<dprl::Dataset> ds, std::int64_t steps,
-                                  bool until_budget = false) {
+                                  bool until_budget = false, int noise_threads = -1) {
   dprl::algos::TrainParams t;
   t.steps = steps;
+  t.noise_threads = noise_threads;
   t.eval_every = 40;
   t.eval_episodes = 1;
   t.until_budget = until_budget;
@@ -87,7 +88,7 @@ TEST_SUITE("unit") {
     auto ds = users_data(40, 40);
     dprl::algos::DiscreteCql cql(private_cql());
     auto ctx = ctx_for(ds, 1, true);
-    const std::int64_t steps = cql.train(ctx);
+    const std::int64_t steps = cql.train(ctx).gradient_steps;
     const auto step =
         dprl::privacy::DpEvent::poisson_sampled(8.0 / 40.0, dprl::privacy::DpEvent::gaussian(1.5));
     const std::int64_t expect = dprl::privacy::steps_within_budget(step, 3.0, 1e-4, "rdp");
@@ -95,10 +96,14 @@ TEST_SUITE("unit") {
     const auto r = cql.privacy();
     REQUIRE(r.has_value());
     CHECK(r->epsilon <= 3.0);
-    CHECK(
-        r->epsilon ==
-        doctest::Approx(dprl::privacy::dpsgd_epsilon(1.5, 0.2, expect, 1e-4, "rdp")).epsilon(1e-9));
-    CHECK(dprl::privacy::dpsgd_epsilon(1.5, 0.2, expect + 1, 1e-4, "rdp") > 3.0);
+    CHECK(r->epsilon ==
+          doctest::Approx(
+              dprl::privacy::dpsgd_epsilon(
+                  {.noise_multiplier = 1.5, .sampling_rate = 0.2, .steps = expect}, 1e-4, "rdp"))
+              .epsilon(1e-9));
+    CHECK(dprl::privacy::dpsgd_epsilon(
+              {.noise_multiplier = 1.5, .sampling_rate = 0.2, .steps = expect + 1}, 1e-4, "rdp") >
+          3.0);
   }
 
   TEST_CASE("private runs refuse step counts beyond the budget before the first step") {
@@ -132,12 +137,31 @@ TEST_SUITE("unit") {
     CHECK(qa == qb);
     CHECK_FALSE(ra.formal);
     CHECK(ra.reproducible_noise);
-    CHECK(ra.neighbouring == "add-remove");
+    CHECK(ra.neighbouring == dprl::NeighbouringRelation::kAddRemove);
     CHECK(ra.unit == "user");
     CHECK(ra.noise_source.find("seeded") == 0);
     const auto d = nlohmann::json::parse(ra.details_json);
     CHECK(d["num_users"] == 10);
     CHECK(d["steps"] == 60);
+  }
+
+  TEST_CASE("private runs train the same model whether the noise is drawn ahead or not") {
+    // train.noise_threads 0 draws each step's noise at its release, 1 on a worker during the
+    // step before: the seeded stream and so the model are the same (the secure path is tested
+    // in tests/privacy/prefetched_release_test.cpp)
+    auto ds = users_data(20, 10);
+    auto run = [&](int threads) {
+      auto p = private_cql();
+      p.common.batch_size = 2;
+      p.dp.epsilon = 10;
+      dprl::algos::DiscreteCql cql(p);
+      auto ctx = ctx_for(ds, 60, false, threads);
+      cql.train(ctx);
+      return cql.q().buffer();
+    };
+    const auto zero = run(0);
+    CHECK(zero == run(1));
+    CHECK(zero == run(-1));
   }
 }
 
@@ -167,10 +191,12 @@ TEST_SUITE("unit") {
     const double q = d["sampling_rate"].get<double>();
     const double z = p.dp.noise_multiplier;
     dprl::privacy::RdpAccountant proven;
-    proven.compose(dprl::privacy::dpsgd_event(z, q, steps, true));
+    proven.compose(dprl::privacy::dpsgd_event(
+        {.noise_multiplier = z, .sampling_rate = q, .steps = steps, .discrete = true}));
     CHECK(r.epsilon == doctest::Approx(proven.epsilon(p.dp.delta)).epsilon(1e-9));
     auto continuous = dprl::privacy::make_accountant(p.dp.accountant);
-    continuous->compose(dprl::privacy::dpsgd_event(z, q, steps));
+    continuous->compose(
+        dprl::privacy::dpsgd_event({.noise_multiplier = z, .sampling_rate = q, .steps = steps}));
     CHECK(r.epsilon > continuous->epsilon(p.dp.delta));
   }
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <stop_token>
 #include <string>
 
 #include "algos/core/policies.hpp"
@@ -55,6 +56,46 @@ TEST_SUITE("unit") {
     dqn.train(ctx);
     CHECK(dqn.target_updates() == 200);
     CHECK(dqn.target().buffer() != dqn.q().buffer());
+  }
+
+  TEST_CASE("dqn reports env steps and the gradient steps it took") {
+    auto p = small_dqn();
+    p.train_frequency = 4;
+    dprl::algos::Dqn dqn(p);
+    auto ctx = dqn_ctx(1000);
+    const dprl::algos::TrainSteps done = dqn.train(ctx);
+    CHECK(done.env_steps == 1000);
+    CHECK(done.gradient_steps == 200);  // steps 204, 208, ..., 1000
+  }
+
+  TEST_CASE("dqn's gradient step count survives a stop and resume") {
+    const auto run = [](const fs::path& d, const dprl::algos::RunOptions& o) {
+      return dprl::algos::run_experiment(
+          dprl::parse_yaml("seed: 2\nout: " + d.string() +
+                               "\nenv: {id: cartpole}\nalgo: {id: dqn, params: "
+                               "{learning_starts: 500, train_frequency: 4, hidden_sizes: '16'}}\n"
+                               "train: {steps: 3000, eval_every: 1000, eval_episodes: 2, "
+                               "checkpoint_every: 1000}\n",
+                               "inline"),
+          "t", o);
+    };
+    dprl::algos::RunOptions o;
+    o.progress = dprl::Progress::Mode::kOff;
+    const auto ref = fs::temp_directory_path() / "dprl_dqn_test_count_ref";
+    fs::remove_all(ref);
+    CHECK(run(ref, o).gradient_steps == 625);  // (3000 - 500) / 4
+    const auto d = fs::temp_directory_path() / "dprl_dqn_test_count";
+    fs::remove_all(d);
+    std::stop_source stop;
+    dprl::algos::RunOptions s = o;
+    s.stop = stop.get_token();
+    s.on_eval = [&](const dprl::algos::EvalReport&) { stop.request_stop(); };
+    CHECK_THROWS_AS(run(d, s), dprl::algos::RunStopped);
+    dprl::algos::RunOptions r = o;
+    r.resume = true;
+    const dprl::RunSummary resumed = run(d, r);
+    CHECK(resumed.env_steps == 3000);
+    CHECK(resumed.gradient_steps == 625);
   }
 
   TEST_CASE("dqn bad hidden sizes are parameter errors") {

@@ -78,6 +78,19 @@ TEST_SUITE("unit") {
     CHECK(r.episodes == 2);
   }
 
+  TEST_CASE("ppo counts its minibatch steps, fewer when target_kl ends the epochs early") {
+    // 4 rollouts of 4 envs x 128 steps; 4 epochs of 4 minibatches each
+    const auto all = dprl::algos::run_experiment(ppo_config("cartpole", "ppo", 2048), "t",
+                                                 ppo_quiet(ppo_dir("count_all")));
+    CHECK(all.env_steps == 2048);
+    CHECK(all.gradient_steps == 4 * 4 * 4);
+    // the first minibatch of a rollout has KL 0; a tiny target_kl stops after the first epoch
+    const auto kl = dprl::algos::run_experiment(
+        ppo_config("cartpole", "ppo", 2048, "target_kl: 1e-9"), "t", ppo_quiet(ppo_dir("count_kl")));
+    CHECK(kl.env_steps == 2048);
+    CHECK(kl.gradient_steps == 4 * 4);
+  }
+
   TEST_CASE("ppo rejects batches that do not split into minibatches") {
     dprl::algos::PpoParams p;
     p.num_envs = 3;

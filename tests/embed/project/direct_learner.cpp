@@ -28,7 +28,7 @@ int main() {
   dprl::algos::TrainContext ctx([] { return dprl::envs::make_env("cartpole"); }, /*seed=*/1, train,
                                 /*run_dir=*/nullptr, /*progress=*/nullptr);
   ctx.set_dataset(data, "collected in memory");
-  const std::int64_t steps = bc.train(ctx);
+  const std::int64_t steps = bc.train(ctx).gradient_steps;
 
   auto policy = bc.policy();
   const dprl::EvalStats stats = dprl::evaluate(*env, *policy, 5, /*seed=*/2);

@@ -5,12 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "engine/nn/nn_dp.hpp"
 #include "engine/nn/nn_ensemble.hpp"
 #include "engine/nn/nn_optim.hpp"
 #include "engine/rng.hpp"
+#include "engine/thread_pool.hpp"
 
 using namespace dprl;
 using namespace dprl::nn;
@@ -79,6 +82,54 @@ TEST_SUITE("unit") {
       x.data()[k] = keep;
       CHECK(std::abs((fp - fm) / (2 * h) - din.data()[k]) <= 2e-3);
     }
+  }
+
+  TEST_CASE("nn double weighted sums are the same bits with a helper sharing the products") {
+    // layers large enough to split (>= 16384 weights), odd widths, batches across the chunking,
+    // zero weights (dropped columns); the helper takes the right half of the output columns
+    HelperThread helper;
+    for (const auto& sizes : {std::vector<int>{8, 256, 256, 4}, std::vector<int>{5, 300, 77, 3},
+                              std::vector<int>{3, 129, 200, 2}}) {
+      for (const int B : {1, 32, 100, 256}) {
+        CAPTURE(B);
+        Rng rng(11 + B);
+        Mlp net(MlpShape(sizes, Act::kRelu));
+        init_kaiming_uniform(net.shape(), net.data(), rng);
+        const Mat x = random_mat(sizes[0], B, rng), y = random_mat(sizes.back(), B, rng);
+        MlpCache c;
+        const Mat out = net.forward(x, c);
+        backward_errors(net.shape(), net.data(), out - y, c);
+        std::vector<double> w(B);
+        for (int i = 0; i < B; ++i) w[i] = i % 7 == 3 ? 0.0 : rng.uniform();
+        std::size_t n = 0;
+        for (int l = 0; l < net.shape().num_layers(); ++l)
+          n += static_cast<std::size_t>(net.shape().out(l)) * (net.shape().in(l) + 1);
+        // equally aligned outputs (64 bytes): the bias sums' vectorisation follows the output's
+        // alignment, so unequally aligned outputs may differ in their last bits anyway
+        Eigen::VectorXd alone(static_cast<Eigen::Index>(n)), shared(alone.size());
+        accumulate_grad_f64(net.shape(), c, w, {alone.data(), n});
+        accumulate_grad_f64(net.shape(), c, w, {shared.data(), n}, &helper);
+        CHECK(std::memcmp(alone.data(), shared.data(), n * sizeof(double)) == 0);
+        // and the products are there: not all zero
+        CHECK(alone.cwiseAbs().sum() > 0.0);
+      }
+    }
+  }
+
+  TEST_CASE("helper thread: jobs run in order, wait rethrows a job's error") {
+    HelperThread h;
+    CHECK(h.idle());
+    std::vector<int> order;
+    for (int i = 0; i < 50; ++i) h.post([&order, i] { order.push_back(i); });
+    h.wait();
+    CHECK(h.idle());
+    REQUIRE(order.size() == 50);
+    for (int i = 0; i < 50; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+    h.post([] { throw std::runtime_error("job failed"); });
+    h.post([&order] { order.push_back(50); });  // later jobs still run
+    CHECK_THROWS_WITH_AS(h.wait(), "job failed", std::runtime_error);
+    CHECK(order.size() == 51);
+    h.wait();  // the error is reported once
   }
 
   TEST_CASE("nn per-example norms gradients and clipped sum match a naive per-example loop") {
