@@ -98,12 +98,17 @@ NORMALISED = ("lunar_lander", "hiv")
 RUNS_PER_SETTING = {"acrobot": 5}
 
 
-def population(env, full):
+# The first decisive step for LunarLander and HIV (docs/paper000.md): the reduced experts and PPO
+# budget, but the paper's settings grid, so m = 3000 experts as in the paper
+M3000 = ("lunar_lander", "hiv")
+
+
+def population(env, full, m3000=False):
     e = ENVS[env]
     hidden = "512" if env == "hiv" else ("512,256,64" if full else "64,64")
     steps = (2000000 if env == "hiv" else 1000000) if full else (
         200000 if env == "lunar_lander" else 100000)
-    small = not full and env in SMALL_GRID
+    small = not full and not m3000 and env in SMALL_GRID
     grid_list = SMALL_GRID[env] if small else e["grid"]
     settings = 1
     for _, v in grid_list:
@@ -112,7 +117,7 @@ def population(env, full):
     select = (f"{{rule: hiv, extra: {settings // 2}}}" if env == "hiv" else "{rule: top_k, k: 3}")
     grid = "".join(f"      {k}: {v}\n" for k, v in grid_list)
     fixed = ", ".join(f"{k}: {v}" for k, v in e["fixed"].items())
-    tag = "full" if full else "reduced"
+    tag = "full" if full else ("reduced experts, the paper's m = 3000" if m3000 else "reduced")
     norm = ", norm_obs: true, norm_reward: true" if env in NORMALISED else ""
     note = ("the paper's scale: (512, 256, 64) actor and critic (HIV: one layer of 512), "
             "1e6 PPO env steps (HIV 2e6)" if full else
@@ -122,7 +127,7 @@ def population(env, full):
                f"{2000 if env == 'hiv' else 1000}" if small else ""))
     if env in NORMALISED:
         note += ";\n# observation and reward normalisation (PPO diverges or degenerates without)"
-    name = env if not full else env + "_full"
+    name = env + "_full" if full else (env + "_m3000" if m3000 else env)
     runs = 3 if full else RUNS_PER_SETTING.get(env, 3)
     return (f"# {env} expert population of paper 000 ({CITE}, sec. 6, App. B.1), {tag}:\n"
             f"# {note}; CleanRL ppo.py defaults otherwise (no lr/batch grid: {runs} seeds per "
@@ -203,16 +208,23 @@ def nonprivate(env, algo):
     return name, txt
 
 
-def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None, file=None):
-    """sweeps/reduced/<file or name>.yaml, writing runs/paper000/reduced/<env>/<name>/."""
+def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None, file=None,
+                  tier="reduced"):
+    """sweeps/<tier>/<file or name>.yaml, writing runs/paper000/<tier>/<env>/<name>/; tier m3000
+    trains on the m = 3000 population of reduced experts."""
     steps = REDUCED["nonprivate_steps"] if "nonprivate" in cell_name else REDUCED["stable_steps"]
-    what = ("the reduced population, the noise multiplier calibrated to spend the DP-SGD "
+    pop = "the m = 3000 population of reduced experts" if tier == "m3000" else \
+        "the reduced population"
+    what = (f"{pop}, the noise multiplier calibrated to spend the DP-SGD "
             f"budget in\n# {REDUCED['calibrate_steps']} noisy steps, seeded noise "
-            "(reproducible, not formal)" if private else "the reduced population")
-    lines = [f"# {cell_name} at the reduced scale (docs/paper000.md): {what}, 3 seeds.\n"
+            "(reproducible, not formal)" if private else pop)
+    scale = "at m = 3000" if tier == "m3000" else "at the reduced scale"
+    population_file = f"{env}_population_m3000.yaml" if tier == "m3000" else \
+        f"{env}_population.yaml"
+    lines = [f"# {cell_name} {scale} (docs/paper000.md): {what}, 3 seeds.\n"
              "# Written by tools/gen_paper000_configs.py.",
-             f"base: ../../{cell_name}.yaml", f"out: runs/paper000/reduced/{env}/{name}",
-             "seeds: [1, 2, 3]", "set:", f"  population: {env}_population.yaml",
+             f"base: ../../{cell_name}.yaml", f"out: runs/paper000/{tier}/{env}/{name}",
+             "seeds: [1, 2, 3]", "set:", f"  population: {population_file}",
              f"  train.stable_steps: {steps}",
              f"  learner.params.target_update_interval: {REDUCED['target_update_interval']}"]
     if private:
@@ -224,13 +236,15 @@ def reduced_sweep(env, name, cell_name, private, extra_set=None, grid=None, file
         lines.append("grid:")
         for k, v in grid.items():
             lines.append(f"  {k}: {v}")
-    write(f"sweeps/reduced/{file or name}.yaml", "\n".join(lines) + "\n")
+    write(f"sweeps/{tier}/{file or name}.yaml", "\n".join(lines) + "\n")
 
 
 def main():
     for env in ENVS:
         write(f"{env}_population_full.yaml", population(env, True))
         write(f"{env}_population.yaml", population(env, False))
+        if env in M3000:
+            write(f"{env}_population_m3000.yaml", population(env, False, m3000=True))
         for algo in ("cql", "bcq"):
             for eps in (5, 7.5, 10):
                 if eps not in TABLE3[(env, algo)]:
@@ -238,6 +252,9 @@ def main():
                 name, txt = cell(env, algo, eps, "selective")
                 write(f"{name}.yaml", txt)
                 reduced_sweep(env, name, name, TABLE3[(env, algo)][eps][2] > 0)
+                if env in M3000:
+                    reduced_sweep(env, name, name, TABLE3[(env, algo)][eps][2] > 0,
+                                  tier="m3000")
                 write(f"sweeps/{name}.yaml",
                       f"# {name}: 3 seeds at full scale.\nbase: ../{name}.yaml\n"
                       f"out: runs/paper000/{env}/{name}\nseeds: [1, 2, 3]\n")
@@ -245,12 +262,16 @@ def main():
                     dname, dtxt = cell(env, algo, eps, "dp_sgd")
                     write(f"{dname}.yaml", dtxt)
                     reduced_sweep(env, dname, dname, True)
+                    if env in M3000:
+                        reduced_sweep(env, dname, dname, True, tier="m3000")
                     write(f"sweeps/{dname}.yaml",
                           f"# {dname}: 3 seeds at full scale.\nbase: ../{dname}.yaml\n"
                           f"out: runs/paper000/{env}/{dname}\nseeds: [1, 2, 3]\n")
             name, txt = nonprivate(env, algo)
             write(f"{name}.yaml", txt)
             reduced_sweep(env, name, name, False)
+            if env in M3000:
+                reduced_sweep(env, name, name, False, tier="m3000")
             write(f"sweeps/{name}.yaml",
                   f"# {name}: 3 seeds at full scale.\nbase: ../{name}.yaml\n"
                   f"out: runs/paper000/{env}/{name}\nseeds: [1, 2, 3]\n")

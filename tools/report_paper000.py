@@ -9,6 +9,9 @@ Usage, from the repository root, after the sweeps have run (a missing sweep is r
 run"):
     python3 tools/report_paper000.py [--runs runs/paper000/reduced] [--dprl build/dprl]
                                      [--doc docs/paper000.md] [--figs docs/paper000]
+The m = 3000 LunarLander and HIV populations and their Table 1 cells (about 7 CPU-hours of
+experts, then the cells), resumable, the page rewritten after each step:
+    python3 tools/report_paper000.py --run-m3000 [--jobs 2] [--commit]
 Runs are <runs>/<env>/<sweep>/<label>/seed<N>/summary.json (`dprl sweep` layout). The score of a
 run is (R - R_random) / (R_nonprivate - R_random): R its final evaluation return (10 episodes on
 the default env), R_random the uniform policy's return on the same env and horizon (summary
@@ -21,7 +24,9 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_common import Archive, dataset_info, num, plot_series, trim_summary  # noqa: E402
@@ -144,17 +149,24 @@ def with_empty(text, n_empty):
         f"{text}; D_stable empty (n={n_empty})"
 
 
+TABLE1_HEADER = ["| env | learner | eps | paper's best p | ours | DP-SGD | stable transitions | "
+                 "noisy steps | epsilon spent (release + DP-SGD) |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+
+
 def table1(data):
     md = ["### Table 1 and Figure 3: normalised scores at the paper's best p\n",
           "Ours is the paper's method at the p its Table 1 reports best (and Table 3's learning "
           "rate and batch size); DP-SGD is expert-level DP-SGD on all the data at the same eps. "
           "Scores are (R - R_random) / (R_nonprivate - R_random), mean ± 95% CI over seeds. The "
           "paper prints no scores for these cells (Figure 3 plots them; Table 1 lists only the "
-          "best p), so the paper column is its best p.\n",
-          "| env | learner | eps | paper's best p | ours | DP-SGD | stable transitions | "
-          "noisy steps | epsilon spent (release + DP-SGD) |",
-          "|---|---|---|---|---|---|---|---|---|"]
-    for env in ENVS:
+          "best p), so the paper column is its best p.\n"] + TABLE1_HEADER
+    return "\n".join(md + table1_rows(data, ENVS)) + "\n"
+
+
+def table1_rows(data, envs):
+    md = []
+    for env in envs:
         for algo in ("cql", "bcq"):
             for i, eps in enumerate(EPS):
                 ours = data.cell(env, algo, eps)
@@ -173,6 +185,45 @@ def table1(data):
                     f"{fmt_ci(*ci(stab), digits=0) if ours else '-'} | "
                     f"{fmt_ci(*ci(noisy), digits=0) if ours else '-'} | "
                     f"{fmt_ci(*ci(epsn)) if epsn else '-'} |")
+    return md
+
+
+# The first decisive step for LunarLander and HIV: m = 3000 populations of the reduced experts
+# (configs/paper000/{env}_population_m3000.yaml) and the Table 1 cells on them
+# (configs/paper000/sweeps/m3000/), run by --run-m3000
+M3000_ENVS = ("lunar_lander", "hiv")
+
+
+def m3000_sweeps(env):
+    """The m = 3000 sweep files of env, the non-private baselines first (the scores need them)."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "paper000",
+                     "sweeps", "m3000")
+    files = sorted(f for f in os.listdir(d) if f.startswith(env + "_") and f.endswith(".yaml"))
+    return [os.path.join(d, f) for f in sorted(files, key=lambda f: "nonprivate" not in f)]
+
+
+def m3000_section(data):
+    """Table 1 for LunarLander and HIV at m = 3000, as far as its sweeps have run ('' before)."""
+    rows = table1_rows(data, M3000_ENVS)
+    if not rows:
+        return ""
+    planned = sum(len(m3000_sweeps(env)) for env in M3000_ENVS)
+    done = sum(1 for env in M3000_ENVS for f in m3000_sweeps(env)
+               if len(data.sweep(env, os.path.basename(f)[:-5]).get("base", [])) >= 3)
+    md = ["### Table 1 at m = 3000 (LunarLander and HIV)\n",
+          f"Status: {'complete' if done >= planned else f'**partial: {done} of {planned} sweeps finished**'}. "
+          "The paper's m = 3000 experts (its settings grid: 1000 LunarLander settings x 3 runs; "
+          "2000 HIV settings, the best of each plus the best 1000 second-placed), with the reduced "
+          "experts and PPO budget and the reduced training of the cells above (noise calibrated "
+          "to 1e4 noisy steps, seeded). Run with `python3 tools/report_paper000.py --run-m3000`. "
+          "Scores as in Table 1, against the non-private baselines on the same populations.\n"]
+    md += TABLE1_HEADER + rows
+    for env in M3000_ENVS:
+        t = ARCHIVE.json(os.path.join(f"{env}_m3000", "population", "timing.json"))
+        if t:
+            md.append("")
+            md.append(f"{ENV_NAME[env]} population: {t.get('runs_trained', '?')} runs trained "
+                      f"here, {t.get('train_cpu_s', 0) / 3600:.2f} CPU-hours.")
     return "\n".join(md) + "\n"
 
 
@@ -458,6 +509,65 @@ def not_run(data):
     return "\n".join(md) + "\n" if md else "Every reduced sweep ran.\n"
 
 
+def log(msg):
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC] {msg}", flush=True)
+
+
+def commit(args, what):
+    """git-commits the page, its figures and the archive."""
+    files = [args.doc, args.figs] + ([args.archive] if args.archive else [])
+    subprocess.run(["git", "add", "--", *files], check=False)
+    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
+        return
+    subprocess.run(["git", "commit", "-q", "-m", f"paper 000: archive {what}", "--", *files],
+                   check=False)
+    log(f"committed: paper 000: archive {what}")
+
+
+def run_m3000(args):
+    """The m = 3000 populations of LunarLander and HIV, then their Table 1 sweeps, each step
+    resumable (finished population runs and sweep runs are reused); the page and archive are
+    rewritten (and committed with --commit) after every finished step."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    for env in M3000_ENVS:
+        pop = os.path.join(root, "configs", "paper000", f"{env}_population_m3000.yaml")
+        log(f"{env}: population m = 3000 ({pop})")
+        r = subprocess.run([args.dprl, "population", pop, "--jobs", str(args.jobs)])
+        if r.returncode != 0:
+            log(f"{env}: dprl population failed (exit {r.returncode}); stopping")
+            return
+        write_page(args)
+        if args.commit:
+            commit(args, f"{env} m = 3000 population")
+        for sweep in m3000_sweeps(env):
+            name = os.path.basename(sweep)[:-5]
+            log(f"{env}: sweep {name}")
+            r = subprocess.run([args.dprl, "sweep", sweep, "--jobs", str(args.jobs)])
+            if r.returncode != 0:
+                log(f"{env}: sweep {name} ended with exit {r.returncode} (see its failures.csv)")
+            write_page(args)
+            if args.commit:
+                commit(args, f"m = 3000 {name}")
+    log("m = 3000: every step ran")
+
+
+def write_page(args):
+    data = Data(os.path.basename(args.runs.rstrip("/")))
+    results = "\n".join(part for part in [
+        figure2(args.dprl), nonprivate(data), table1(data), m3000_section(Data("m3000")),
+        table2(data), table3(data), accounting(data), figure3(data, args.dprl, args.figs),
+        figure4(data, args.dprl, args.figs), provenance(data)] if part)
+    with open(args.template) as fh:
+        doc = (fh.read().replace("@RESULTS@", results)
+               .replace("@COSTTABLE@", costs(data))
+               .replace("@NOTRUN@", not_run(data)))
+    with open(args.doc + ".tmp", "w") as fh:
+        fh.write(doc)
+    os.replace(args.doc + ".tmp", args.doc)
+    ARCHIVE.save()
+    print(f"wrote {args.doc}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", default="runs/paper000/reduced")
@@ -468,27 +578,23 @@ def main():
     ap.add_argument("--figs", default="docs/paper000")
     ap.add_argument("--template", default=os.path.join(os.path.dirname(__file__),
                                                        "report_paper000_template.md"))
+    ap.add_argument("--run-m3000", action="store_true",
+                    help="run the m = 3000 LunarLander and HIV populations and their Table 1 "
+                         "sweeps (resumable), rewriting the page after each step")
+    ap.add_argument("--jobs", type=int, default=1, help="with --run-m3000: runs at a time")
+    ap.add_argument("--commit", action="store_true",
+                    help="with --run-m3000: git-commit the page and archive after each step")
     args = ap.parse_args()
     os.makedirs(args.figs, exist_ok=True)
     global ARCHIVE, SWEEPS
     ARCHIVE = Archive(os.path.dirname(args.runs.rstrip("/")), args.archive)
-    data = Data(os.path.basename(args.runs.rstrip("/")))
     sweeps = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs",
                           "paper000", "sweeps", "reduced")
     SWEEPS = sorted(os.path.join(sweeps, f) for f in os.listdir(sweeps) if f.endswith(".yaml"))
-    results = "\n".join([figure2(args.dprl), nonprivate(data), table1(data), table2(data), table3(data),
-                         accounting(data),
-                         figure3(data, args.dprl, args.figs), figure4(data, args.dprl, args.figs),
-                         provenance(data)])
-    with open(args.template) as fh:
-        doc = (fh.read().replace("@RESULTS@", results)
-               .replace("@COSTTABLE@", costs(data))
-               .replace("@NOTRUN@", not_run(data)))
-    with open(args.doc + ".tmp", "w") as fh:
-        fh.write(doc)
-    os.replace(args.doc + ".tmp", args.doc)
-    ARCHIVE.save()
-    print(f"wrote {args.doc}")
+    if args.run_m3000:
+        run_m3000(args)
+        return
+    write_page(args)
 
 
 if __name__ == "__main__":
