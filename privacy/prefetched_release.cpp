@@ -11,7 +11,7 @@
 
 namespace dprl::privacy {
 
-int default_noise_threads() { return hardware_threads() > 1 ? 1 : 0; }
+int default_noise_threads() { return hardware_threads() > concurrent_runs() ? 1 : 0; }
 
 PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd,
                                                      double grid, HelperThread* helper)

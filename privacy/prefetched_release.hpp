@@ -38,8 +38,9 @@ class StateIo;
 
 namespace dprl::privacy {
 
-// Noise threads to use when a run asks for `auto` (-1): 1 when the process may run on a second
-// CPU (its affinity mask; `taskset -c 0` makes it 0).
+// Noise threads to use when a run asks for `auto` (-1): 1 when the process may use more CPUs (its
+// affinity mask; `taskset -c 0` leaves one) than it runs experiments at once (concurrent_runs():
+// a sweep with --jobs equal to the CPUs gets no helpers).
 int default_noise_threads();
 
 class PrefetchedGaussianRelease {
