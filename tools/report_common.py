@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import tempfile
+import time
 
 
 def read_runs(sweep_dir, label_key=None):
@@ -260,3 +261,17 @@ def replace_block(doc, body, begin="<!-- BEGIN GENERATED -->", end="<!-- END GEN
     with open(doc + ".tmp", "w") as fh:
         fh.write(text[:i] + "\n" + body.rstrip("\n") + "\n" + text[j:])
     os.replace(doc + ".tmp", doc)
+
+
+def log(msg):
+    """A timestamped line on stdout (the paper drivers' logs)."""
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC] {msg}", flush=True)
+
+
+def commit_files(files, message):
+    """git-commits files with message when any of them changed; returns whether it committed."""
+    subprocess.run(["git", "add", "--", *files], check=False)
+    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
+        return False
+    subprocess.run(["git", "commit", "-q", "-m", message, "--", *files], check=False)
+    return True

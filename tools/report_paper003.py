@@ -55,7 +55,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import num, run_sweep_seeds  # noqa: E402
+from report_common import commit_files, num, run_sweep_seeds  # noqa: E402
 
 ENVS = {
     "cartpole": {"title": "CartPole-v1", "threshold": 475.0},
@@ -323,11 +323,7 @@ def after_sweep(args, env, what, page_env=None):
         report(args, page_env)
         files += [args.doc] + sorted(os.path.join(args.svg, f) for f in os.listdir(args.svg)
                                      if f.startswith(f"{page_env}_") and f.endswith(".svg"))
-    subprocess.run(["git", "add", "--", *files], check=False)
-    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
-        return
-    subprocess.run(["git", "commit", "-q", "-m", f"paper 003: archive {env} after {what}", "--",
-                    *files], check=False)
+    commit_files(files, f"paper 003: archive {env} after {what}")
 
 
 def run_sweeps(args, env):

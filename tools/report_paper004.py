@@ -30,8 +30,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import (Archive, dataset_info, plot_series, run_sweep_seeds,  # noqa: E402
-                           trim_summary)
+from report_common import (Archive, commit_files, dataset_info, log,  # noqa: E402
+                           plot_series, run_sweep_seeds, trim_summary)
 
 PAPER_T1 = {  # Table 1: return, percentage of MOPO, epsilon
     "pendulum_mopo": ("795.9 ± 6.5", "100%", "inf"),
@@ -541,10 +541,6 @@ def cell_archived(name, seed):
     return os.path.join(name, "base", f"seed{seed}", "summary.json") in ARCHIVE.data
 
 
-def log(msg):
-    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC] {msg}", flush=True)
-
-
 def run_cell(a, name, seed):
     """One seed of one paper-scale sweep, in the sweep's own run directory (so that
     `dprl sweep configs/paper004/sweeps/<name>.yaml` later finds it finished). A directory a killed
@@ -616,12 +612,8 @@ def write_page(a):
 def commit(a, what):
     """git-commits the archive, the page and its figures and figure data (docs/paper004/)."""
     files = [a.doc, FIGS] + ([a.archive] if a.archive else [])
-    subprocess.run(["git", "add", "--", *files], check=False)
-    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
-        return
-    subprocess.run(["git", "commit", "-q", "-m", f"paper 004: archive {what}", "--", *files],
-                   check=False)
-    log(f"committed: paper 004: archive {what}")
+    if commit_files(files, f"paper 004: archive {what}"):
+        log(f"committed: paper 004: archive {what}")
 
 
 def run_paper_scale(a):
