@@ -8,6 +8,7 @@
 #include "engine/error.hpp"
 #include "engine/state_io.hpp"
 #include "privacy/secure_release.hpp"
+#include "privacy/snapped_values.hpp"
 
 namespace dprl::privacy {
 
@@ -32,18 +33,16 @@ PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::si
   }
 }
 
-namespace {
-std::unique_ptr<HelperThread> helper_for(int threads) {
+std::unique_ptr<HelperThread> make_noise_helper(int threads) {
   if (threads != 0 && threads != 1)
     throw ParamError(fmt::format("noise threads = {} must be 0 or 1", threads));
   return threads == 1 ? std::make_unique<HelperThread>() : nullptr;
 }
-}  // namespace
 
 PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd,
                                                      double grid, int threads)
     : PrefetchedGaussianRelease(noise, n, sd, grid, static_cast<HelperThread*>(nullptr)) {
-  own_ = helper_for(threads);
+  own_ = make_noise_helper(threads);
   helper_ = own_.get();
   if (helper_) {
     ahead_.resize(n);
@@ -61,9 +60,13 @@ PrefetchedGaussianRelease::~PrefetchedGaussianRelease() {
 }
 
 void PrefetchedGaussianRelease::draw_into(std::vector<double>& buf) {
-  // the noise add_gaussian_release adds to any vector: what it adds to zeros (snap(0) = 0)
+  // the noise add_gaussian_release adds to any vector: what it adds to zeros (snap(0) = 0); the
+  // zeros need no finiteness check, so the release is called past it
   std::fill(buf.begin(), buf.end(), 0.0);
-  add_gaussian_release(buf, sd_, grid_, noise_);
+  if (grid_ > 0.0)
+    secure_release_on_grid(buf, SecureNoise::kGaussian, sd_, grid_, noise_);
+  else
+    noise_.add_gaussian(buf, sd_);
 }
 
 void PrefetchedGaussianRelease::start_ahead() {
@@ -87,9 +90,7 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   if (values.size() != n_)
     throw ParamError(fmt::format("prefetched Gaussian release: {} values given, {} planned",
                                  values.size(), n_));
-  if (grid_ > 0.0)
-    for (double v : values)
-      if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
+  if (grid_ > 0.0) check_finite_release(values);
   if (helper_) {
     wait_ahead();
     if (error_) {
@@ -106,14 +107,9 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   double* v = values.data();
   const double* e = ready_.data();
   if (grid_ > 0.0) {
-    // snap_to_grid with v * (1 / g) for v / g (exact: g is a normal power of two), as the table
-    // sampler's release does; then the noise, a multiple of g
+    // snapped as the table sampler's release snaps, then the noise (a multiple of g)
     const double inv_grid = 1.0 / grid_, big = 0x1p53 * grid_;
-    for (std::size_t i = 0; i < n_; ++i) {
-      const double snapped =
-          std::fabs(v[i]) >= big ? v[i] : std::nearbyint(v[i] * inv_grid) * grid_;
-      v[i] = snapped + e[i];
-    }
+    for (std::size_t i = 0; i < n_; ++i) v[i] = snap_scaled(v[i], grid_, inv_grid, big) + e[i];
   } else {
     for (std::size_t i = 0; i < n_; ++i) v[i] += e[i];
   }

@@ -43,6 +43,10 @@ namespace dprl::privacy {
 // a sweep with --jobs equal to the CPUs gets no helpers).
 int default_noise_threads();
 
+// The helper of a DP-SGD run for `threads` resolved noise threads: one HelperThread for 1, none
+// for 0 (ParamError otherwise).
+std::unique_ptr<HelperThread> make_noise_helper(int threads);
+
 class PrefetchedGaussianRelease {
  public:
   // Releases of n values at standard deviation sd on the grid (both from gaussian_release_plan;

@@ -10,6 +10,7 @@
 
 #include "engine/error.hpp"
 #include "privacy/secure_sampling.hpp"
+#include "privacy/snapped_values.hpp"
 
 namespace dprl::privacy {
 
@@ -269,13 +270,9 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
         }
       }
     }
-    // snap_to_grid with v * (1 / g) for v / g (exact: g is a normal power of two, and |v| <
-    // 2^53 g keeps the quotient finite); branch-free so the loop vectorises
     double* v = values.data() + done;
-    for (std::size_t i = 0; i < m; ++i) {
-      const double snapped = std::fabs(v[i]) >= big ? v[i] : std::nearbyint(v[i] * inv_grid) * grid;
-      v[i] = snapped + grid * static_cast<double>(x[i]);
-    }
+    for (std::size_t i = 0; i < m; ++i)
+      v[i] = snap_scaled(v[i], grid, inv_grid, big) + grid * static_cast<double>(x[i]);
     done += m;
   }
 }

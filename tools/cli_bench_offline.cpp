@@ -160,8 +160,7 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   const privacy::SecurePlan plan = privacy::gaussian_release_plan(
       cfg.noise_multiplier * cfg.clip_norm, cfg.clip_norm, values, noise->secure());
   const double sd = plan.scale;
-  std::unique_ptr<HelperThread> helper;
-  if (o.noise_threads == 1) helper = std::make_unique<HelperThread>();
+  const std::unique_ptr<HelperThread> helper = privacy::make_noise_helper(o.noise_threads);
   privacy::PrefetchedGaussianRelease noised(*noise, values, sd, plan.grid, helper.get());
   const privacy::GaussianRelease release = [&](std::span<double> x, double) { noised(x); };
   // interleave the two measurements so both see the same machine state
