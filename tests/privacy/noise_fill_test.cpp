@@ -4,9 +4,12 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/state_io.hpp"
 #include "privacy/chacha20.hpp"
 #include "privacy/noise_source.hpp"
 
@@ -115,6 +118,31 @@ TEST_SUITE("golden") {
         REQUIRE(noise->next_u64() == scalar_ref.next_u64());
       }
     }
+  }
+
+  TEST_CASE("the seeded source's checkpoint resumes its bulk normals mid-iteration") {
+    auto a = dprl::privacy::make_seeded_noise(9, 1, 2);
+    std::vector<double> x(333, 0.0), y(333, 0.0), z(333, 0.0);
+    a->add_gaussian(x, 1.0);  // 333 = 2 iterations and 85 words, plus the outside draws
+    dprl::StateIo save;
+    a->sync_state(save);
+    const std::string bytes = save.take();
+    a->add_gaussian(y, 1.0);
+    auto b = dprl::privacy::make_seeded_noise(9, 1, 2);
+    std::vector<double> skip(50, 0.0);
+    b->add_gaussian(skip, 1.0);  // elsewhere in the stream, then replaced by the checkpoint
+    dprl::StateIo load(bytes, "test checkpoint");
+    b->sync_state(load);
+    CHECK(load.at_end());
+    b->add_gaussian(z, 1.0);
+    CHECK(y == z);
+    CHECK(a->next_u64() == b->next_u64());
+    // a position past the iteration's 124 words (a damaged checkpoint) is refused, not read
+    std::string bad = bytes;
+    bad[bad.size() - 4] = static_cast<char>(200);
+    auto c = dprl::privacy::make_seeded_noise(9, 1, 2);
+    dprl::StateIo load_bad(bad, "test checkpoint");
+    CHECK_THROWS_AS(c->sync_state(load_bad), dprl::DataError);
   }
 
   TEST_CASE("the seeded source's name carries its stream version") {
