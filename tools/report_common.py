@@ -190,9 +190,11 @@ class RunArchive:
             for label, items in read_runs(os.path.join(root, sweep)).items():
                 for summary, rows, rdir in items:
                     key = f"{sweep}/{label}/{os.path.basename(rdir)}"
+                    # no columns: no rows either (not one empty list per episode)
                     self.data[key] = {
                         "summary": trim(summary, rows), "columns": cols,
-                        "rows": [[compact(num(r.get(c)), digits) for c in cols] for r in rows]}
+                        "rows": [[compact(num(r.get(c)), digits) for c in cols] for r in rows]
+                        if cols else []}
                     recorded.append(key)
         return recorded
 
