@@ -170,17 +170,18 @@ __attribute__((target("avx512f"))) void chacha_avx512(const std::array<std::uint
   const std::array<std::uint32_t, 16> words = chacha_key_words(key);
   __m512i in[16], x[16];
   for (int w = 0; w < 16; ++w) in[w] = _mm512_set1_epi32(static_cast<int>(words[w]));
-  in[12] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base)),
-                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  in[12] =
+      _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base)),
+                       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   for (int w = 0; w < 16; ++w) x[w] = in[w];
-#define DPRL_CHACHA_QR512(a, b, c, d)                                  \
-  x[a] = _mm512_add_epi32(x[a], x[b]);                                 \
-  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 16);           \
-  x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
-  x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 12);           \
-  x[a] = _mm512_add_epi32(x[a], x[b]);                                 \
-  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 8);            \
-  x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
+#define DPRL_CHACHA_QR512(a, b, c, d)                        \
+  x[a] = _mm512_add_epi32(x[a], x[b]);                       \
+  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 16); \
+  x[c] = _mm512_add_epi32(x[c], x[d]);                       \
+  x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 12); \
+  x[a] = _mm512_add_epi32(x[a], x[b]);                       \
+  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 8);  \
+  x[c] = _mm512_add_epi32(x[c], x[d]);                       \
   x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 7);
   for (int round = 0; round < kDoubleRounds; ++round) {
     DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR512)

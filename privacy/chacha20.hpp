@@ -58,7 +58,7 @@ void chacha8rand_iteration_scalar(const std::array<std::uint32_t, 8>& key, std::
 // checkpoint restores it exactly. Seeded, so NOT secret: never for a formal release.
 class Chacha8Rand {
  public:
-  static constexpr std::uint32_t kOutput = 124;  // output words per iteration
+  static constexpr std::uint32_t kOutput = 124;                    // output words per iteration
   explicit Chacha8Rand(const std::array<std::uint32_t, 8>& seed);  // the 32-byte seed, LE words
   std::uint64_t next_u64() {
     if (pos_ == kOutput) refill();

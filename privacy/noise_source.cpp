@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -63,8 +62,8 @@ namespace {
 struct Ziggurat {
   static constexpr int kLayers = 256;
   static constexpr std::uint64_t kMask = kLayers - 1;  // the layer's bits
-  static constexpr double kR = 3.6541528853610088;    // start of the tail
-  static constexpr double kV = 4.92867323399e-3;      // area of each layer
+  static constexpr double kR = 3.6541528853610088;     // start of the tail
+  static constexpr double kV = 4.92867323399e-3;       // area of each layer
   double x[kLayers + 1];
   double ratio[kLayers];
   alignas(16) double x_ratio[2 * kLayers];  // (x[i], ratio[i]) pairs for the AVX2 path
@@ -94,10 +93,10 @@ const Ziggurat& ziggurat() {
 // (remainder (1/8)^8 / 8! e^(1/8) < 2e-12 relative; Estrin's scheme, rounding below 2e-15),
 // raised to the 8th power by three squarings (relative error times 8, plus 3 roundings). The
 // wedge test's value f1 + U (f0 - f1) lies in [f0, f1] within [0.47, 2.1] (a0 and a1 are within
-// 0.74 of 0 with 128 layers, 0.73 with 256), so on these values it is within 1e-10 of its value on std::exp's
-// (accurate to 1 ulp): a value 1e-9 or more away from 1 decides the test exactly as std::exp
-// would. That saves two libm calls on 1.5% of draws; the rest (about one wedge in 10^8) calls
-// std::exp.
+// 0.74 of 0 with 128 layers, 0.73 with 256), so on these values it is within 1e-10 of its value on
+// std::exp's (accurate to 1 ulp): a value 1e-9 or more away from 1 decides the test exactly as
+// std::exp would. That saves two libm calls on 1.5% of draws; the rest (about one wedge in 10^8)
+// calls std::exp.
 inline double exp_near_zero(double a) {
   const double y = a * 0.125;
   const double y2 = y * y;

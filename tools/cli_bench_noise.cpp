@@ -5,11 +5,11 @@
 // (privacy/secure_release.hpp, add_gaussian_release): --source os-entropy snaps them to the plan's
 // grid and adds table-based discrete Gaussian noise (the exact sampler below 4096 values) on
 // ChaCha20 bits, as a formal run does; --source seeded adds the seeded source's ziggurat normals
-// on ChaCha8Rand words (stream 2), as a `noise: seeded` run does. Figures are medians over --repeats timed releases of thread CPU
-// time: ns_per_value, bits_per_value (64-bit words drawn, counted on one more release, times 64
-// / n) and ns_per_word (the source's own cost of 64 bits, drawn in bulk). With os-entropy also the
-// exact sampler's ns per value (Canonne, Kamath and Steinke; over n / 16 values), the reference
-// the table sampler replaces.
+// on ChaCha8Rand words (stream 2), as a `noise: seeded` run does. Figures are medians over
+// --repeats timed releases of thread CPU time: ns_per_value, bits_per_value (64-bit words drawn,
+// counted on one more release, times 64 / n) and ns_per_word (the source's own cost of 64 bits,
+// drawn in bulk). With os-entropy also the exact sampler's ns per value (Canonne, Kamath and
+// Steinke; over n / 16 values), the reference the table sampler replaces.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "engine/error.hpp"
-
 #include "privacy/noise_source.hpp"
 
 using namespace dprl::privacy;

@@ -146,7 +146,8 @@ TEST_SUITE("golden") {
   }
 
   TEST_CASE("the seeded source's name carries its stream version") {
-    CHECK(dprl::privacy::make_seeded_noise(5, 1, 2)->name() == "seeded(root=5, a=1, b=2, stream=2)");
+    CHECK(dprl::privacy::make_seeded_noise(5, 1, 2)->name() ==
+          "seeded(root=5, a=1, b=2, stream=2)");
   }
 }
 
