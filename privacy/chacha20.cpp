@@ -112,7 +112,7 @@ void Chacha20Rng::rekey_from_os() {
 // chacha20_block (tested).
 namespace {
 
-template <int kLanes, int kDoubleRounds = 10>
+template <int kLanes>
 void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
                     std::uint32_t* out) {
   std::uint32_t in[16][kLanes], x[16][kLanes];
@@ -121,7 +121,7 @@ void chacha20_lanes(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
     for (int l = 0; l < kLanes; ++l) in[w][l] = words[w];
   for (int l = 0; l < kLanes; ++l) in[12][l] = base + static_cast<std::uint32_t>(l);
   std::memcpy(x, in, sizeof(x));
-  for (int round = 0; round < kDoubleRounds; ++round) {
+  for (int round = 0; round < 10; ++round) {
     // a column round, then a diagonal round; each quarter-round runs across the lanes
 #define DPRL_CHACHA_QR(a, b, c, d)         \
   for (int l = 0; l < kLanes; ++l) {       \
