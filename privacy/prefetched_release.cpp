@@ -88,8 +88,8 @@ void PrefetchedGaussianRelease::wait_ahead() { helper_->wait(); }
 
 void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   if (values.size() != n_)
-    throw ParamError(fmt::format("prefetched Gaussian release: {} values given, {} planned",
-                                 values.size(), n_));
+    throw ParamError(
+        fmt::format("prefetched Gaussian release: {} values given, {} planned", values.size(), n_));
   if (grid_ > 0.0) check_finite_release(values);
   if (helper_) {
     wait_ahead();
@@ -108,8 +108,7 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   const double* e = ready_.data();
   if (grid_ > 0.0) {
     // snapped as the table sampler's release snaps, then the noise (a multiple of g)
-    const double inv_grid = 1.0 / grid_, big = 0x1p53 * grid_;
-    for (std::size_t i = 0; i < n_; ++i) v[i] = snap_scaled(v[i], grid_, inv_grid, big) + e[i];
+    snap_and_add(values.first(n_), e, grid_);
   } else {
     for (std::size_t i = 0; i < n_; ++i) v[i] += e[i];
   }
