@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "engine/error.hpp"
@@ -180,6 +181,19 @@ TEST_SUITE("unit") {
           CHECK(std::bit_cast<std::uint64_t>(c[i]) == std::bit_cast<std::uint64_t>(d[i]));
         }
       }
+    }
+    // a NaN or an infinity anywhere is refused; the largest finite values and -0 are not
+    for (std::size_t n : {1, 4, 5, 9, 33}) {
+      std::vector<double> ok(n, -0.0);
+      ok[0] = std::numeric_limits<double>::max();
+      ok[n - 1] = -std::numeric_limits<double>::max();
+      CHECK_NOTHROW(check_finite_release(ok));
+      for (std::size_t at = 0; at < n; ++at)
+        for (const double bad : {std::nan(""), -std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+          std::vector<double> x(n, 1.0);
+          x[at] = bad;
+          CHECK_THROWS_AS(check_finite_release(x), dprl::ParamError);
+        }
     }
     CHECK(small_int_to_double((std::int64_t{1} << 51) - 1) == 0x1p51 - 1);
     CHECK(small_int_to_double(-(std::int64_t{1} << 51) + 1) == -0x1p51 + 1);
