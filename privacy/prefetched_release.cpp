@@ -26,8 +26,8 @@ PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::si
         "prefetched Gaussian release: grid {} does not fit a {} source (a secure source needs "
         "the plan's grid > 0, another grid 0)",
         grid, noise.secure() ? "secure" : "non-secure"));
-  ready_.resize(n);
   if (helper_) {
+    ready_.resize(n);
     ahead_.resize(n);
     start_ahead();
   }
@@ -45,6 +45,7 @@ PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::si
   own_ = make_noise_helper(threads);
   helper_ = own_.get();
   if (helper_) {
+    ready_.resize(n);
     ahead_.resize(n);
     start_ahead();
   }
@@ -102,7 +103,13 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
     ready_.swap(ahead_);
     start_ahead();
   } else {
-    draw_into(ready_);
+    // nothing drawn ahead: the release itself, in one pass (the same bits as adding the release
+    // of zeros, since snap(0) + y = y for the grid multiple y, and the same draws)
+    if (grid_ > 0.0)
+      secure_release_on_grid(values, SecureNoise::kGaussian, sd_, grid_, noise_);
+    else
+      noise_.add_gaussian(values, sd_);
+    return;
   }
   double* v = values.data();
   const double* e = ready_.data();

@@ -5,7 +5,8 @@
 // adds to snap(x) (grid > 0; x itself when grid = 0) the vector it would add to zeros, and draws
 // exactly the same random words whatever x is. So the noise of release r + 1 can be drawn while
 // the gradient of release r + 1 is computed: with threads = 1 a worker draws it right after
-// release r takes its own; with threads = 0 each release draws its noise when it is made. The
+// release r takes its own; with threads = 0 each release is add_gaussian_release itself, on the
+// values, in one pass (no vector of zeros). The
 // source is read in the same order either way, so the released values, bit for bit, and the
 // stream do not depend on the thread count (tested), and neither does the guarantee: every
 // release is add_gaussian_release at the same sd and grid (secure_release.hpp states it; a
@@ -52,8 +53,7 @@ class PrefetchedGaussianRelease {
   // Releases of n values at standard deviation sd on the grid (both from gaussian_release_plan;
   // grid > 0 exactly when noise is secure), drawing from noise; threads is 0 or 1 (ParamError
   // otherwise, and for n = 0, sd <= 0 or a grid that does not match the source).
-  PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid,
-                            int threads);
+  PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid, int threads);
   // The same drawing ahead on the caller's helper (none: at each release), which may run other
   // jobs between two releases (the learners' split double product); it must outlive this object.
   PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 
 #include "engine/error.hpp"
 #include "privacy/secure_sampling.hpp"
@@ -241,15 +242,19 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
   constexpr std::size_t kBlock = 256;
   const std::size_t levels = tables_.size();
   alignas(32) std::uint64_t words[kBlock * 3 / 2 + 1];
-  alignas(32) std::uint32_t halves[kBlock * 3 + 2];
   alignas(32) std::int64_t x[kBlock];
   DPRL_CHECK(levels <= 3);
+  // the 32-bit half k of the block's words (little-endian: the low half first), read in place
+  const auto* bytes = reinterpret_cast<const unsigned char*>(words);
+  const auto half = [bytes](std::size_t k) {
+    std::uint32_t h;
+    std::memcpy(&h, bytes + 4 * k, sizeof h);
+    return h;
+  };
   for (std::size_t done = 0; done < values.size();) {
     const std::size_t m = std::min(kBlock, values.size() - done);
     const std::size_t nh = m * levels, nw = (nh + 1) / 2;
     noise.fill_u64({words, nw});
-    std::memcpy(halves, words, nw * sizeof(std::uint64_t));
-    for (std::size_t i = 0; i < m; ++i) x[i] = 0;
     for (std::size_t j = 0; j < levels; ++j) {
       const GaussianAliasTable& t = *tables_[j];
       const std::uint32_t mask = (std::uint32_t{1} << t.bits) - 1;
@@ -258,21 +263,30 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
       // product, which vectorises (a 64-bit one has no AVX2 instruction)
       const auto coef = static_cast<std::int32_t>(coef_[j]);
       const auto bound = static_cast<std::int32_t>(t.bound);
-      // branch-free over the block (a tie is only flagged), then the rare ties in order
-      const std::uint32_t* h = halves + j * m;
+      // branch-free over the block (a tie is only flagged), then the rare ties in order; the
+      // first level sets x, the others add to it
+      const std::size_t h = j * m;
       std::uint32_t ties = 0;
-      for (std::size_t i = 0; i < m; ++i) {
-        const std::uint32_t c = h[i];
-        const std::uint32_t slot = c & mask;
-        const std::uint32_t e = hot[slot];
-        const std::uint32_t u16 = c >> 16, t16 = e >> 16;
-        const std::uint32_t pick = u16 < t16 ? slot : (e & 0xffffu);
-        ties |= static_cast<std::uint32_t>(u16 == t16);
-        x[i] += static_cast<std::int64_t>(coef) * (static_cast<std::int32_t>(pick) - bound);
-      }
+      const auto level = [&](auto first) {
+        for (std::size_t i = 0; i < m; ++i) {
+          const std::uint32_t c = half(h + i);
+          const std::uint32_t slot = c & mask;
+          const std::uint32_t e = hot[slot];
+          const std::uint32_t u16 = c >> 16, t16 = e >> 16;
+          const std::uint32_t pick = u16 < t16 ? slot : (e & 0xffffu);
+          ties |= static_cast<std::uint32_t>(u16 == t16);
+          const std::int64_t d =
+              static_cast<std::int64_t>(coef) * (static_cast<std::int32_t>(pick) - bound);
+          x[i] = first ? d : x[i] + d;
+        }
+      };
+      if (j == 0)
+        level(std::true_type{});
+      else
+        level(std::false_type{});
       if (ties != 0) [[unlikely]] {
         for (std::size_t i = 0; i < m; ++i) {
-          const std::uint32_t c = h[i];
+          const std::uint32_t c = half(h + i);
           const std::uint32_t slot = c & mask;
           const std::uint32_t e = hot[slot];
           const std::uint32_t u16 = c >> 16, t16 = e >> 16;
