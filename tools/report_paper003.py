@@ -535,26 +535,20 @@ def claims(stats, env, teacher_eval=None):
         h, e = better(B, U, "last10", "baseline", f"unaware c = {c}")
         out.append(claim(f"2(d): once the teacher answers at random, the unaware student (c = {c})"
                          " is worse than the baseline", h, e))
-    L3 = stats.get("aware 0.3 lambda 1")
-    if L3:  # the follow-up: panel (c)'s students at lambda = 1
-        if T:
-            h, e = faster(L3, T, "aware lambda = 1", "(64, 64)")
-            out.append(claim("follow-up (lambda = 1, c = 0.3): the aware student reaches the "
-                             "threshold sooner than the teacher-sized PPO", h, e))
-        h, e = better(L3, U3, "auc", "aware lambda = 1", "unaware")
-        out.append(claim("follow-up (lambda = 1, c = 0.3): the aware student beats the unaware one",
-                         h, e))
-        h, e = better(L3, B, "last10", "aware lambda = 1", "baseline")
-        out.append(claim("follow-up (lambda = 1, c = 0.3): the aware student ends above PPO alone",
-                         h, e))
+    L3 = stats.get("aware 0.3 lambda 1")  # the follow-up: panel (c)'s students at lambda = 1
     EU, EA = stats.get("epoch unaware"), stats.get("epoch aware")
-    if EU and EA:
-        h, e = better(EA, EU, "auc", "aware", "unaware")
-        out.append(claim("extension (k per epoch, c = 0.9): the aware student beats the unaware one",
-                         h, e))
-        h, e = better(EA, B, "auc", "aware", "baseline")
-        out.append(claim("extension (k per epoch, c = 0.9): the aware student beats the baseline",
-                         h, e))
+    follow = "follow-up (lambda = 1, c = 0.3): the aware student"
+    ext = "extension (k per epoch, c = 0.9): the aware student"
+    if L3 and T:
+        h, e = faster(L3, T, "aware lambda = 1", "(64, 64)")
+        out.append(claim(f"{follow} reaches the threshold sooner than the teacher-sized PPO", h, e))
+    for present, a, b, key, name_a, name_b, text in (
+            (L3, L3, U3, "auc", "aware lambda = 1", "unaware", f"{follow} beats the unaware one"),
+            (L3, L3, B, "last10", "aware lambda = 1", "baseline", f"{follow} ends above PPO alone"),
+            (EU and EA, EA, EU, "auc", "aware", "unaware", f"{ext} beats the unaware one"),
+            (EU and EA, EA, B, "auc", "aware", "baseline", f"{ext} beats the baseline")):
+        if present:
+            out.append(claim(text, *better(a, b, key, name_a, name_b)))
     for A, c in ((A1, "0.1"), (A3, "0.3")):
         h, e = better(A, B, "last10", f"aware c = {c}", "baseline")
         out.append(claim(f"(ii) the aware student (c = {c}) ends above what PPO alone reaches",
