@@ -276,10 +276,10 @@ namespace {
 // subtractions and order.
 void chacha8rand_scalar(const std::array<std::uint32_t, 8>& key, std::uint64_t* out) {
   std::uint32_t words[256];
+  const std::array<std::uint32_t, 16> in = chacha_key_words(key);
   for (std::uint32_t b = 0; b < 16; ++b) {
     std::array<std::uint32_t, 16> blk;
     chacha_block(key, b, {0, 0, 0}, 4, blk);
-    const std::array<std::uint32_t, 16> in = chacha_key_words(key);
     for (int w : {0, 1, 2, 3}) blk[w] -= in[w];
     blk[12] -= b;
     for (int w = 0; w < 16; ++w) words[64 * (b / 4) + 4 * w + b % 4] = blk[w];

@@ -306,12 +306,7 @@ std::array<std::uint32_t, 8> bulk_seed(std::uint64_t seed) {
 class SeededNoise final : public NoiseSource {
  public:
   SeededNoise(std::uint64_t root, std::uint64_t a, std::uint64_t b, bool secure)
-      : NoiseSource(secure),
-        root_(root),
-        a_(a),
-        b_(b),
-        rng_(derive_seed(root, Domain::kDpNoise, a, b)),
-        bulk_(bulk_seed(derive_seed(root, Domain::kDpNoise, a, b))) {}
+      : SeededNoise(root, a, b, secure, derive_seed(root, Domain::kDpNoise, a, b)) {}
   // stream=2: the bulk normals come from ChaCha8Rand (before, from the xoshiro stream); the name
   // is recorded in run summaries and checkpoints, so a checkpoint of the earlier stream is refused
   std::string name() const override {
@@ -340,6 +335,8 @@ class SeededNoise final : public NoiseSource {
   }
 
  private:
+  SeededNoise(std::uint64_t root, std::uint64_t a, std::uint64_t b, bool secure, std::uint64_t seed)
+      : NoiseSource(secure), root_(root), a_(a), b_(b), rng_(seed), bulk_(bulk_seed(seed)) {}
   std::uint64_t root_, a_, b_;
   Rng rng_;
   Chacha8Rand bulk_;

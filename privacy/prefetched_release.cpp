@@ -60,14 +60,19 @@ PrefetchedGaussianRelease::~PrefetchedGaussianRelease() {
   }
 }
 
-void PrefetchedGaussianRelease::draw_into(std::vector<double>& buf) {
-  // the noise add_gaussian_release adds to any vector: what it adds to zeros (snap(0) = 0); the
-  // zeros need no finiteness check, so the release is called past it
-  std::fill(buf.begin(), buf.end(), 0.0);
+void PrefetchedGaussianRelease::release_checked(std::span<double> values) {
+  // add_gaussian_release past its finiteness check, which the caller has made
   if (grid_ > 0.0)
-    secure_release_on_grid(buf, SecureNoise::kGaussian, sd_, grid_, noise_);
+    secure_release_on_grid(values, SecureNoise::kGaussian, sd_, grid_, noise_);
   else
-    noise_.add_gaussian(buf, sd_);
+    noise_.add_gaussian(values, sd_);
+}
+
+void PrefetchedGaussianRelease::draw_into(std::vector<double>& buf) {
+  // the noise add_gaussian_release adds to any vector: what it adds to zeros (snap(0) = 0), which
+  // need no finiteness check
+  std::fill(buf.begin(), buf.end(), 0.0);
+  release_checked(buf);
 }
 
 void PrefetchedGaussianRelease::start_ahead() {
@@ -105,11 +110,7 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   } else {
     // nothing drawn ahead: the release itself, in one pass (the same bits as adding the release
     // of zeros, since snap(0) + y = y for the grid multiple y, and the same draws)
-    if (grid_ > 0.0)
-      secure_release_on_grid(values, SecureNoise::kGaussian, sd_, grid_, noise_);
-    else
-      noise_.add_gaussian(values, sd_);
-    return;
+    return release_checked(values);
   }
   double* v = values.data();
   const double* e = ready_.data();

@@ -73,9 +73,10 @@ class PrefetchedGaussianRelease {
   int threads() const { return helper_ ? 1 : 0; }
 
  private:
-  void draw_into(std::vector<double>& buf);  // zeros, then the release's noise
-  void start_ahead();                        // snapshot the position, post the next draw
-  void wait_ahead();                         // until the helper's jobs are done
+  void release_checked(std::span<double> values);  // the release on values checked finite
+  void draw_into(std::vector<double>& buf);        // zeros, then the release's noise
+  void start_ahead();                              // snapshot the position, post the next draw
+  void wait_ahead();                               // until the helper's jobs are done
 
   NoiseSource& noise_;
   std::size_t n_;

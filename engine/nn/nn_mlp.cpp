@@ -1,5 +1,4 @@
 #include "engine/nn/nn_mlp.hpp"
-#include "engine/thread_pool.hpp"
 
 #include <fmt/format.h>
 
@@ -8,6 +7,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "engine/thread_pool.hpp"
 
 namespace dprl::nn {
 
@@ -268,7 +268,7 @@ void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const d
     // columns [c0, c0 + w) of the product; half the float chunk over the batch, so the packed
     // double blocks fit the same stack limit
     const auto product = [&gw, &c](const MatD& sc, const MatD& ac, Eigen::Index col0,
-                                    Eigen::Index w) {
+                                   Eigen::Index w) {
       for (Eigen::Index b0 = 0; b0 < c.batch; b0 += kGemmCols / 2) {
         const Eigen::Index n = std::min(kGemmCols / 2, c.batch - b0);
         gw.middleCols(col0, w).noalias() +=
