@@ -46,7 +46,10 @@ TEST_SUITE("e2e") {
     const auto& dp = parts.at("dp_sgd");
     CHECK(dp.at("unit") == "expert");
     CHECK(dp.at("formal") == false);
-    CHECK(dp.at("details").at("noise_sd_on_sum").get<double>() == doctest::Approx(2.0));  // z C
+    // z C' = z C (1 + beta)
+    CHECK(dp.at("details").at("noise_sd_on_sum").get<double>() ==
+          doctest::Approx(2.0 * (1.0 + dp.at("details").at("rounding_allowance").get<double>()))
+              .epsilon(1e-12));
     CHECK(dp.at("details").at("steps") == s.at("extra").at("noisy_steps"));
     CHECK(e1 <= 7.5);  // eps1 = 3/4 of 10, the exact composition never above it
     CHECK(e2 <= 2.5);
