@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   add_primorl_bench(app);
   add_dataset_commands(app);
   add_population_commands(app);
+  add_agreement_command(app);
   add_audit_commands(app);
   // an unknown first word would otherwise be reported as "A subcommand is required"
   if (argc > 1 && argv[1][0] != '-') {
