@@ -150,6 +150,18 @@ void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_
   if (job.error) std::rethrow_exception(job.error);
 }
 
+namespace {
+std::atomic<int> g_concurrent_runs{1};
+}
+
+int concurrent_runs() { return g_concurrent_runs.load(std::memory_order_relaxed); }
+
+ConcurrentRuns::ConcurrentRuns(int runs) : added_(runs > 1 ? runs - 1 : 0) {
+  g_concurrent_runs.fetch_add(added_, std::memory_order_relaxed);
+}
+
+ConcurrentRuns::~ConcurrentRuns() { g_concurrent_runs.fetch_sub(added_, std::memory_order_relaxed); }
+
 HelperThread::HelperThread() : thread_([this] { loop(); }) {}
 
 HelperThread::~HelperThread() {

@@ -72,6 +72,21 @@ class ThreadPool {
   bool stop_ = false;
 };
 
+// Experiments this process runs at once: 1 outside sweeps; a sweep's local workers raise it by
+// their count while they run (ConcurrentRuns). A run starts helper threads only when the process
+// may use more CPUs than that (privacy/prefetched_release.hpp, train.noise_threads: -1).
+int concurrent_runs();
+class ConcurrentRuns {
+ public:
+  explicit ConcurrentRuns(int runs);  // adds runs - 1 (the calling run is counted already)
+  ~ConcurrentRuns();
+  ConcurrentRuns(const ConcurrentRuns&) = delete;
+  ConcurrentRuns& operator=(const ConcurrentRuns&) = delete;
+
+ private:
+  int added_;
+};
+
 // One worker thread that runs the jobs posted to it, in order, while the poster goes on: work
 // that overlaps the caller's (a private step's next noise, half of its double product). wait()
 // returns once every job posted so far has finished, rethrows the first exception one of them

@@ -77,20 +77,26 @@ void os_bytes(void* dst, std::size_t size) {
 
 }  // namespace
 
-void chacha20_block(const std::array<std::uint32_t, 8>& key, std::uint32_t counter,
-                    const std::array<std::uint32_t, 3>& nonce, std::array<std::uint32_t, 16>& out) {
+void chacha_block(const std::array<std::uint32_t, 8>& key, std::uint32_t counter,
+                  const std::array<std::uint32_t, 3>& nonce, int double_rounds,
+                  std::array<std::uint32_t, 16>& out) {
   // "expand 32-byte k", the key, the block counter and the nonce (RFC 8439, 2.3)
   const std::array<std::uint32_t, 16> in = {
       0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, key[0],  key[1],   key[2],   key[3],
       key[4],      key[5],      key[6],      key[7],      counter, nonce[0], nonce[1], nonce[2]};
   std::array<std::uint32_t, 16> x = in;
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < double_rounds; ++round) {
     // a column round, then a diagonal round
 #define DPRL_CHACHA_QR1(a, b, c, d) quarter(x[a], x[b], x[c], x[d]);
     DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR1)
 #undef DPRL_CHACHA_QR1
   }
   for (int i = 0; i < 16; ++i) out[i] = x[i] + in[i];
+}
+
+void chacha20_block(const std::array<std::uint32_t, 8>& key, std::uint32_t counter,
+                    const std::array<std::uint32_t, 3>& nonce, std::array<std::uint32_t, 16>& out) {
+  chacha_block(key, counter, nonce, 10, out);
 }
 
 Chacha20Rng::Chacha20Rng() { rekey_from_os(); }
@@ -145,43 +151,64 @@ inline __m256i rotl_v(__m256i x, int n) {
 
 #endif
 
+// How a sixteen-block kernel writes its output.
+//   kWordMajor   out[16 w + l] = word w of block base + l, every word fed forward (RFC 8439).
+//   kChacha8Rand ChaCha8Rand's order (C2SP): blocks in groups of four, word w of the four blocks
+//                of group q at out[64 q + 4 w .. + 3], and no feed-forward of the constants
+//                (words 0-3) and the counter (word 12), which the specification subtracts.
+enum class Layout { kWordMajor, kChacha8Rand };
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DPRL_CHACHA_AVX512 1
 // Sixteen blocks in one pass: one AVX-512 register per state word, native 32-bit rotations.
 // (GCC 12 reports the unused pass-through operand inside _mm512_rol_epi32 as uninitialised.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
-__attribute__((target("avx512f"))) void chacha20_avx512_word_major(
-    const std::array<std::uint32_t, 8>& key, std::uint32_t base, std::uint32_t* out) {
+template <int kDoubleRounds, Layout kLayout>
+__attribute__((target("avx512f"))) void chacha_avx512(const std::array<std::uint32_t, 8>& key,
+                                                      std::uint32_t base, std::uint32_t* out) {
   const std::array<std::uint32_t, 16> words = chacha_key_words(key);
   __m512i in[16], x[16];
   for (int w = 0; w < 16; ++w) in[w] = _mm512_set1_epi32(static_cast<int>(words[w]));
-  in[12] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base)),
-                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  in[12] =
+      _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base)),
+                       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   for (int w = 0; w < 16; ++w) x[w] = in[w];
-#define DPRL_CHACHA_QR512(a, b, c, d)                                  \
-  x[a] = _mm512_add_epi32(x[a], x[b]);                                 \
-  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 16);           \
-  x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
-  x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 12);           \
-  x[a] = _mm512_add_epi32(x[a], x[b]);                                 \
-  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 8);            \
-  x[c] = _mm512_add_epi32(x[c], x[d]);                                 \
+#define DPRL_CHACHA_QR512(a, b, c, d)                        \
+  x[a] = _mm512_add_epi32(x[a], x[b]);                       \
+  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 16); \
+  x[c] = _mm512_add_epi32(x[c], x[d]);                       \
+  x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 12); \
+  x[a] = _mm512_add_epi32(x[a], x[b]);                       \
+  x[d] = _mm512_rol_epi32(_mm512_xor_si512(x[d], x[a]), 8);  \
+  x[c] = _mm512_add_epi32(x[c], x[d]);                       \
   x[b] = _mm512_rol_epi32(_mm512_xor_si512(x[b], x[c]), 7);
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < kDoubleRounds; ++round) {
     DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR512)
   }
 #undef DPRL_CHACHA_QR512
-  for (int w = 0; w < 16; ++w)
-    _mm512_storeu_si512(out + 16 * w, _mm512_add_epi32(x[w], in[w]));
+  for (int w = 0; w < 16; ++w) {
+    if constexpr (kLayout == Layout::kWordMajor) {
+      _mm512_storeu_si512(out + 16 * w, _mm512_add_epi32(x[w], in[w]));
+    } else {
+      const __m512i v = (w < 4 || w == 12) ? x[w] : _mm512_add_epi32(x[w], in[w]);
+      auto* o = reinterpret_cast<__m128i*>(out + 4 * w);
+      _mm_storeu_si128(o, _mm512_extracti32x4_epi32(v, 0));
+      _mm_storeu_si128(o + 16, _mm512_extracti32x4_epi32(v, 1));
+      _mm_storeu_si128(o + 32, _mm512_extracti32x4_epi32(v, 2));
+      _mm_storeu_si128(o + 48, _mm512_extracti32x4_epi32(v, 3));
+    }
+  }
 }
 #pragma GCC diagnostic pop
 #endif
 
 #if defined(__AVX2__)
-// Eight blocks, word-major with row stride 16: out[16 w + l] is word w of block base + l.
-void chacha20_avx2_word_major(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
-                              std::uint32_t* out) {
+// Eight blocks (base .. base + 7). Word-major: out[16 w + l] is word w of block base + l (row
+// stride 16, the caller runs the other eight into out + 8). ChaCha8Rand: the two groups of four
+// at their places for base 0 or 8 (out is the whole 256-word buffer).
+template <int kDoubleRounds, Layout kLayout>
+void chacha_avx2(const std::array<std::uint32_t, 8>& key, std::uint32_t base, std::uint32_t* out) {
   const __m256i rot16 = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3,
                                          0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
   const __m256i rot8 = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0,
@@ -202,13 +229,21 @@ void chacha20_avx2_word_major(const std::array<std::uint32_t, 8>& key, std::uint
     x[c] = _mm256_add_epi32(x[c], x[d]);
     x[b] = rotl_v(_mm256_xor_si256(x[b], x[c]), 7);
   };
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < kDoubleRounds; ++round) {
 #define DPRL_CHACHA_QR256(a, b, c, d) qr(a, b, c, d);
     DPRL_CHACHA_DOUBLE_ROUND(DPRL_CHACHA_QR256)
 #undef DPRL_CHACHA_QR256
   }
-  for (int w = 0; w < 16; ++w)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * w), _mm256_add_epi32(x[w], in[w]));
+  for (int w = 0; w < 16; ++w) {
+    if constexpr (kLayout == Layout::kWordMajor) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * w), _mm256_add_epi32(x[w], in[w]));
+    } else {
+      const __m256i v = (w < 4 || w == 12) ? x[w] : _mm256_add_epi32(x[w], in[w]);
+      auto* o = reinterpret_cast<__m128i*>(out + 64 * (base / 4) + 4 * w);
+      _mm_storeu_si128(o, _mm256_extracti128_si256(v, 0));
+      _mm_storeu_si128(o + 16, _mm256_extracti128_si256(v, 1));
+    }
+  }
 }
 #endif
 
@@ -217,7 +252,7 @@ void chacha20_avx2_word_major(const std::array<std::uint32_t, 8>& key, std::uint
 void chacha20_blocks16_word_major(const std::array<std::uint32_t, 8>& key, std::uint32_t base,
                                   std::uint32_t* out) {
 #if defined(DPRL_CHACHA_AVX512)
-  if (cpu_has_avx512f()) return chacha20_avx512_word_major(key, base, out);
+  if (cpu_has_avx512f()) return chacha_avx512<10, Layout::kWordMajor>(key, base, out);
 #endif
   detail::chacha20_blocks16_word_major_avx2(key, base, out);
 }
@@ -225,8 +260,8 @@ void chacha20_blocks16_word_major(const std::array<std::uint32_t, 8>& key, std::
 void detail::chacha20_blocks16_word_major_avx2(const std::array<std::uint32_t, 8>& key,
                                                std::uint32_t base, std::uint32_t* out) {
 #if defined(__AVX2__)
-  chacha20_avx2_word_major(key, base, out);
-  chacha20_avx2_word_major(key, base + 8, out + 8);
+  chacha_avx2<10, Layout::kWordMajor>(key, base, out);
+  chacha_avx2<10, Layout::kWordMajor>(key, base + 8, out + 8);
 #else
   std::uint32_t blocks[256];
   chacha20_lanes<16>(key, base, blocks);
@@ -234,6 +269,63 @@ void detail::chacha20_blocks16_word_major_avx2(const std::array<std::uint32_t, 8
     for (int w = 0; w < 16; ++w) out[16 * w + l] = blocks[16 * l + w];
   std::memset(blocks, 0, sizeof(blocks));
 #endif
+}
+
+namespace {
+// One ChaCha8Rand iteration without AVX2: sixteen scalar blocks, then the specification's
+// subtractions and order.
+void chacha8rand_scalar(const std::array<std::uint32_t, 8>& key, std::uint64_t* out) {
+  std::uint32_t words[256];
+  const std::array<std::uint32_t, 16> in = chacha_key_words(key);
+  for (std::uint32_t b = 0; b < 16; ++b) {
+    std::array<std::uint32_t, 16> blk;
+    chacha_block(key, b, {0, 0, 0}, 4, blk);
+    for (int w : {0, 1, 2, 3}) blk[w] -= in[w];
+    blk[12] -= b;
+    for (int w = 0; w < 16; ++w) words[64 * (b / 4) + 4 * w + b % 4] = blk[w];
+  }
+  std::memcpy(out, words, sizeof(words));
+}
+}  // namespace
+
+void chacha8rand_iteration(const std::array<std::uint32_t, 8>& key, std::uint64_t* out) {
+#if defined(DPRL_CHACHA_AVX512)
+  if (cpu_has_avx512f())
+    return chacha_avx512<4, Layout::kChacha8Rand>(key, 0, reinterpret_cast<std::uint32_t*>(out));
+#endif
+  detail::chacha8rand_iteration_avx2(key, out);
+}
+
+void detail::chacha8rand_iteration_avx2(const std::array<std::uint32_t, 8>& key,
+                                        std::uint64_t* out) {
+#if defined(__AVX2__)
+  // the kernels write through vector stores only, which may alias the 64-bit words
+  chacha_avx2<4, Layout::kChacha8Rand>(key, 0, reinterpret_cast<std::uint32_t*>(out));
+  chacha_avx2<4, Layout::kChacha8Rand>(key, 8, reinterpret_cast<std::uint32_t*>(out));
+#else
+  chacha8rand_scalar(key, out);
+#endif
+}
+
+void detail::chacha8rand_iteration_scalar(const std::array<std::uint32_t, 8>& key,
+                                          std::uint64_t* out) {
+  chacha8rand_scalar(key, out);
+}
+
+Chacha8Rand::Chacha8Rand(const std::array<std::uint32_t, 8>& seed) { restore(seed, 0); }
+
+void Chacha8Rand::restore(const std::array<std::uint32_t, 8>& key, std::uint32_t pos) {
+  if (pos > kOutput) throw DataError(fmt::format("ChaCha8Rand: position {} > {}", pos, kOutput));
+  key_ = key;
+  chacha8rand_iteration(key_, buf_);
+  pos_ = pos;
+}
+
+void Chacha8Rand::refill() {
+  // the last 32 bytes of the iteration are the next one's input
+  std::memcpy(key_.data(), buf_ + kOutput, sizeof(key_));
+  chacha8rand_iteration(key_, buf_);
+  pos_ = 0;
 }
 
 void Chacha20Rng::fill(std::uint64_t* out, std::size_t n) {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -51,17 +51,19 @@ void NoiseSource::add_gaussian(std::span<double> x, double sigma) {
   for (double& v : x) v += gaussian(sigma);
 }
 
-// Standard normals by the ziggurat method (Marsaglia and Tsang 2000) with 128 layers, in
-// Doornik's (2005) ZIGNOR form: one 64-bit draw gives both the uniform (top 53 bits) and the layer
-// (low 7 bits), and the base layer's tail is sampled exactly by Marsaglia's (1964) method. About
-// 99% of draws are accepted by one comparison; the rest evaluate the density. Exact in
+// Standard normals by the ziggurat method (Marsaglia and Tsang 2000) with 256 layers (r and v are
+// their constants for 256), in Doornik's (2005) ZIGNOR form: one 64-bit draw gives both the
+// uniform (top 53 bits) and the layer (low 8 bits), and the base layer's tail is sampled exactly
+// by Marsaglia's (1964) method. 98.5% of draws are accepted by one comparison (97.2% with 128
+// layers, the choice before stream 2); the rest evaluate the density. Exact in
 // distribution (up to floating point), like the polar and Box-Muller methods.
 namespace {
 
 struct Ziggurat {
-  static constexpr int kLayers = 128;
-  static constexpr double kR = 3.442619855899;       // start of the tail
-  static constexpr double kV = 9.91256303526217e-3;  // area of each layer
+  static constexpr int kLayers = 256;
+  static constexpr std::uint64_t kMask = kLayers - 1;  // the layer's bits
+  static constexpr double kR = 3.6541528853610088;     // start of the tail
+  static constexpr double kV = 4.92867323399e-3;       // area of each layer
   double x[kLayers + 1];
   double ratio[kLayers];
   alignas(16) double x_ratio[2 * kLayers];  // (x[i], ratio[i]) pairs for the AVX2 path
@@ -87,25 +89,14 @@ const Ziggurat& ziggurat() {
   return z;
 }
 
-// The draws of one bulk call: words pre-drawn from the generator into a buffer, then the generator
-// itself once the buffer is used up, so a sampler reading through it sees exactly rng's stream.
-struct BufferedDraws {
-  const std::uint64_t* buf;
-  std::size_t pos, end;
-  Rng& rng;
-  std::uint64_t next_u64() { return pos < end ? buf[pos++] : rng.next_u64(); }
-  double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
-  double uniform_open() { return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53; }
-};
-
 // e^a for |a| <= 1 with relative error below 2e-11: the Taylor polynomial of degree 7 of e^(a/8)
 // (remainder (1/8)^8 / 8! e^(1/8) < 2e-12 relative; Estrin's scheme, rounding below 2e-15),
 // raised to the 8th power by three squarings (relative error times 8, plus 3 roundings). The
 // wedge test's value f1 + U (f0 - f1) lies in [f0, f1] within [0.47, 2.1] (a0 and a1 are within
-// 0.74 of 0 for these layers), so on these values it is within 1e-10 of its value on std::exp's
-// (accurate to 1 ulp): a value 1e-9 or more away from 1 decides the test exactly as std::exp
-// would. That saves two libm calls on 2.8% of draws; the rest (about one wedge in 10^8) calls
-// std::exp.
+// 0.74 of 0 with 128 layers, 0.73 with 256), so on these values it is within 1e-10 of its value on
+// std::exp's (accurate to 1 ulp): a value 1e-9 or more away from 1 decides the test exactly as
+// std::exp would. That saves two libm calls on 1.5% of draws; the rest (about one wedge in 10^8)
+// calls std::exp.
 inline double exp_near_zero(double a) {
   const double y = a * 0.125;
   const double y2 = y * y;
@@ -119,19 +110,25 @@ inline double exp_near_zero(double a) {
   return p;
 }
 
+// Uniform in [0, 1) and in (0, 1) from the top 53 bits of a word (as NoiseSource::uniform()).
+inline double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+inline double unit_open(std::uint64_t bits) {
+  return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53;
+}
+
+// One normal whose first draw is bits (its box test included); further draws from rng.
 template <class Draws>
-double ziggurat_normal(Draws& rng, const Ziggurat& z) {
-  for (;;) {
-    const std::uint64_t bits = rng.next_u64();
+double ziggurat_from(std::uint64_t bits, Draws& rng, const Ziggurat& z) {
+  for (;; bits = rng.next_u64()) {
     const double u = 2.0 * (static_cast<double>(bits >> 11) * 0x1.0p-53) - 1.0;  // [-1, 1)
-    const int i = static_cast<int>(bits & 0x7f);
+    const int i = static_cast<int>(bits & Ziggurat::kMask);
     if (std::fabs(u) < z.ratio[i]) return u * z.x[i];
     if (i == 0) {
       // the tail beyond R: x = R + E1 / R conditioned on 2 E2 > (E1 / R)^2
       double t, y;
       do {
-        t = std::log(rng.uniform_open()) / Ziggurat::kR;
-        y = std::log(rng.uniform_open());
+        t = std::log(unit_open(rng.next_u64())) / Ziggurat::kR;
+        y = std::log(unit_open(rng.next_u64()));
       } while (-2.0 * y < t * t);
       return u < 0 ? t - Ziggurat::kR : Ziggurat::kR - t;
     }
@@ -141,7 +138,7 @@ double ziggurat_normal(Draws& rng, const Ziggurat& z) {
     const double xx = u * z.x[i];
     const double a0 = -0.5 * (z.x[i] * z.x[i] - xx * xx);
     const double a1 = -0.5 * (z.x[i + 1] * z.x[i + 1] - xx * xx);
-    const double uw = rng.uniform();
+    const double uw = unit(rng.next_u64());
     if (std::fabs(a0) <= 1.0 && std::fabs(a1) <= 1.0) {
       const double g0 = exp_near_zero(a0), g1 = exp_near_zero(a1);
       const double t = g1 + uw * (g0 - g1);
@@ -155,13 +152,13 @@ double ziggurat_normal(Draws& rng, const Ziggurat& z) {
 }
 
 #if defined(__AVX2__)
-// Four first draws at once. Writes v[k] += sigma * (u_k x[i_k]) for the lanes before the first
-// draw that lands outside its layer's box (all four in about 90% of groups) and returns how many
-// it wrote. The arithmetic is the scalar path's, exactly: u = 2 (k 2^-53) - 1 for the 53-bit
+// The box test of four first draws at once: v[k] += sigma * (u_k x[i_k]) for the lanes inside
+// their layer's box; returns the mask of those lanes (bit k for lane k; all four in about 94% of
+// groups). The arithmetic is the scalar path's, exactly: u = 2 (k 2^-53) - 1 for the 53-bit
 // k = bits >> 11 equals (1 + r 2^-52) - (2 - b), r the low 52 bits of k and b its top bit, and
 // both are exact (multiples of 2^-52 in [-1, 1)); 1 + r 2^-52 is built from its bit pattern. The
 // comparison and the products are the same IEEE operations (no FMA: -ffp-contract=off).
-inline int ziggurat_fast4(const std::uint64_t* bits, const Ziggurat& z, double sigma, double* v) {
+inline int ziggurat_box4(const std::uint64_t* bits, const Ziggurat& z, double sigma, double* v) {
   const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits));
   // 1 + r 2^-52: k's top bit lands on the lowest exponent bit, which 1.0's exponent already sets
   const __m256d one_r = _mm256_castsi256_pd(
@@ -174,60 +171,67 @@ inline int ziggurat_fast4(const std::uint64_t* bits, const Ziggurat& z, double s
   // Sampling mitigation is on), transposed into an x vector and a ratio vector
   const double* t = z.x_ratio;
   const __m256d p02 =
-      _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(t + 2 * (bits[0] & 0x7f))),
-                           _mm_load_pd(t + 2 * (bits[2] & 0x7f)), 1);
+      _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(t + 2 * (bits[0] & Ziggurat::kMask))),
+                           _mm_load_pd(t + 2 * (bits[2] & Ziggurat::kMask)), 1);
   const __m256d p13 =
-      _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(t + 2 * (bits[1] & 0x7f))),
-                           _mm_load_pd(t + 2 * (bits[3] & 0x7f)), 1);
+      _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(t + 2 * (bits[1] & Ziggurat::kMask))),
+                           _mm_load_pd(t + 2 * (bits[3] & Ziggurat::kMask)), 1);
   const __m256d xi = _mm256_unpacklo_pd(p02, p13);
   const __m256d ratio = _mm256_unpackhi_pd(p02, p13);
   const __m256d abs_u = _mm256_andnot_pd(_mm256_set1_pd(-0.0), u);
-  const int accept = _mm256_movemask_pd(_mm256_cmp_pd(abs_u, ratio, _CMP_LT_OQ));
+  const __m256d inside = _mm256_cmp_pd(abs_u, ratio, _CMP_LT_OQ);
   const __m256d noise = _mm256_mul_pd(_mm256_set1_pd(sigma), _mm256_mul_pd(u, xi));
-  const __m256d sum = _mm256_add_pd(_mm256_loadu_pd(v), noise);
-  if (accept == 0xf) {
-    _mm256_storeu_pd(v, sum);
-    return 4;
-  }
-  const int lanes = std::countr_one(static_cast<unsigned>(accept));
-  alignas(32) static constexpr std::int64_t kPrefix[4][4] = {
-      {0, 0, 0, 0}, {-1, 0, 0, 0}, {-1, -1, 0, 0}, {-1, -1, -1, 0}};
-  _mm256_maskstore_pd(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPrefix[lanes])), sum);
-  return lanes;
+  const __m256d old = _mm256_loadu_pd(v);
+  _mm256_storeu_pd(v, _mm256_blendv_pd(old, _mm256_add_pd(old, noise), inside));
+  return _mm256_movemask_pd(inside);
 }
 #endif
 
 }  // namespace
 
-// The stream is rng's, consumed in order exactly as one ziggurat_normal() call per element would
-// consume it, so the output is bit-identical to that loop. Words are pre-drawn in chunks of at most
-// the number of normals still needed (each needs at least one word, so nothing is drawn that the
-// plain loop would not draw); groups of four whose first words are all accepted go through the
-// AVX2 box test, anything else (the wedges and the tail, about 1% of words) through the scalar
-// sampler reading the same buffer.
-static void add_gaussian_fast(Rng& rng, std::span<double> x, double sigma) {
+// The seeded source's bulk normals (stream 2). Element j of a call takes the next word of the
+// ChaCha8Rand stream as its first draw, in order, up to the end of the generator's current
+// iteration (124 words); the box test of those words runs four at a time. Then the elements whose
+// first draw fell outside its box (about 1.5%), in order, finish on the words that follow in the
+// stream (the wedge test's uniform, the tail's, or a fresh first draw), and the next elements take
+// the words after those. The output is that of the one-element-at-a-time rule, bit for bit
+// (tests/privacy/noise_fill_test.cpp), and depends only on the seed and the call lengths.
+static void add_gaussian_chacha8(Chacha8Rand& gen, std::span<double> x, double sigma) {
   const Ziggurat& z = ziggurat();
-  constexpr std::size_t kChunk = 256;
-  alignas(32) std::uint64_t buf[kChunk];
+  struct Outside {
+    std::uint32_t at;
+    std::uint64_t bits;
+  };
+  Outside outside[Chacha8Rand::kOutput];
   const std::size_t n = x.size();
   std::size_t done = 0;
   while (done < n) {
-    const std::size_t m = std::min(kChunk, n - done);
-    for (std::size_t k = 0; k < m; ++k) buf[k] = rng.next_u64();
-    BufferedDraws draws{buf, 0, m, rng};
-    while (draws.pos < m && done < n) {
+    const std::span<const std::uint64_t> words = gen.take(n - done);
+    const std::size_t m = words.size();
+    double* v = x.data() + done;
+    std::size_t k = 0, n_out = 0;
 #if defined(__AVX2__)
-      if (draws.pos + 4 <= m && done + 4 <= n) {
-        const auto lanes =
-            static_cast<std::size_t>(ziggurat_fast4(buf + draws.pos, z, sigma, x.data() + done));
-        draws.pos += lanes;
-        done += lanes;
-        if (lanes == 4) continue;
-        // the first draw outside its box: the scalar sampler takes it from there
-      }
-#endif
-      x[done++] += sigma * ziggurat_normal(draws, z);
+    for (; k + 4 <= m; k += 4) {
+      const int inside = ziggurat_box4(words.data() + k, z, sigma, v + k);
+      if (inside != 0xf) [[unlikely]]
+        for (int l = 0; l < 4; ++l)
+          if (!(inside >> l & 1))
+            outside[n_out++] = {static_cast<std::uint32_t>(k + l), words[k + l]};
     }
+#endif
+    for (; k < m; ++k) {
+      const std::uint64_t bits = words[k];
+      const double u = 2.0 * (static_cast<double>(bits >> 11) * 0x1.0p-53) - 1.0;
+      const int i = static_cast<int>(bits & Ziggurat::kMask);
+      if (std::fabs(u) < z.ratio[i])
+        v[k] += sigma * (u * z.x[i]);
+      else
+        outside[n_out++] = {static_cast<std::uint32_t>(k), bits};
+    }
+    // words now points into the generator's buffer, which these draws may refill: done with it
+    for (std::size_t r = 0; r < n_out; ++r)
+      v[outside[r].at] += sigma * ziggurat_from(outside[r].bits, gen, z);
+    done += m;
   }
 }
 
@@ -286,16 +290,28 @@ void NoiseSource::dirichlet(std::span<const double> alpha, std::span<double> out
 
 namespace {
 
+// The bulk normals' ChaCha8Rand seed: four SplitMix64 words from the source's own derived seed
+// mixed once more, so that it shares nothing with the xoshiro state seeded from that seed.
+std::array<std::uint32_t, 8> bulk_seed(std::uint64_t seed) {
+  std::uint64_t sm = derive_seed(seed, Domain::kDpNoise, 0x6275'6c6b);  // "bulk"
+  std::array<std::uint32_t, 8> key;
+  for (int i = 0; i < 4; ++i) {
+    const std::uint64_t w = splitmix64_next(sm);
+    key[2 * i] = static_cast<std::uint32_t>(w);
+    key[2 * i + 1] = static_cast<std::uint32_t>(w >> 32);
+  }
+  return key;
+}
+
 class SeededNoise final : public NoiseSource {
  public:
   SeededNoise(std::uint64_t root, std::uint64_t a, std::uint64_t b, bool secure)
-      : NoiseSource(secure),
-        root_(root),
-        a_(a),
-        b_(b),
-        rng_(derive_seed(root, Domain::kDpNoise, a, b)) {}
+      : SeededNoise(root, a, b, secure, derive_seed(root, Domain::kDpNoise, a, b)) {}
+  // stream=2: the bulk normals come from ChaCha8Rand (before, from the xoshiro stream); the name
+  // is recorded in run summaries and checkpoints, so a checkpoint of the earlier stream is refused
   std::string name() const override {
-    return fmt::format("seeded(root={}, a={}, b={}{})", root_, a_, b_, secure_ ? ", secure" : "");
+    return fmt::format("seeded(root={}, a={}, b={}{}, stream=2)", root_, a_, b_,
+                       secure_ ? ", secure" : "");
   }
   std::uint64_t next_u64() override { return rng_.next_u64(); }
   void fill_u64(std::span<std::uint64_t> out) override {
@@ -304,18 +320,26 @@ class SeededNoise final : public NoiseSource {
   void sync_state(StateIo& io) override {
     NoiseSource::sync_state(io);
     io(rng_);
+    std::array<std::uint32_t, 8> key = bulk_.key();
+    std::uint32_t pos = bulk_.position();
+    io(key);
+    io(pos);
+    if (io.loading()) bulk_.restore(key, pos);
   }
   void add_gaussian(std::span<double> x, double sigma) override {
     if (secure_) {
       NoiseSource::add_gaussian(x, sigma);
       return;
     }
-    add_gaussian_fast(rng_, x, sigma);
+    add_gaussian_chacha8(bulk_, x, sigma);
   }
 
  private:
+  SeededNoise(std::uint64_t root, std::uint64_t a, std::uint64_t b, bool secure, std::uint64_t seed)
+      : NoiseSource(secure), root_(root), a_(a), b_(b), rng_(seed), bulk_(bulk_seed(seed)) {}
   std::uint64_t root_, a_, b_;
   Rng rng_;
+  Chacha8Rand bulk_;
 };
 
 class OsEntropyNoise final : public NoiseSource {

@@ -2,8 +2,9 @@
 //
 // Kinds (name() is recorded in run summaries):
 //   seeded      xoshiro256** (engine/rng.hpp) seeded with derive_seed(root, Domain::kDpNoise, a,
-//   b):
-//               reproducible, for experiments. NOT for deployments: the seed reveals the noise.
+//   b), and for the bulk normals of add_gaussian() ChaCha8Rand (privacy/chacha20.hpp) seeded
+//               from the same seed (stream 2, "stream=2" in its name): reproducible, for
+//               experiments. NOT for deployments: the seed reveals the noise.
 //   os_entropy  ChaCha20 keyed from getrandom(2) with fast key erasure (privacy/chacha20.hpp),
 //               for deployments; not reproducible.
 //   zero        always returns zero noise: a test double (no privacy at all).
@@ -47,9 +48,9 @@ class NoiseSource {
   virtual double gaussian(double sigma);
   // Adds independent N(0, sigma^2) noise to every element: the bulk path for per-element noise
   // (DP-SGD, gradient perturbation). Same distribution and guarantee as gaussian(); the seeded
-  // non-secure source overrides it with a ziggurat sampler on its own generator (no virtual call
-  // per sample; an AVX2 path for four samples at a time gives exactly the one-at-a-time
-  // sampler's output, about 2.7 ns a sample), so its stream differs from repeated gaussian().
+  // non-secure source overrides it with a ziggurat sampler (Doornik's ZIGNOR, 128 layers) on a
+  // ChaCha8Rand stream of its own, box tests four at a time (about 1.5 ns a sample, against
+  // 2.7 ns on xoshiro before stream 2), so its stream differs from repeated gaussian().
   virtual void add_gaussian(std::span<double> x, double sigma);
   virtual double laplace(double scale);
   // Uniform in [0, 1) (53 bits) and (0, 1).

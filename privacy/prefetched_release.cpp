@@ -8,10 +8,11 @@
 #include "engine/error.hpp"
 #include "engine/state_io.hpp"
 #include "privacy/secure_release.hpp"
+#include "privacy/snapped_values.hpp"
 
 namespace dprl::privacy {
 
-int default_noise_threads() { return hardware_threads() > 1 ? 1 : 0; }
+int default_noise_threads() { return hardware_threads() > concurrent_runs() ? 1 : 0; }
 
 PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd,
                                                      double grid, HelperThread* helper)
@@ -25,27 +26,26 @@ PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::si
         "prefetched Gaussian release: grid {} does not fit a {} source (a secure source needs "
         "the plan's grid > 0, another grid 0)",
         grid, noise.secure() ? "secure" : "non-secure"));
-  ready_.resize(n);
   if (helper_) {
+    ready_.resize(n);
     ahead_.resize(n);
     start_ahead();
   }
 }
 
-namespace {
-std::unique_ptr<HelperThread> helper_for(int threads) {
+std::unique_ptr<HelperThread> make_noise_helper(int threads) {
   if (threads != 0 && threads != 1)
     throw ParamError(fmt::format("noise threads = {} must be 0 or 1", threads));
   return threads == 1 ? std::make_unique<HelperThread>() : nullptr;
 }
-}  // namespace
 
 PrefetchedGaussianRelease::PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd,
                                                      double grid, int threads)
     : PrefetchedGaussianRelease(noise, n, sd, grid, static_cast<HelperThread*>(nullptr)) {
-  own_ = helper_for(threads);
+  own_ = make_noise_helper(threads);
   helper_ = own_.get();
   if (helper_) {
+    ready_.resize(n);
     ahead_.resize(n);
     start_ahead();
   }
@@ -60,10 +60,19 @@ PrefetchedGaussianRelease::~PrefetchedGaussianRelease() {
   }
 }
 
+void PrefetchedGaussianRelease::release_checked(std::span<double> values) {
+  // add_gaussian_release past its finiteness check, which the caller has made
+  if (grid_ > 0.0)
+    secure_release_on_grid(values, SecureNoise::kGaussian, sd_, grid_, noise_);
+  else
+    noise_.add_gaussian(values, sd_);
+}
+
 void PrefetchedGaussianRelease::draw_into(std::vector<double>& buf) {
-  // the noise add_gaussian_release adds to any vector: what it adds to zeros (snap(0) = 0)
+  // the noise add_gaussian_release adds to any vector: what it adds to zeros (snap(0) = 0), which
+  // need no finiteness check
   std::fill(buf.begin(), buf.end(), 0.0);
-  add_gaussian_release(buf, sd_, grid_, noise_);
+  release_checked(buf);
 }
 
 void PrefetchedGaussianRelease::start_ahead() {
@@ -85,11 +94,9 @@ void PrefetchedGaussianRelease::wait_ahead() { helper_->wait(); }
 
 void PrefetchedGaussianRelease::operator()(std::span<double> values) {
   if (values.size() != n_)
-    throw ParamError(fmt::format("prefetched Gaussian release: {} values given, {} planned",
-                                 values.size(), n_));
-  if (grid_ > 0.0)
-    for (double v : values)
-      if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
+    throw ParamError(
+        fmt::format("prefetched Gaussian release: {} values given, {} planned", values.size(), n_));
+  if (grid_ > 0.0) check_finite_release(values);
   if (helper_) {
     wait_ahead();
     if (error_) {
@@ -101,19 +108,15 @@ void PrefetchedGaussianRelease::operator()(std::span<double> values) {
     ready_.swap(ahead_);
     start_ahead();
   } else {
-    draw_into(ready_);
+    // nothing drawn ahead: the release itself, in one pass (the same bits as adding the release
+    // of zeros, since snap(0) + y = y for the grid multiple y, and the same draws)
+    return release_checked(values);
   }
   double* v = values.data();
   const double* e = ready_.data();
   if (grid_ > 0.0) {
-    // snap_to_grid with v * (1 / g) for v / g (exact: g is a normal power of two), as the table
-    // sampler's release does; then the noise, a multiple of g
-    const double inv_grid = 1.0 / grid_, big = 0x1p53 * grid_;
-    for (std::size_t i = 0; i < n_; ++i) {
-      const double snapped =
-          std::fabs(v[i]) >= big ? v[i] : std::nearbyint(v[i] * inv_grid) * grid_;
-      v[i] = snapped + e[i];
-    }
+    // snapped as the table sampler's release snaps, then the noise (a multiple of g)
+    snap_and_add(values.first(n_), e, grid_);
   } else {
     for (std::size_t i = 0; i < n_; ++i) v[i] += e[i];
   }

@@ -5,7 +5,8 @@
 // adds to snap(x) (grid > 0; x itself when grid = 0) the vector it would add to zeros, and draws
 // exactly the same random words whatever x is. So the noise of release r + 1 can be drawn while
 // the gradient of release r + 1 is computed: with threads = 1 a worker draws it right after
-// release r takes its own; with threads = 0 each release draws its noise when it is made. The
+// release r takes its own; with threads = 0 each release is add_gaussian_release itself, on the
+// values, in one pass (no vector of zeros). The
 // source is read in the same order either way, so the released values, bit for bit, and the
 // stream do not depend on the thread count (tested), and neither does the guarantee: every
 // release is add_gaussian_release at the same sd and grid (secure_release.hpp states it; a
@@ -38,17 +39,21 @@ class StateIo;
 
 namespace dprl::privacy {
 
-// Noise threads to use when a run asks for `auto` (-1): 1 when the process may run on a second
-// CPU (its affinity mask; `taskset -c 0` makes it 0).
+// Noise threads to use when a run asks for `auto` (-1): 1 when the process may use more CPUs (its
+// affinity mask; `taskset -c 0` leaves one) than it runs experiments at once (concurrent_runs():
+// a sweep with --jobs equal to the CPUs gets no helpers).
 int default_noise_threads();
+
+// The helper of a DP-SGD run for `threads` resolved noise threads: one HelperThread for 1, none
+// for 0 (ParamError otherwise).
+std::unique_ptr<HelperThread> make_noise_helper(int threads);
 
 class PrefetchedGaussianRelease {
  public:
   // Releases of n values at standard deviation sd on the grid (both from gaussian_release_plan;
   // grid > 0 exactly when noise is secure), drawing from noise; threads is 0 or 1 (ParamError
   // otherwise, and for n = 0, sd <= 0 or a grid that does not match the source).
-  PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid,
-                            int threads);
+  PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid, int threads);
   // The same drawing ahead on the caller's helper (none: at each release), which may run other
   // jobs between two releases (the learners' split double product); it must outlive this object.
   PrefetchedGaussianRelease(NoiseSource& noise, std::size_t n, double sd, double grid,
@@ -68,9 +73,10 @@ class PrefetchedGaussianRelease {
   int threads() const { return helper_ ? 1 : 0; }
 
  private:
-  void draw_into(std::vector<double>& buf);  // zeros, then the release's noise
-  void start_ahead();                        // snapshot the position, post the next draw
-  void wait_ahead();                         // until the helper's jobs are done
+  void release_checked(std::span<double> values);  // the release on values checked finite
+  void draw_into(std::vector<double>& buf);        // zeros, then the release's noise
+  void start_ahead();                              // snapshot the position, post the next draw
+  void wait_ahead();                               // until the helper's jobs are done
 
   NoiseSource& noise_;
   std::size_t n_;

@@ -5,19 +5,10 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "privacy/snapped_values.hpp"
 #include "privacy/table_gaussian.hpp"
 
 namespace dprl::privacy {
-namespace {
-
-// A snapped release refuses values that are not finite (their grid point is undefined).
-void check_finite_release(std::span<const double> values) {
-  for (double v : values)
-    if (!std::isfinite(v)) throw ParamError("private release: input value is not finite");
-}
-
-}  // namespace
-
 SecurePlan secure_release_plan(SecureNoise kind, double scale, double sensitivity,
                                std::size_t dim) {
   if (kind == SecureNoise::kLaplace)

@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 
 #include "engine/error.hpp"
 #include "privacy/secure_sampling.hpp"
+#include "privacy/snapped_values.hpp"
 
 namespace dprl::privacy {
 
@@ -18,10 +21,10 @@ using f128 = __float128;
 
 namespace {
 
-constexpr double kTableTailSigmas = 12.0;    // tables cover [-ceil(12 sigma), ceil(12 sigma)]
-constexpr double kMaxBaseSigma = 2700;  // 2 ceil(12 sigma) + 1 <= 2^16 slots
-constexpr double kSmoothing = 2.6;      // sigma_a = 2.6 k at each convolution
-constexpr int kThresholdBits = 110;     // thresholds are multiples of 2^-110
+constexpr double kTableTailSigmas = 12.0;  // tables cover [-ceil(12 sigma), ceil(12 sigma)]
+constexpr double kMaxBaseSigma = 2700;     // 2 ceil(12 sigma) + 1 <= 2^16 slots
+constexpr double kSmoothing = 2.6;         // sigma_a = 2.6 k at each convolution
+constexpr int kThresholdBits = 110;        // thresholds are multiples of 2^-110
 // Relative error bound of exp_neg() below in 113-bit arithmetic, with a margin of 16 (docs).
 constexpr double kExpRelErr = 0x1p-104;
 
@@ -199,10 +202,11 @@ TableGaussian::TableGaussian(std::uint64_t s, std::int64_t first_coefficient) {
       break;
     }
     // k: B's width about sigma / k just under the largest table, A's width 2.6 k within it
-    const auto k = given_k ? first_coefficient
-                           : static_cast<std::int64_t>(std::min<long double>(
-                                 std::floor(kMaxBaseSigma / kSmoothing),
-                                 std::ceil(sigma / (kMaxBaseSigma - 50))));
+    const auto k =
+        given_k
+            ? first_coefficient
+            : static_cast<std::int64_t>(std::min<long double>(
+                  std::floor(kMaxBaseSigma / kSmoothing), std::ceil(sigma / (kMaxBaseSigma - 50))));
     const double va = kSmoothing * kSmoothing * double(k) * double(k);
     tables_.push_back(given_k ? alias_table(va) : std::make_shared<const GaussianAliasTable>(va));
     coef_.push_back(k_total);
@@ -219,6 +223,16 @@ TableGaussian::TableGaussian(std::uint64_t s, std::int64_t first_coefficient) {
   sigma_ = static_cast<double>(std::sqrt(realised));
   DPRL_CHECK(realised >= static_cast<long double>(s) * static_cast<long double>(s));
   DPRL_CHECK(tv_ <= kTableTvPerValue);
+  // release() multiplies in 32 bits and converts the sum exactly by the 2^52 + 2^51 trick: every
+  // coefficient below 2^31 and every sum of level draws below 2^51 in magnitude (at most 1038^2
+  // and 2^37 with three levels of at most 2^16 slots)
+  long double reach = 0;
+  for (std::size_t j = 0; j < tables_.size(); ++j) {
+    DPRL_CHECK(coef_[j] >= 1 && coef_[j] < (std::int64_t{1} << 31));
+    reach += static_cast<long double>(coef_[j]) *
+             static_cast<long double>(std::int64_t{1} << tables_[j]->bits);
+  }
+  DPRL_CHECK(reach < 0x1p51L);
 }
 
 void TableGaussian::release(std::span<double> values, double grid, NoiseSource& noise) const {
@@ -228,36 +242,51 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
   constexpr std::size_t kBlock = 256;
   const std::size_t levels = tables_.size();
   alignas(32) std::uint64_t words[kBlock * 3 / 2 + 1];
-  alignas(32) std::uint32_t halves[kBlock * 3 + 2];
   alignas(32) std::int64_t x[kBlock];
   DPRL_CHECK(levels <= 3);
-  const double inv_grid = 1.0 / grid, big = 0x1p53 * grid;
+  // the 32-bit half k of the block's words (little-endian: the low half first), read in place
+  const auto* bytes = reinterpret_cast<const unsigned char*>(words);
+  const auto half = [bytes](std::size_t k) {
+    std::uint32_t h;
+    std::memcpy(&h, bytes + 4 * k, sizeof h);
+    return h;
+  };
   for (std::size_t done = 0; done < values.size();) {
     const std::size_t m = std::min(kBlock, values.size() - done);
     const std::size_t nh = m * levels, nw = (nh + 1) / 2;
     noise.fill_u64({words, nw});
-    std::memcpy(halves, words, nw * sizeof(std::uint64_t));
-    for (std::size_t i = 0; i < m; ++i) x[i] = 0;
     for (std::size_t j = 0; j < levels; ++j) {
       const GaussianAliasTable& t = *tables_[j];
       const std::uint32_t mask = (std::uint32_t{1} << t.bits) - 1;
       const std::uint32_t* hot = t.hot.data();
-      const std::int64_t coef = coef_[j], bound = t.bound;
-      // branch-free over the block (a tie is only flagged), then the rare ties in order
-      const std::uint32_t* h = halves + j * m;
+      // |pick - bound| < 2^16 and coef < 2^31 (checked at construction): a 32 x 32 -> 64-bit
+      // product, which vectorises (a 64-bit one has no AVX2 instruction)
+      const auto coef = static_cast<std::int32_t>(coef_[j]);
+      const auto bound = static_cast<std::int32_t>(t.bound);
+      // branch-free over the block (a tie is only flagged), then the rare ties in order; the
+      // first level sets x, the others add to it
+      const std::size_t h = j * m;
       std::uint32_t ties = 0;
-      for (std::size_t i = 0; i < m; ++i) {
-        const std::uint32_t c = h[i];
-        const std::uint32_t slot = c & mask;
-        const std::uint32_t e = hot[slot];
-        const std::uint32_t u16 = c >> 16, t16 = e >> 16;
-        const std::uint32_t pick = u16 < t16 ? slot : (e & 0xffffu);
-        ties |= static_cast<std::uint32_t>(u16 == t16);
-        x[i] += coef * (static_cast<std::int64_t>(pick) - bound);
-      }
+      const auto level = [&](auto first) {
+        for (std::size_t i = 0; i < m; ++i) {
+          const std::uint32_t c = half(h + i);
+          const std::uint32_t slot = c & mask;
+          const std::uint32_t e = hot[slot];
+          const std::uint32_t u16 = c >> 16, t16 = e >> 16;
+          const std::uint32_t pick = u16 < t16 ? slot : (e & 0xffffu);
+          ties |= static_cast<std::uint32_t>(u16 == t16);
+          const std::int64_t d =
+              static_cast<std::int64_t>(coef) * (static_cast<std::int32_t>(pick) - bound);
+          x[i] = first ? d : x[i] + d;
+        }
+      };
+      if (j == 0)
+        level(std::true_type{});
+      else
+        level(std::false_type{});
       if (ties != 0) [[unlikely]] {
         for (std::size_t i = 0; i < m; ++i) {
-          const std::uint32_t c = h[i];
+          const std::uint32_t c = half(h + i);
           const std::uint32_t slot = c & mask;
           const std::uint32_t e = hot[slot];
           const std::uint32_t u16 = c >> 16, t16 = e >> 16;
@@ -265,17 +294,13 @@ void TableGaussian::release(std::span<double> values, double grid, NoiseSource& 
           std::uint64_t more[2];
           noise.fill_u64(more);
           const std::int64_t wrong = u16 < t16 ? slot : (e & 0xffffu);
-          x[i] += coef * (detail::resolve_tie(t, slot, u16, more[0], more[1]) - wrong);
+          x[i] +=
+              std::int64_t{coef} * (detail::resolve_tie(t, slot, u16, more[0], more[1]) - wrong);
         }
       }
     }
-    // snap_to_grid with v * (1 / g) for v / g (exact: g is a normal power of two, and |v| <
-    // 2^53 g keeps the quotient finite); branch-free so the loop vectorises
-    double* v = values.data() + done;
-    for (std::size_t i = 0; i < m; ++i) {
-      const double snapped = std::fabs(v[i]) >= big ? v[i] : std::nearbyint(v[i] * inv_grid) * grid;
-      v[i] = snapped + grid * static_cast<double>(x[i]);
-    }
+    // |x| < 2^51 (checked at construction)
+    snap_and_add_steps(values.subspan(done, m), x, grid);
     done += m;
   }
 }

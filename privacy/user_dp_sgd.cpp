@@ -69,14 +69,44 @@ constexpr double kSlack = 0x1.0p-40;  // covers the few roundings of the bounds 
 
 double UserDpSgdConfig::cancellation_ratio() const { return contribution == 1 ? 1.0 : 64.0; }
 
-double UserDpSgdConfig::accumulation_error() const {
+double UserDpSgdConfig::double_sum_error() const {
   // N <= m + 1 sampled users (the larger neighbour), N k summed columns per entry, plus the
   // roundings of the scaling and of the product: gamma_(N k + 2) per entry, by layer blocks and
-  // Minkowski at most gamma_(N k + 2) sum_u w_u S_u <= gamma_(N k + 2) N R C for the whole vector.
-  // Both neighbours' sums carry such an error, hence the 2.
+  // Minkowski at most gamma_(N k + 2) sum_u w_u S_u <= gamma_(N k + 2) N R C for the whole vector
   const double n = static_cast<double>(num_users) + 1.0;
+  return gamma_f64(n * contribution + 2.0) * n * cancellation_ratio();
+}
+
+std::int64_t UserDpSgdConfig::float_sum_cap() const {
+  const double cap = std::ceil(expected_batch + 8.0 * std::sqrt(expected_batch) + 8.0);
+  return static_cast<std::int64_t>(std::min(cap, static_cast<double>(num_users) + 1.0));
+}
+
+double UserDpSgdConfig::float_sum_error() const {
+  // k = 1, N <= N_f users: gamma^f_(64 + J) per entry relative to sum_u |s_u| |a_u|, whose
+  // vector norm is at most (1 + 2^-53) C per user, and N 2^-124 per entry absolute (underflow)
+  const double n = static_cast<double>(float_sum_cap());
+  const double chunks = std::ceil(n / nn::kFloatSumChunk);
+  return gamma_f32(nn::kFloatSumChunk + chunks) * n * (1.0 + 0x1.0p-20) +
+         n * 0x1.0p-104 / clip_norm;
+}
+
+bool UserDpSgdConfig::uses_float_sums() const {
+  return float_sums && contribution == 1 &&
+         2.0 * float_sum_error() * (1.0 + 0x1.0p-20) <= kMaxFloatSumError &&
+         static_cast<double>(float_sum_cap()) * clip_norm <= 0x1.0p100;
+}
+
+nn::SumArithmetic UserDpSgdConfig::step_arithmetic(int users) const {
+  return uses_float_sums() && users <= float_sum_cap() ? nn::SumArithmetic::kFloatChunks
+                                                      : nn::SumArithmetic::kDouble;
+}
+
+double UserDpSgdConfig::accumulation_error() const {
+  // both neighbours' sums carry an error, each of the arithmetic its own user count picks;
   // (1 + 2^-20) covers the computed S_u in the cap, within gamma_norm of the exact one
-  return 2.0 * gamma_f64(n * contribution + 2.0) * n * cancellation_ratio() * (1.0 + 0x1.0p-20);
+  const double e = std::max(double_sum_error(), uses_float_sums() ? float_sum_error() : 0.0);
+  return 2.0 * e * (1.0 + 0x1.0p-20);
 }
 
 double UserDpSgdConfig::sensitivity() const { return clip_norm * (1.0 + accumulation_error()); }
@@ -144,16 +174,19 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
     for (int j = 0; j < k; ++j) weights[static_cast<std::size_t>(u) * k + j] = c / k;
   }
   st.mean_norm = users - st.dropped > 0 ? total / (users - st.dropped) : 0.0;
-  // the release: the clipped sum over the real parameters (padding stays zero), summed in double
-  // (a weight 0 drops its column, so a dropped user's NaN reaches neither the sum nor the noise),
+  // the release: the clipped sum over the real parameters (padding stays zero), in the step's
+  // arithmetic (a weight 0 drops its column, so a dropped user's NaN reaches neither the sum nor the noise),
   // noised, over b
   x.resize(noised_values(nets));
+  // float_sum_error's absolute term assumes at most 2^40 entries
+  DPRL_CHECK(x.size() <= (std::size_t{1} << 40));
+  const nn::SumArithmetic arithmetic = cfg.step_arithmetic(users);
   std::size_t pos = 0;
   for (const auto& g : nets) {
     const std::size_t n = net_values(g);
     const std::span<double> block(x.data() + pos, n);
     if (users > 0)
-      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block, helper);
+      nn::accumulate_grad_f64(*g.shape, *g.cache, weights, block, helper, arithmetic);
     else
       std::fill(block.begin(), block.end(), 0.0);
     pos += n;
@@ -193,9 +226,13 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   r.unit = in.unit;
   r.sensitivity = fmt::format(
       "L2 C' = C (1 + beta) = {} with C = {} per sampled user (joint norm over all trained "
-      "networks; beta = {:.3g} covers the double-precision rounding of both neighbours' sums for "
-      "up to m + 1 sampled users, and the norms are bounded from above)",
-      in.cfg.sensitivity(), in.cfg.clip_norm, in.cfg.accumulation_error());
+      "networks; beta = {:.3g} covers the rounding of both neighbours' sums, {}, and the norms "
+      "are bounded from above)",
+      in.cfg.sensitivity(), in.cfg.clip_norm, in.cfg.accumulation_error(),
+      in.cfg.uses_float_sums()
+          ? fmt::format("in float chunks for up to {} sampled users and in double for up to m + 1",
+                        in.cfg.float_sum_cap())
+          : std::string("in double for up to m + 1 sampled users"));
   r.covers = in.covers;
   r.formal = !in.seeded;
   r.noise_source = in.noise_source;
@@ -219,6 +256,8 @@ PrivacyReport user_dp_report(const UserDpReportInput& in) {
   d["clip_norm"] = in.cfg.clip_norm;
   d["sensitivity"] = in.cfg.sensitivity();
   d["rounding_allowance"] = in.cfg.accumulation_error();
+  d["sum_arithmetic"] = in.cfg.uses_float_sums() ? "float chunks, double above the cap" : "double";
+  if (in.cfg.uses_float_sums()) d["float_sum_cap"] = in.cfg.float_sum_cap();
   d["expected_batch"] = in.cfg.expected_batch;
   d["num_users"] = in.cfg.num_users;
   d["sampling_rate"] = in.cfg.sampling_rate();

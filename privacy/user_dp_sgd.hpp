@@ -50,11 +50,22 @@
 //     whose transitions cancel more than R-fold (mean transition norm over the norm of the mean;
 //     about sqrt(k) for directions at random) is scaled down further, which only shrinks its
 //     vector).
-// With N <= m + 1 sampled users (the larger neighbour), the computed sums of two neighbours differ
-// by at most C' = C (1 + beta), beta = 2 gamma_((m+1) k + 2) (m + 1) R
-// (accumulation_error(): 2.2e-10 at m = 10^3, 2.2e-6 at m = 10^5, k = 1), and the noise std is z C'
-// (sensitivity()): the stated relation holds for the computed release, not only for exact
-// arithmetic. m is the public user count; with public_users = M the dataset must have at most M
+// With N <= m + 1 sampled users (the larger neighbour), one neighbour's computed sum is within
+// e_d C of the exact one, e_d = gamma_((m+1) k + 2) (m + 1) R (double_sum_error()).
+// Float sums (k = 1): a step with at most N_f = float_sum_cap() sampled users (a public figure from
+// b) forms its products in float chunks (nn::SumArithmetic::kFloatChunks; any other step in
+// double). Its weighted errors are rounded toward zero to float, s_u with |s_u| <= (1 + 2^-53)
+// c_u |delta_u| entrywise, so the user's vector in exact arithmetic on s_u is within the clip
+// factor's 2^-40 margin of c_u g_u and still below C; each entry is then within
+// gamma^f_(64 + J) sum_u |s_u| |a_u| of that exact sum (u = 2^-24, J = ceil(N_f / 64) chunks),
+// plus N_f 2^-124 per entry for underflow (2^20 N_f 2^-124 over at most 2^40 entries), so
+// e_f = gamma^f_(64 + J) N_f (1 + 2^-20) + N_f 2^-104 / C (float_sum_error(): 1.7e-3 at b = 256).
+// Two neighbours' computed sums (each in whichever arithmetic its own user count picks) differ by
+// at most C' = C (1 + beta), beta = 2 max(e_d, e_f) (1 + 2^-20) (e_f only when float sums are
+// used; accumulation_error(): 2.2e-10 at m = 10^3 in double alone, 3.4e-3 at b = 256 with float
+// sums), and the noise std is z C' (sensitivity()): the stated relation holds for the computed
+// release, not only for exact arithmetic. Float sums are taken only when 2 e_f <= 0.005 (b up to
+// about 400); `sum: double` (float_sums = false) keeps every step in double. m is the public user count; with public_users = M the dataset must have at most M
 // users (the offline learners refuse it otherwise). validate() refuses beta > kMaxAccumulationError
 // = 0.01 (m above about 6.7 10^6 for k = 1).
 //
@@ -106,7 +117,24 @@ struct UserDpSgdConfig {
   static constexpr double kMaxAccumulationError = 0.01;
   // R of the rounding bound above: 1 for k = 1, 64 for k > 1.
   double cancellation_ratio() const;
-  // beta above: the relative rounding allowance of the computed sum (both neighbours).
+  // Float sums (above): allowed unless this is false (configuration `sum: double`).
+  bool float_sums = true;
+  // The largest float-sum allowance taken: above it every step sums in double.
+  static constexpr double kMaxFloatSumError = 0.005;
+  // N_f: a step with at most this many sampled users may sum in float chunks: ceil(b + 8 sqrt(b)
+  // + 8), at most m + 1 (a Poisson batch exceeds it with probability below 10^-12).
+  std::int64_t float_sum_cap() const;
+  // One neighbour's rounding error over C: e_d in double (up to m + 1 users), e_f in float chunks
+  // (up to N_f users; k = 1).
+  double double_sum_error() const;
+  double float_sum_error() const;
+  // Whether steps of at most N_f users sum in float chunks: float_sums, k = 1, 2 e_f within
+  // kMaxFloatSumError, and N_f C far from float's range (no overflow).
+  bool uses_float_sums() const;
+  // The arithmetic of a step with `users` sampled users.
+  nn::SumArithmetic step_arithmetic(int users) const;
+  // beta above: the relative rounding allowance of the computed sum (both neighbours, either
+  // arithmetic).
   double accumulation_error() const;
   // C' = C (1 + beta), the L2 sensitivity of the computed sum; the noise std is z C'.
   double sensitivity() const;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/version.hpp"
 #include "tools/mpi_sweep.hpp"
 
 namespace dprl::cli {
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   if (refuse_parallel_launch(argc, argv)) return 2;
   CLI::App app{"dprl: differentially private reinforcement learning engine"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dprl 0.1.0");
+  app.set_version_flag("--version", fmt::format("dprl {}", kVersion));
   add_env_commands(app);
   add_bench_offline_command(app);
   add_bench_noise_command(app);
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   add_primorl_bench(app);
   add_dataset_commands(app);
   add_population_commands(app);
+  add_agreement_command(app);
   add_audit_commands(app);
   // an unknown first word would otherwise be reported as "A subcommand is required"
   if (argc > 1 && argv[1][0] != '-') {

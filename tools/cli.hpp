@@ -68,6 +68,7 @@ void add_bench_offline_command(CLI::App& app);  // bench offline (after add_env_
 void add_bench_noise_command(CLI::App& app);    // bench noise (after add_env_commands)
 void add_dataset_commands(CLI::App& app);  // collect, dataset info|validate, bench dataset
 void add_population_commands(CLI::App& app);  // population, bench data-release
+void add_agreement_command(CLI::App& app);    // agreement (paper 000 diagnostic)
 // `dprl run` on a pipeline file (tools/cli_population.cpp); jobs 0: every CPU.
 RunSummary run_pipeline_command(const std::string& file, const algos::RunOptions& opts, int jobs);
 void add_audit_commands(CLI::App& app);    // audit mechanism|dpsgd

@@ -13,10 +13,11 @@
 // step_us and dp_step_us are thread CPU time, which a loaded machine inflates less than wall time
 // (also printed). --noise-threads 1 gives the DP step a helper thread, as private runs have by
 // default (train.noise_threads): it draws the next step's noise while the step runs and computes
-// half of each large layer's double product; its time is then outside the thread CPU time, and
+// half of each large layer's weight-gradient product; its time is then outside the thread CPU time, and
 // the wall times (dp_step_wall_us against step_wall_us) are the figure to read. step_gflops is the step's matrix-product arithmetic (nn::matmul_flops over one step:
 // every forward pass, backward errors and weight gradients) over its thread CPU time, and
-// dp_step_gflops the same for the DP step (whose weight gradients are in double); gemm_gflops is
+// dp_step_gflops the same for the DP step (whose weight gradients are in float chunks or, with
+// --sum double or above the allowance, in double; user_dp_sgd.hpp); gemm_gflops is
 // Eigen's float GEMM on 512 x 512 matrices on this core, the practical peak they are compared
 // with.
 // tools/bench/offline_pytorch.py times the same CQL step in PyTorch.
@@ -57,6 +58,7 @@ struct BenchOfflineOpts {
   int repeats = 7;
   std::string noise = "seeded";
   int noise_threads = 0;
+  std::string sum = "auto";
   bool json = false;
 };
 
@@ -148,6 +150,7 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   cfg.clip_norm = 1.0;
   cfg.expected_batch = o.batch;
   cfg.num_users = 100 * static_cast<std::int64_t>(o.batch);
+  cfg.float_sums = o.sum == "auto";
   cfg.validate();
   auto noise =
       o.noise == "seeded" ? privacy::make_seeded_noise(0, 0) : privacy::make_os_entropy_noise(true);
@@ -160,8 +163,7 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
   const privacy::SecurePlan plan = privacy::gaussian_release_plan(
       cfg.noise_multiplier * cfg.clip_norm, cfg.clip_norm, values, noise->secure());
   const double sd = plan.scale;
-  std::unique_ptr<HelperThread> helper;
-  if (o.noise_threads == 1) helper = std::make_unique<HelperThread>();
+  const std::unique_ptr<HelperThread> helper = privacy::make_noise_helper(o.noise_threads);
   privacy::PrefetchedGaussianRelease noised(*noise, values, sd, plan.grid, helper.get());
   const privacy::GaussianRelease release = [&](std::span<double> x, double) { noised(x); };
   // interleave the two measurements so both see the same machine state
@@ -207,6 +209,8 @@ void cmd_bench_offline(const BenchOfflineOpts& o) {
     j["gemm_gflops"] = gemm;
     j["step_share_of_gemm"] = step_gflops / gemm;
     j["noise"] = noise->name();
+    j["sum_arithmetic"] = cfg.uses_float_sums() ? "float chunks" : "double";
+    j["rounding_allowance"] = cfg.accumulation_error();
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print(
@@ -239,6 +243,10 @@ void add_bench_offline_command(CLI::App& app) {
   cmd->add_option("--noise-threads", o->noise_threads,
                   "0 (default): noise drawn at each release; 1: drawn ahead on a worker thread")
       ->check(CLI::Range(0, 1));
+  cmd->add_option("--sum", o->sum,
+                  "clipped sum: auto (default: float chunks when the allowance permits, as private "
+                  "runs) or double")
+      ->check(CLI::IsMember({"auto", "double"}));
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { cmd_bench_offline(*o); });
 }

@@ -294,34 +294,33 @@ void add_privacy_commands(CLI::App& app) {
   auto* priv = app.add_subcommand("privacy", "privacy accounting and mechanism parameters");
   priv->require_subcommand(1);
 
+  // `epsilon` and `delta` share every option but their target (added after --steps)
+  const auto dpsgd_subcommand = [priv](const char* name, const char* about, DpsgdArgs& a,
+                                       const auto& target) {
+    auto* c = priv->add_subcommand(name, about);
+    c->add_option("--noise-multiplier,-z", a.z, "noise multiplier z = sigma / C")->required();
+    c->add_option("--sampling-rate,-q", a.q, "Poisson sampling rate q")->required();
+    c->add_option("--steps,-T", a.steps, "number of steps T")->required();
+    target(c);
+    c->add_option("--accountant", a.accountant, pv::accountant_names(" | "))->capture_default_str();
+    c->add_flag("--json", a.json, "print one JSON object");
+    c->add_flag("--discrete", a.discrete,
+                "discrete Gaussian noise (os-entropy runs): the bound proven for it");
+    return c;
+  };
   auto eps_args = std::make_shared<DpsgdArgs>();
-  auto* e =
-      priv->add_subcommand("epsilon", "epsilon of T steps of the Poisson-subsampled Gaussian");
-  e->add_option("--noise-multiplier,-z", eps_args->z, "noise multiplier z = sigma / C")->required();
-  e->add_option("--sampling-rate,-q", eps_args->q, "Poisson sampling rate q")->required();
-  e->add_option("--steps,-T", eps_args->steps, "number of steps T")->required();
-  e->add_option("--delta", eps_args->delta, "target delta")->required();
-  e->add_option("--accountant", eps_args->accountant, pv::accountant_names(" | "))
-      ->capture_default_str();
-  e->add_flag("--json", eps_args->json, "print one JSON object");
-  e->add_flag("--discrete", eps_args->discrete,
-              "discrete Gaussian noise (os-entropy runs): the bound proven for it");
-  e->callback([eps_args] { print_dpsgd_figure(*eps_args, false); });
-
+  dpsgd_subcommand(
+      "epsilon", "epsilon of T steps of the Poisson-subsampled Gaussian", *eps_args,
+      [&](CLI::App* c) { c->add_option("--delta", eps_args->delta, "target delta")->required(); })
+      ->callback([eps_args] { print_dpsgd_figure(*eps_args, false); });
   auto delta_args = std::make_shared<DpsgdArgs>();
-  auto* dl = priv->add_subcommand(
-      "delta", "smallest delta of T steps of the Poisson-subsampled Gaussian at an epsilon");
-  dl->add_option("--noise-multiplier,-z", delta_args->z, "noise multiplier z = sigma / C")
-      ->required();
-  dl->add_option("--sampling-rate,-q", delta_args->q, "Poisson sampling rate q")->required();
-  dl->add_option("--steps,-T", delta_args->steps, "number of steps T")->required();
-  dl->add_option("--epsilon", delta_args->epsilon, "epsilon (>= 0)")->required();
-  dl->add_option("--accountant", delta_args->accountant, pv::accountant_names(" | "))
-      ->capture_default_str();
-  dl->add_flag("--json", delta_args->json, "print one JSON object");
-  dl->add_flag("--discrete", delta_args->discrete,
-               "discrete Gaussian noise (os-entropy runs): the bound proven for it");
-  dl->callback([delta_args] { print_dpsgd_figure(*delta_args, true); });
+  dpsgd_subcommand("delta",
+                   "smallest delta of T steps of the Poisson-subsampled Gaussian at an epsilon",
+                   *delta_args,
+                   [&](CLI::App* c) {
+                     c->add_option("--epsilon", delta_args->epsilon, "epsilon (>= 0)")->required();
+                   })
+      ->callback([delta_args] { print_dpsgd_figure(*delta_args, true); });
 
   auto noise_args = std::make_shared<DpsgdArgs>();
   auto* n = priv->add_subcommand("noise", "smallest noise multiplier reaching a target epsilon");

@@ -210,7 +210,11 @@ void check_sweep(const SweepOpts& o) {
   for (const auto& run : plan.runs) {
     opts.out = run.out;
     try {
-      algos::run_experiment(run.config, run.name, opts);
+      // a pipeline run (paper 000) is checked as `dprl run --check` checks a pipeline file
+      if (algos::is_pipeline(run.config))
+        algos::check_pipeline(algos::parse_pipeline(run.config, run.name, {}, opts));
+      else
+        algos::run_experiment(run.config, run.name, opts);
     } catch (const Error& e) {
       ++failed;
       std::fflush(stdout);

@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import tempfile
+import time
 
 
 def read_runs(sweep_dir, label_key=None):
@@ -189,9 +190,11 @@ class RunArchive:
             for label, items in read_runs(os.path.join(root, sweep)).items():
                 for summary, rows, rdir in items:
                     key = f"{sweep}/{label}/{os.path.basename(rdir)}"
+                    # no columns: no rows either (not one empty list per episode)
                     self.data[key] = {
                         "summary": trim(summary, rows), "columns": cols,
-                        "rows": [[compact(num(r.get(c)), digits) for c in cols] for r in rows]}
+                        "rows": [[compact(num(r.get(c)), digits) for c in cols] for r in rows]
+                        if cols else []}
                     recorded.append(key)
         return recorded
 
@@ -260,3 +263,17 @@ def replace_block(doc, body, begin="<!-- BEGIN GENERATED -->", end="<!-- END GEN
     with open(doc + ".tmp", "w") as fh:
         fh.write(text[:i] + "\n" + body.rstrip("\n") + "\n" + text[j:])
     os.replace(doc + ".tmp", doc)
+
+
+def log(msg):
+    """A timestamped line on stdout (the paper drivers' logs)."""
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC] {msg}", flush=True)
+
+
+def commit_files(files, message):
+    """git-commits files with message when any of them changed; returns whether it committed."""
+    subprocess.run(["git", "add", "--", *files], check=False)
+    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
+        return False
+    subprocess.run(["git", "commit", "-q", "-m", message, "--", *files], check=False)
+    return True

@@ -26,10 +26,10 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import Archive, dataset_info, num, plot_series, trim_summary  # noqa: E402
+from report_common import (Archive, commit_files, dataset_info, log, num,  # noqa: E402
+                           plot_series, trim_summary)
 from gen_paper000_configs import REDUCED, TABLE3  # noqa: E402
 
 ENVS = ("cartpole", "acrobot", "lunar_lander", "hiv")
@@ -509,19 +509,11 @@ def not_run(data):
     return "\n".join(md) + "\n" if md else "Every reduced sweep ran.\n"
 
 
-def log(msg):
-    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC] {msg}", flush=True)
-
-
 def commit(args, what):
     """git-commits the page, its figures and the archive."""
     files = [args.doc, args.figs] + ([args.archive] if args.archive else [])
-    subprocess.run(["git", "add", "--", *files], check=False)
-    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
-        return
-    subprocess.run(["git", "commit", "-q", "-m", f"paper 000: archive {what}", "--", *files],
-                   check=False)
-    log(f"committed: paper 000: archive {what}")
+    if commit_files(files, f"paper 000: archive {what}"):
+        log(f"committed: paper 000: archive {what}")
 
 
 def run_m3000(args):

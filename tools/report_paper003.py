@@ -55,7 +55,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_common import num, run_sweep_seeds  # noqa: E402
+from report_common import commit_files, num, run_sweep_seeds  # noqa: E402
 
 ENVS = {
     "cartpole": {"title": "CartPole-v1", "threshold": 475.0},
@@ -65,7 +65,7 @@ ENVS = {
     "lunar_lander_2m": {"title": "LunarLander-v3, 2M steps", "threshold": 0.0,
                         "teacher_env": "lunar_lander", "config": "lunar_lander_2m",
                         "blocks": [(1, 5), (6, 10), (11, 20), (21, 30)],
-                        "supp_after_block": 2},
+                        "supp_after_block": 2, "after_panels": ["lambda1"]},
 }
 # the supplementary sweeps (configs/paper003/lunar_lander_supp_<name>.yaml), reported with
 # lunar_lander_2m: (sweep, grid key, legend)
@@ -323,11 +323,7 @@ def after_sweep(args, env, what, page_env=None):
         report(args, page_env)
         files += [args.doc] + sorted(os.path.join(args.svg, f) for f in os.listdir(args.svg)
                                      if f.startswith(f"{page_env}_") and f.endswith(".svg"))
-    subprocess.run(["git", "add", "--", *files], check=False)
-    if subprocess.run(["git", "diff", "--cached", "--quiet", "--", *files]).returncode == 0:
-        return
-    subprocess.run(["git", "commit", "-q", "-m", f"paper 003: archive {env} after {what}", "--",
-                    *files], check=False)
+    commit_files(files, f"paper 003: archive {env} after {what}")
 
 
 def run_sweeps(args, env):
@@ -350,6 +346,11 @@ def run_sweeps(args, env):
                 for name in SUPP:
                     run_sweep_file(args, os.path.join(cfg, f"lunar_lander_supp_{name}.yaml"))
                     after_sweep(args, "lunar_lander_supp", f"the {name} sweep", env)
+        for stage in spec.get("after_panels", []):  # follow-up runs, in the same seed blocks
+            for lo, hi in spec["blocks"]:
+                seeds = list(range(lo, hi + 1))
+                run_sweep_file(args, os.path.join(cfg, f"{spec['config']}_{stage}.yaml"), seeds)
+                after_sweep(args, env, f"{stage} seeds {lo}-{hi}", env)
         return
     sweep = lambda name: run_sweep_file(args, os.path.join(cfg, f"{env}_{name}.yaml"))  # noqa: E731
     stages = ["fig2a", "teacher", "fig2b", "fig2c", "fig2d", "ext", "ext_epoch"]
@@ -534,14 +535,20 @@ def claims(stats, env, teacher_eval=None):
         h, e = better(B, U, "last10", "baseline", f"unaware c = {c}")
         out.append(claim(f"2(d): once the teacher answers at random, the unaware student (c = {c})"
                          " is worse than the baseline", h, e))
+    L3 = stats.get("aware 0.3 lambda 1")  # the follow-up: panel (c)'s students at lambda = 1
     EU, EA = stats.get("epoch unaware"), stats.get("epoch aware")
-    if EU and EA:
-        h, e = better(EA, EU, "auc", "aware", "unaware")
-        out.append(claim("extension (k per epoch, c = 0.9): the aware student beats the unaware one",
-                         h, e))
-        h, e = better(EA, B, "auc", "aware", "baseline")
-        out.append(claim("extension (k per epoch, c = 0.9): the aware student beats the baseline",
-                         h, e))
+    follow = "follow-up (lambda = 1, c = 0.3): the aware student"
+    ext = "extension (k per epoch, c = 0.9): the aware student"
+    if L3 and T:
+        h, e = faster(L3, T, "aware lambda = 1", "(64, 64)")
+        out.append(claim(f"{follow} reaches the threshold sooner than the teacher-sized PPO", h, e))
+    for present, a, b, key, name_a, name_b, text in (
+            (L3, L3, U3, "auc", "aware lambda = 1", "unaware", f"{follow} beats the unaware one"),
+            (L3, L3, B, "last10", "aware lambda = 1", "baseline", f"{follow} ends above PPO alone"),
+            (EU and EA, EA, EU, "auc", "aware", "unaware", f"{ext} beats the unaware one"),
+            (EU and EA, EA, B, "auc", "aware", "baseline", f"{ext} beats the baseline")):
+        if present:
+            out.append(claim(text, *better(a, b, key, name_a, name_b)))
     for A, c in ((A1, "0.1"), (A3, "0.3")):
         h, e = better(A, B, "last10", f"aware c = {c}", "baseline")
         out.append(claim(f"(ii) the aware student (c = {c}) ends above what PPO alone reaches",
@@ -593,9 +600,13 @@ def report(args, env):
              "aware 0.3": ("fig2c", "decay=0.3"), "unaware 0.3": ("fig2d", "decay=0.3"),
              "unaware 0.9": ("fig2d", "decay=0.9"), "ext uniform": ("ext", "after_floor=uniform"),
              "ext none": ("ext", "after_floor=none"),
-             "epoch unaware": ("ext_epoch", "lambda=0"), "epoch aware": ("ext_epoch", "lambda=0.5")}
+             "epoch unaware": ("ext_epoch", "lambda=0"), "epoch aware": ("ext_epoch", "lambda=0.5"),
+             "aware 0.3 lambda 1": ("lambda1", "decay=0.3"),
+             "aware 0.1 lambda 1": ("lambda1", "decay=0.1")}
     legends = {k: lab for curves in PANELS.values() for (s, l, lab) in curves
                for k, v in names.items() if v == (s, l)}
+    legends.update({"aware 0.3 lambda 1": "privacy-aware, c = 0.3, lambda = 1",
+                    "aware 0.1 lambda 1": "privacy-aware, c = 0.1, lambda = 1"})
     sync_env(args, env)
     if "blocks" in ENVS[env]:
         sync_env(args, "lunar_lander_supp")

@@ -62,7 +62,8 @@ struct TrainParams {
       "from (0: none)");
     v("noise_threads", noise_threads, Range::closed(-1, 1),
       "private learners with DP-SGD: threads drawing the next step's noise while the gradient is "
-      "computed (0 or 1; -1: 1 when the machine has a second core); results do not depend on it");
+      "computed (0 or 1; -1: 1 when the process has a CPU beyond the runs it makes at once); "
+      "results do not depend on it");
   }
   // noise_threads with -1 resolved for this machine
   int resolved_noise_threads() const;

@@ -131,6 +131,47 @@ void count_stable(DataReleaseResult& r) {
 
 }  // namespace
 
+std::vector<std::vector<double>> exact_prefix_counts(const Dataset& data,
+                                                     std::span<const std::size_t> episodes,
+                                                     ExpertPanel& experts, double p_min,
+                                                     int max_length) {
+  const int m = experts.num_experts(), A = experts.num_actions();
+  const std::size_t od = data.obs_dim();
+  if (static_cast<int>(od) != experts.obs_dim())
+    throw DataError(fmt::format("prefix counts: the dataset has {} observation values, the "
+                                "experts {}",
+                                od, experts.obs_dim()));
+  std::vector<std::vector<double>> counts(episodes.size());
+  std::vector<PrefixCounter> counters(episodes.size(), PrefixCounter(m, A, p_min, max_length));
+  std::vector<std::size_t> active;
+  for (std::size_t c = 0; c < episodes.size(); ++c)
+    if (data.episode_length(episodes[c]) > 0) active.push_back(c);
+  std::vector<float> states;
+  std::vector<std::int32_t> g, col(static_cast<std::size_t>(m));
+  for (std::size_t j = 0; !active.empty() && j < static_cast<std::size_t>(max_length); ++j) {
+    const std::size_t n = active.size();
+    states.resize(n * od);
+    for (std::size_t a = 0; a < n; ++a) {
+      const std::size_t e = episodes[active[a]];
+      const auto s = data.obs(data.episode_start(e) + j, e);
+      std::copy(s.begin(), s.end(), states.begin() + static_cast<std::ptrdiff_t>(a * od));
+    }
+    g.resize(static_cast<std::size_t>(m) * n);
+    experts.greedy(states.data(), static_cast<int>(n), g);
+    std::vector<std::size_t> next;
+    for (std::size_t a = 0; a < n; ++a) {
+      const std::size_t c = active[a], e = episodes[c];
+      for (int i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = g[static_cast<std::size_t>(i) * n + a];
+      const auto act = static_cast<std::int32_t>(data.discrete_action(data.episode_start(e) + j));
+      counters[c].extend(col, act);
+      counts[c].push_back(counters[c].count());
+      if (j + 1 < data.episode_length(e)) next.push_back(c);
+    }
+    active.swap(next);
+  }
+  return counts;
+}
+
 ReleaseConstants release_constants(const DataReleaseParams& p) {
   DataReleaseParams q = p;
   validate_params(q, "release");

@@ -69,6 +69,7 @@
 
 #include <cstdint>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "algos/expert_level/expert_queries.hpp"
@@ -135,6 +136,15 @@ DataReleaseResult data_release(const Dataset& data, ExpertPanel& experts,
 // draw_expert_rollouts from the secret source) in order; user_id = the expert that produced it.
 DataReleaseResult data_release_rollouts(const Dataset& rollouts, ExpertPanel& experts,
                                         const DataReleaseParams& p, privacy::NoiseSource& noise);
+
+// A non-private diagnostic, never part of a release (it reads the trajectories and the experts
+// without noise): the exact count (Eq. 12) of every prefix of the given episodes up to max_length
+// steps, as the release computes it. counts[c][j] is the count of episode episodes[c]'s prefix of
+// j + 1 steps (the inner vector stops at the episode's length). ParamError as PrefixCounter.
+std::vector<std::vector<double>> exact_prefix_counts(const Dataset& data,
+                                                     std::span<const std::size_t> episodes,
+                                                     ExpertPanel& experts, double p_min,
+                                                     int max_length);
 
 // Uniform integer in [0, n) from the noise source's 64-bit draws (unbiased).
 std::uint64_t uniform_below(privacy::NoiseSource& noise, std::uint64_t n);

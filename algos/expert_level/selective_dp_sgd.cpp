@@ -224,7 +224,7 @@ void SelectiveRun::setup_noise() {
     const privacy::SecurePlan plan = privacy::user_dp_release_plan(cfg, noised, secure);
     noise_sd = plan.scale;
     noise_grid = plan.grid;
-    if (ctx.train().resolved_noise_threads() == 1) helper = std::make_unique<HelperThread>();
+    helper = privacy::make_noise_helper(ctx.train().resolved_noise_threads());
     if (!(audit && audit->tap))
       prefetched = std::make_unique<privacy::PrefetchedGaussianRelease>(*noise, noised, noise_sd,
                                                                         noise_grid, helper.get());

@@ -41,6 +41,7 @@ void OfflineLearner::plan_dp(const RunPlan& plan) {
                            ? dp_.public_users
                            : static_cast<std::int64_t>(plan.dataset->users().size());
   run->cfg.contribution = dp_.contribution;
+  run->cfg.float_sums = dp_.sum == "auto";
   run->cfg.validate();
   // the rounding allowance of the sum (user_dp_sgd.hpp) holds for at most m + 1 sampled users:
   // a public M is a public upper bound on the dataset's users

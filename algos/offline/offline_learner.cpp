@@ -202,8 +202,8 @@ TrainSteps OfflineLearner::train(TrainContext& ctx) {
   // the noise of the next step is drawn ahead while this step's gradient is computed
   // (train.noise_threads; the values released do not depend on it)
   // and a helper thread (train.noise_threads = 1) also shares the step's double products
-  std::unique_ptr<HelperThread> helper;
-  if (run_ && ctx.train().resolved_noise_threads() == 1) helper = std::make_unique<HelperThread>();
+  const std::unique_ptr<HelperThread> helper =
+      privacy::make_noise_helper(run_ ? ctx.train().resolved_noise_threads() : 0);
   std::optional<privacy::PrefetchedGaussianRelease> noised;
   if (run_)
     noised.emplace(*noise, run_->noised_values, run_->noise_sd, run_->noise_grid, helper.get());

@@ -42,6 +42,8 @@
 // | noise            | os-entropy | os-entropy (formal) or seeded (reproducible, not formal)|
 // | contribution     | 1          | transitions per sampled user                            |
 // | public_users     | 0          | m of q = b / m (0: the dataset's count, declared public)|
+// | sum              | auto       | clipped sum in float chunks when the allowance permits,  |
+// |                  |            | or always in double (user_dp_sgd.hpp, "Float sums")      |
 #pragma once
 
 #include <cmath>
@@ -107,6 +109,7 @@ struct UserDpParams {
   std::string noise = "os-entropy";
   int contribution = 1;
   std::int64_t public_users = 0;
+  std::string sum = "auto";
 
   template <class V>
   void visit(V& v) {
@@ -122,6 +125,9 @@ struct UserDpParams {
     v("public_users", public_users, Range::closed(0, 1e15),
       "m of q = batch_size / m, a public figure (0: the dataset's user count, which is then "
       "declared public and published)");
+    v("sum", sum, Choices{{"auto", "double"}},
+      "arithmetic of the clipped sum: auto (float chunks while their rounding allowance stays "
+      "within 0.5% of clip_norm, else double) or double");
   }
   // Throws ParamError naming <owner>.epsilon when dp is on without a budget.
   void check(const char* owner) const;

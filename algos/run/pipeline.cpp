@@ -316,7 +316,7 @@ std::optional<RunSummary> finished(const PipelineSpec& s) {
 
 }  // namespace
 
-PipelineTrainData pipeline_train_data(const PipelineSpec& s, const PipelineOptions& o) {
+PipelineExperts pipeline_experts(const PipelineSpec& s, const PipelineOptions& o) {
   fs::path demos = s.population.out / "demos";
   if (!s.population_on_disk) {
     PopulationOptions po;
@@ -324,14 +324,22 @@ PipelineTrainData pipeline_train_data(const PipelineSpec& s, const PipelineOptio
     po.quiet = o.progress == Progress::Mode::kOff;
     demos = build_population(s.population, po).dataset;
   }
-  PipelineTrainData t;
-  t.data = load_dataset(demos, "minari");
+  PipelineExperts e;
+  e.data = load_dataset(demos, "minari");
   ExpertsFolder folder = read_experts(s.population.out);
-  check_experts(t.data, folder, s);
-  if (s.experts < s.population_experts) subset_experts(s, t.data, folder);
+  check_experts(e.data, folder, s);
+  if (s.experts < s.population_experts) subset_experts(s, e.data, folder);
+  e.policies = std::move(folder.policies);
+  return e;
+}
+
+PipelineTrainData pipeline_train_data(const PipelineSpec& s, const PipelineOptions& o) {
+  PipelineExperts ex = pipeline_experts(s, o);
+  PipelineTrainData t;
+  t.data = std::move(ex.data);
   t.experts = s.experts;
   if (s.mode == "selective" && s.epsilon1 > 0) {
-    Release rel = release_stage(s, t.data, folder.policies, o, nullptr);
+    Release rel = release_stage(s, t.data, ex.policies, o, nullptr);
     t.stable = std::move(rel.stable);
     t.unstable = std::move(rel.unstable);
     if (rel.unstable_all) t.unstable = t.data;
@@ -411,15 +419,9 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   auto since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  PopulationOptions po;
-  po.jobs = o.jobs;
-  po.quiet = o.progress == Progress::Mode::kOff;
-  const PopulationResult pop = build_population(s.population, po);
-  Dataset data = load_dataset(pop.dataset, "minari");
-  ExpertsFolder folder = read_experts(s.population.out);
-  check_experts(data, folder, s);
+  PipelineExperts ex = pipeline_experts(s, o);
+  Dataset& data = ex.data;
   const std::int64_t m = s.experts;
-  if (m < s.population_experts) subset_experts(s, data, folder);
 
   const double population_s = since(start);
   const auto release_start = Clock::now();
@@ -428,7 +430,7 @@ RunSummary run_pipeline(const PipelineSpec& s, const PipelineOptions& o) {
   if (s.mode != "non_private") ledger.emplace(s.out, s.epsilon, s.delta);
   std::optional<Release> rel;
   if (s.mode == "selective" && s.epsilon1 > 0)
-    rel = release_stage(s, data, folder.policies, o, &*ledger);
+    rel = release_stage(s, data, ex.policies, o, &*ledger);
   const double release_s = since(release_start);
   const auto train_start = Clock::now();
   const double train_cpu_start = thread_cpu_seconds();

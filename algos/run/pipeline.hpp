@@ -153,6 +153,15 @@ struct PipelineTrainData {
 };
 PipelineTrainData pipeline_train_data(const PipelineSpec& spec, const PipelineOptions& opts);
 
+// The demonstrations and the expert policies a pipeline's release reads: the population (on disk,
+// or built when missing: finished runs are reused) and the expert subset when `experts` is
+// below the population's.
+struct PipelineExperts {
+  Dataset data;
+  std::vector<std::filesystem::path> policies;
+};
+PipelineExperts pipeline_experts(const PipelineSpec& spec, const PipelineOptions& opts);
+
 // Everything that could refuse the pipeline once a stage has run, checked before any runs (no
 // population trained, no budget charged, no file written): the run directory can be created,
 // its pipeline ledger (when there is one) is readable and not already spent beyond the budget.

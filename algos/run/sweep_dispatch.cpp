@@ -8,6 +8,7 @@
 #include "algos/run/sweep.hpp"
 #include "engine/error.hpp"
 #include "engine/io.hpp"
+#include "engine/thread_pool.hpp"
 
 namespace dprl::algos {
 namespace {
@@ -133,6 +134,7 @@ SweepResult SweepDispatcher::finish() {
 }
 
 void work_local(SweepDispatcher& d, int jobs, int rank) {
+  const ConcurrentRuns running(jobs);  // so that private runs start helpers only on spare CPUs
   auto loop = [&d, rank] {
     while (const auto i = d.next())
       d.record(*i, execute_run(d.plan().runs[*i], rank, d.from_checkpoints()));

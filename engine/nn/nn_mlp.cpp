@@ -1,13 +1,15 @@
 #include "engine/nn/nn_mlp.hpp"
-#include "engine/thread_pool.hpp"
 
 #include <fmt/format.h>
 
 #include <Eigen/QR>
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "engine/error.hpp"
+#include "engine/thread_pool.hpp"
 
 namespace dprl::nn {
 
@@ -31,6 +33,26 @@ template <class F>
 void for_col_chunks(Eigen::Index n, F&& f) {
   for (Eigen::Index c = 0; c < n; c += kGemmCols) f(c, std::min(kGemmCols, n - c));
 }
+
+// A layer's product over its output columns: a large layer (kSplitProduct weights or more) is
+// always two products, the left and right halves of its columns (a multiple of 8 columns on the
+// left), whoever computes them, so the values do not depend on the helper, which takes the right
+// half when it is idle.
+template <class F>
+void run_halves(Eigen::Index rows, Eigen::Index cols, HelperThread* helper, const F& product) {
+  const Eigen::Index left = rows * cols >= kSplitProduct ? cols / 2 / 8 * 8 : 0;
+  if (left == 0) {
+    product(Eigen::Index{0}, cols);
+  } else if (helper && helper->idle()) {
+    helper->post([&product, left, cols] { product(left, cols - left); });
+    product(Eigen::Index{0}, left);
+    helper->wait();
+  } else {
+    product(Eigen::Index{0}, left);
+    product(left, cols - left);
+  }
+}
+
 
 // a = act(z), elementwise (a may alias z except for SiLU, which keeps z).
 void apply_act(Act act, const Mat& z, Mat& a) {
@@ -243,11 +265,38 @@ void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float
   }
 }
 
+namespace {
+// grow-only scratch: a buffer resized per layer would be freed and reallocated every call, and
+// glibc hands blocks of this size back to the kernel (page faults on every step)
+template <class T>
+T* scratch(std::vector<T>& v, Eigen::Index rows, Eigen::Index cols) {
+  const auto n = static_cast<std::size_t>(rows * cols);
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+}  // namespace
+
+void round_toward_zero(std::span<const double> in, std::span<float> out) {
+  DPRL_CHECK(in.size() == out.size());
+  // the nearest float, moved one step toward zero when it lies farther from zero than the double
+  // (a float's magnitude bits less one are the next float toward zero)
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto f = static_cast<float>(in[i]);
+    const std::uint32_t step = std::fabs(static_cast<double>(f)) > std::fabs(in[i]) ? 1u : 0u;
+    out[i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - step);
+  }
+}
+
 void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
-                         std::span<double> out, HelperThread* helper) {
+                         std::span<double> out, HelperThread* helper, SumArithmetic arithmetic) {
   using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
   DPRL_CHECK(static_cast<int>(weights.size()) == c.batch);
-  thread_local MatD scaled, act;
+  const bool chunks = arithmetic == SumArithmetic::kFloatChunks;
+  bool zero_weight = false;
+  for (const double w : weights) zero_weight |= w == 0.0;
+  thread_local std::vector<double> scaled_d, act_d;
+  thread_local std::vector<float> scaled_f, act_f;
   std::size_t pos = 0;
   for (int l = 0; l < s.num_layers(); ++l) {
     const Eigen::Index rows = s.out(l), cols = s.in(l);
@@ -256,42 +305,59 @@ void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const d
     Eigen::Map<Eigen::VectorXd> gb(out.data() + pos + rows * cols, rows);
     pos += static_cast<std::size_t>(rows * (cols + 1));
     const Eigen::Map<const Eigen::RowVectorXd> wv(weights.data(), c.batch);
-    scaled = c.delta[l].cast<double>().array().rowwise() * wv.array();
-    act = c.a[l].cast<double>();
+    Eigen::Map<MatD> sd(scratch(scaled_d, rows, c.batch), rows, c.batch);
+    sd = c.delta[l].cast<double>().array().rowwise() * wv.array();
+    // a zero weight drops the column outright: 0 x NaN would be NaN
     for (Eigen::Index i = 0; i < c.batch; ++i)
-      if (weights[static_cast<std::size_t>(i)] == 0.0) {
-        // a zero weight drops the column outright: 0 x NaN would be NaN
-        scaled.col(i).setZero();
-        act.col(i).setZero();
-      }
+      if (weights[static_cast<std::size_t>(i)] == 0.0) sd.col(i).setZero();
     gw.setZero();
-    // columns [c0, c0 + w) of the product; half the float chunk over the batch, so the packed
-    // double blocks fit the same stack limit
-    const auto product = [&gw, &c](const MatD& sc, const MatD& ac, Eigen::Index col0,
-                                    Eigen::Index w) {
-      for (Eigen::Index b0 = 0; b0 < c.batch; b0 += kGemmCols / 2) {
-        const Eigen::Index n = std::min(kGemmCols / 2, c.batch - b0);
-        gw.middleCols(col0, w).noalias() +=
-            sc.middleCols(b0, n) * ac.middleRows(col0, w).middleCols(b0, n).transpose();
+    gb = sd.rowwise().sum();
+    if (chunks) {
+      // each scaled error rounded once more, to float and toward zero (no larger than the double
+      // one); the activations as they are, unless a zero-weight column has to be cleared
+      Eigen::Map<Mat> sf(scratch(scaled_f, rows, c.batch), rows, c.batch);
+      const auto n = static_cast<std::size_t>(rows * c.batch);
+      round_toward_zero({sd.data(), n}, {sf.data(), n});
+      const float* act = c.a[l].data();
+      if (zero_weight) {
+        Eigen::Map<Mat> af(scratch(act_f, cols, c.batch), cols, c.batch);
+        af = c.a[l];
+        for (Eigen::Index i = 0; i < c.batch; ++i)
+          if (weights[static_cast<std::size_t>(i)] == 0.0) af.col(i).setZero();
+        act = af.data();
       }
-    };
-    // a large layer is always two products, the left and right halves of its output columns
-    // (a multiple of 8 columns on the left), whoever computes them: so the values do not depend
-    // on the helper, which takes the right half when it is idle
-    const Eigen::Index left = rows * cols >= kSplitProduct ? cols / 2 / 8 * 8 : 0;
-    if (left == 0) {
-      product(scaled, act, 0, cols);
-    } else if (helper && helper->idle()) {
-      const MatD& sc = scaled;
-      const MatD& ac = act;
-      helper->post([&, left] { product(sc, ac, left, cols - left); });
-      product(scaled, act, 0, left);
-      helper->wait();
+      const Eigen::Map<const Mat> ac(act, cols, c.batch);
+      // columns [col0, col0 + w): per chunk of kFloatSumChunk batch columns, a float product
+      // (at most kGemmCols output columns at a time) added to the double sum
+      const auto product = [&gw, &sf, &ac, &c](Eigen::Index col0, Eigen::Index w) {
+        thread_local std::vector<float> part_buf;
+        Eigen::Map<Mat> part(scratch(part_buf, gw.rows(), w), gw.rows(), w);
+        for (Eigen::Index b0 = 0; b0 < c.batch; b0 += kFloatSumChunk) {
+          const Eigen::Index n = std::min<Eigen::Index>(kFloatSumChunk, c.batch - b0);
+          for_col_chunks(w, [&](Eigen::Index c0, Eigen::Index cw) {
+            part.middleCols(c0, cw).noalias() =
+                sf.middleCols(b0, n) * ac.middleRows(col0 + c0, cw).middleCols(b0, n).transpose();
+          });
+          gw.middleCols(col0, w) += part.cast<double>();
+        }
+      };
+      run_halves(rows, cols, helper, product);
     } else {
-      product(scaled, act, 0, left);
-      product(scaled, act, left, cols - left);
+      Eigen::Map<MatD> ad(scratch(act_d, cols, c.batch), cols, c.batch);
+      ad = c.a[l].cast<double>();
+      for (Eigen::Index i = 0; i < c.batch; ++i)
+        if (weights[static_cast<std::size_t>(i)] == 0.0) ad.col(i).setZero();
+      // columns [col0, col0 + w) of the product; half the float chunk over the batch, so the
+      // packed double blocks fit the same stack limit
+      const auto product = [&gw, &sd, &ad, &c](Eigen::Index col0, Eigen::Index w) {
+        for (Eigen::Index b0 = 0; b0 < c.batch; b0 += kGemmCols / 2) {
+          const Eigen::Index n = std::min(kGemmCols / 2, c.batch - b0);
+          gw.middleCols(col0, w).noalias() +=
+              sd.middleCols(b0, n) * ad.middleRows(col0, w).middleCols(b0, n).transpose();
+        }
+      };
+      run_halves(rows, cols, helper, product);
     }
-    gb = scaled.rowwise().sum();
     count_flops(s, l, c.batch);
   }
   DPRL_CHECK(pos == out.size());

@@ -121,19 +121,36 @@ void backward_errors(const MlpShape& s, const float* params, const Eigen::Ref<co
 // product per layer. Empty weights mean w_i = 1.
 void accumulate_grad(const MlpShape& s, const MlpCache& c, std::span<const float> weights,
                      float* grad);
-// The weighted sum of accumulate_grad in double, for the private releases: out (overwritten) holds
-// every layer's weight block (out x in, column-major) then its bias, layer after layer, with
-// sum(out(l) (in(l) + 1)) values. The errors and inputs are converted exactly, each column is
-// scaled by its weight in double and the products are summed in double, so every entry is within
-// gamma_(B+2) sum_i w_i |delta_i,r| |a_i,c| of the exact weighted sum (u = 2^-53, B = batch;
-// privacy/user_dp_sgd.hpp uses this bound). A column whose weight is 0 is left out entirely, so
-// NaN or infinite errors or inputs in it do not reach the sum.
+// How accumulate_grad_f64 forms its products (both give the layout and the zero-weight rule
+// below; privacy/user_dp_sgd.hpp chooses one per step and covers its bound):
+//  - kDouble: errors and activations converted exactly, each column scaled by its weight in double
+//    and the products summed in double: every entry is within gamma_(B+2) sum_i w_i |delta_i,r|
+//    |a_i,c| of the exact weighted sum (u = 2^-53, B = batch columns).
+//  - kFloatChunks: each column scaled by its weight in double and rounded toward zero to float
+//    (s_i: |s_i,r| <= (1 + 2^-53) |w_i delta_i,r|), the products s_i a_i summed in float over
+//    chunks of kFloatSumChunk batch columns (in any order, fused or not) and the J = ceil(B /
+//    kFloatSumChunk) chunk sums added in double: every weight entry is within
+//    gamma_(kFloatSumChunk + J) sum_i |s_i,r| |a_i,c| of sum_i s_i,r a_i,c (u = 2^-24, the double
+//    additions counted as float roundings), plus B 2^-124 for the operations that may underflow
+//    or flush to zero. About twice as fast as kDouble on AVX2 cores. Bias entries are the double
+//    sums of the double-scaled errors either way.
+enum class SumArithmetic { kDouble, kFloatChunks };
+inline constexpr int kFloatSumChunk = 64;
+// out[i] = in[i] rounded to float toward zero (|out[i]| <= |in[i]|; beyond float's range the
+// largest float; 0 and NaN stay), kFloatChunks' scaling.
+void round_toward_zero(std::span<const double> in, std::span<float> out);
+
+// The weighted sum of accumulate_grad in higher precision, for the private releases: out
+// (overwritten) holds every layer's weight block (out x in, column-major) then its bias, layer
+// after layer, with sum(out(l) (in(l) + 1)) values. A column whose weight is 0 is left out
+// entirely, so NaN or infinite errors or inputs in it do not reach the sum.
 // A large layer's product (16384 weights or more) is computed as two, the left and right halves
 // of its output columns; with a helper that is idle when it starts, the helper computes the right
 // half while the caller computes the left. The same products run either way, so the values do
 // not depend on the helper (tested bit for bit).
 void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
-                         std::span<double> out, HelperThread* helper = nullptr);
+                         std::span<double> out, HelperThread* helper = nullptr,
+                         SumArithmetic arithmetic = SumArithmetic::kDouble);
 // backward_errors then accumulate_grad with unit weights (grad is overwritten when zero_first).
 void backward(const MlpShape& s, const float* params, const Eigen::Ref<const Mat>& dout,
               MlpCache& c, float* grad, bool zero_first = true);

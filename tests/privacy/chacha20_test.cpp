@@ -7,7 +7,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
+#include "engine/error.hpp"
 #include "privacy/noise_source.hpp"
 
 using namespace dprl::privacy;
@@ -44,6 +47,63 @@ TEST_SUITE("unit") {
         CHECK(avx2[16 * w + l] == one[w]);
       }
     }
+  }
+}
+
+TEST_SUITE("golden") {
+  // C2SP's "ChaCha8Rand" specification, section "Sample output": the seed is the ASCII string
+  // ABCDEFGHIJKLMNOPQRSTUVWXYZ123456 and the output, as little-endian 64-bit words, begins as
+  // below. Words 120-127 straddle the first iteration's end (124 words; the next key is its last
+  // 32 bytes) and 368-371 end the third iteration.
+  TEST_CASE("ChaCha8Rand reproduces the specification's sample output") {
+    const char* seed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ123456";
+    std::array<std::uint32_t, 8> key;
+    for (int i = 0; i < 8; ++i) std::memcpy(&key[i], seed + 4 * i, 4);  // little-endian words
+    Chacha8Rand rng(key);
+    std::vector<std::uint64_t> out(372);
+    for (auto& w : out) w = rng.next_u64();
+    const std::uint64_t first[4] = {0xb773b6063d4616a5, 0x1160af22a66abc3c, 0x8c2599d9418d287c,
+                                    0x7ee07e037edc5cd6};
+    const std::uint64_t boundary[8] = {0x1cf08ce1b1176f00, 0xccf7d0a4b81ecb49, 0x303fea136b2c430e,
+                                       0x861d6c139c06c871, 0x5f41df72e05e0487, 0x25bd7e1e1ae26b1d,
+                                       0xbe9f4004d662a41d, 0x65bf58d483188546};
+    const std::uint64_t last[4] = {0xedb523bd15c619fa, 0x02d97fd53ecc23c0, 0xacaf05a34462374c,
+                                   0xddd9c6d34bffa11f};
+    for (int i = 0; i < 4; ++i) CHECK(out[i] == first[i]);
+    for (int i = 0; i < 8; ++i) CHECK(out[120 + i] == boundary[i]);
+    for (int i = 0; i < 4; ++i) CHECK(out[368 + i] == last[i]);
+  }
+
+  TEST_CASE("ChaCha8Rand: the vector kernels equal the scalar iteration, restore resumes exactly") {
+    std::array<std::uint32_t, 8> key = {0x9e3779b9u, 1u, 0xfffffffeu, 0x7f4a7c15u,
+                                        0u,          3u, 0xc0ffee00u, 0x13579bdfu};
+    alignas(64) std::uint64_t fast[128], avx2[128], ref[128];
+    for (int round = 0; round < 4; ++round) {
+      chacha8rand_iteration(key, fast);
+      detail::chacha8rand_iteration_avx2(key, avx2);
+      detail::chacha8rand_iteration_scalar(key, ref);
+      for (int i = 0; i < 128; ++i) {
+        CHECK(fast[i] == ref[i]);
+        CHECK(avx2[i] == ref[i]);
+      }
+      std::memcpy(key.data(), ref + 124, sizeof(key));
+    }
+    Chacha8Rand a(key);
+    for (int i = 0; i < 200; ++i) (void)a.next_u64();
+    Chacha8Rand b(key);
+    b.restore(a.key(), a.position());
+    for (int i = 0; i < 300; ++i) CHECK(a.next_u64() == b.next_u64());
+    // take() hands out the same words as next_u64, at most to the iteration's end
+    Chacha8Rand c(key), d(key);
+    std::size_t got = 0;
+    while (got < 500) {
+      const auto words = c.take(37);
+      REQUIRE(!words.empty());
+      CHECK(words.size() <= 37);
+      for (std::uint64_t w : words) CHECK(w == d.next_u64());
+      got += words.size();
+    }
+    CHECK_THROWS_AS(c.restore(key, 125), dprl::DataError);
   }
 }
 

@@ -113,6 +113,75 @@ TEST_SUITE("unit") {
     CHECK(worst > 0.999 * cfg.clip_norm);  // the removed users were clipped to C
   }
 
+  TEST_CASE(
+      "user-level DP-SGD in float chunks: two neighbours' computed sums differ by at most the "
+      "noise's sensitivity") {
+    // b = 256 of m = 25,600 users: steps of up to N_f = 392 sampled users sum in float chunks.
+    // 300 users pointing nearly the same way, all clipped: the float rounding of the chunk sums
+    // (about 64 C each) is far above the double allowance, and within the float one
+    const int N = 300, in = 3, out = 2;
+    const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
+    dprl::Rng rng(9);
+    Mat a(in, N), d(out, N);
+    for (int i = 0; i < N; ++i) {
+      for (int r = 0; r < in; ++r) a(r, i) = static_cast<float>(1.0 / 3.0 + 0.01 * rng.normal());
+      for (int r = 0; r < out; ++r) d(r, i) = static_cast<float>(100.0 / 7.0 + rng.normal());
+    }
+    UserDpSgdConfig cfg;
+    cfg.clip_norm = 1.0;
+    cfg.noise_multiplier = 1.3;
+    cfg.num_users = 25600;
+    cfg.expected_batch = 256;
+    cfg.validate();
+    REQUIRE(cfg.uses_float_sums());
+    CHECK(cfg.float_sum_cap() == 392);
+    CHECK(cfg.step_arithmetic(N) == dprl::nn::SumArithmetic::kFloatChunks);
+    CHECK(cfg.step_arithmetic(393) == dprl::nn::SumArithmetic::kDouble);
+    const double double_only = 2.0 * cfg.double_sum_error() * (1.0 + 0x1.0p-20);
+    CHECK(cfg.accumulation_error() > 100 * double_only);
+    const auto [x, sd] = release_of(cfg, s, one_layer_cache(a, d), N);
+    const double sensitivity = sd / cfg.noise_multiplier;
+    double worst = 0, off = 0;
+    for (int j : {0, 1, 63, 64, 150, N - 2, N - 1}) {
+      CAPTURE(j);
+      const auto [y, sd2] =
+          release_of(cfg, s, one_layer_cache(drop_cols(a, j, 1), drop_cols(d, j, 1)), N - 1);
+      CHECK(sd2 == sd);
+      const double dist = distance(x, y);
+      worst = std::max(worst, dist);
+      off = std::max(off, std::fabs(dist / cfg.clip_norm - 1.0));
+    }
+    MESSAGE("float chunks: largest |neighbour distance / C - 1| = " << off);
+    CHECK(worst <= sensitivity);
+    CHECK(worst > 0.999 * cfg.clip_norm);
+    // the rounding is real: a sensitivity with the double allowance alone would not cover it
+    CHECK(off > double_only);
+  }
+
+  TEST_CASE("user-level DP-SGD: float sums are taken only where their allowance is small") {
+    UserDpSgdConfig cfg;
+    cfg.num_users = 100000;
+    cfg.expected_batch = 256;
+    CHECK(cfg.uses_float_sums());
+    CHECK(cfg.accumulation_error() <= UserDpSgdConfig::kMaxFloatSumError);
+    cfg.float_sums = false;  // sum: double
+    CHECK_FALSE(cfg.uses_float_sums());
+    CHECK(cfg.step_arithmetic(10) == dprl::nn::SumArithmetic::kDouble);
+    CHECK(cfg.accumulation_error() < 1e-5);
+    cfg.float_sums = true;
+    cfg.contribution = 2;  // k > 1: double
+    CHECK_FALSE(cfg.uses_float_sums());
+    cfg.contribution = 1;
+    cfg.expected_batch = 2048;  // the float allowance would exceed 0.5%
+    CHECK_FALSE(cfg.uses_float_sums());
+    cfg.expected_batch = 64;
+    CHECK(cfg.uses_float_sums());
+    cfg.clip_norm = 1e-35;  // the underflow term dominates
+    CHECK_FALSE(cfg.uses_float_sums());
+    cfg.clip_norm = 1e30;  // N_f C near float's range
+    CHECK_FALSE(cfg.uses_float_sums());
+  }
+
   TEST_CASE("user-level DP-SGD: a user whose transitions almost cancel is within C, exactly") {
     // k = 2 transitions with the same input and opposite errors up to a relative difference eps:
     // the sum of their gradients is the difference times the input. At eps = 3e-7 its computed
@@ -211,9 +280,16 @@ TEST_SUITE("unit") {
   TEST_CASE("the rounding allowances are the stated closed forms") {
     UserDpSgdConfig cfg;
     cfg.num_users = 1000;
+    // float sums (b = 1: N_f = ceil(1 + 8 + 8) = 17 users, one chunk): beta = 2 e_f (1 + 2^-20),
+    // e_f = gamma^f_(64 + 1) 17 (1 + 2^-20) + 17 2^-104 / C
+    const double uf = std::ldexp(1.0, -24);
+    const double ef = 65 * uf / (1 - 65 * uf) * 17 * (1 + 0x1.0p-20) + 17 * 0x1.0p-104;
+    CHECK(cfg.float_sum_cap() == 17);
+    CHECK(cfg.accumulation_error() == doctest::Approx(2 * ef * (1 + 0x1.0p-20)).epsilon(1e-12));
+    cfg.float_sums = false;
     const double u = std::ldexp(1.0, -53);
     auto gamma = [u](double n) { return n * u / (1 - n * u); };
-    // beta = 2 gamma_((m + 1) k + 2) (m + 1) R, R = 1 (k = 1) or 64 (k > 1)
+    // in double alone: beta = 2 gamma_((m + 1) k + 2) (m + 1) R, R = 1 (k = 1) or 64 (k > 1)
     CHECK(cfg.accumulation_error() == doctest::Approx(2 * gamma(1003) * 1001).epsilon(1e-5));
     CHECK(cfg.sensitivity() == doctest::Approx(1 + 2 * gamma(1003) * 1001).epsilon(1e-15));
     cfg.contribution = 4;

@@ -117,6 +117,18 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("noise threads on auto: a helper only where a CPU is left beside the runs") {
+    // outside a sweep one run: a helper when the process may use two CPUs
+    CHECK(default_noise_threads() == (dprl::hardware_threads() > 1 ? 1 : 0));
+    {
+      // a sweep running as many runs as CPUs: none
+      const dprl::ConcurrentRuns sweep(dprl::hardware_threads());
+      CHECK(dprl::concurrent_runs() == dprl::hardware_threads());
+      CHECK(default_noise_threads() == 0);
+    }
+    CHECK(dprl::concurrent_runs() == 1);
+  }
+
   TEST_CASE("prefetched release: bad input is refused") {
     auto seeded = make_seeded_noise(1);
     auto secure = make_seeded_noise(1, 0, 0, true);

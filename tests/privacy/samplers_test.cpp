@@ -254,7 +254,7 @@ TEST_SUITE("unit") {
   TEST_CASE("noise sources: names - reproducibility - zero and scripted doubles") {
     auto a = make_seeded_noise(1, 2, 3), b = make_seeded_noise(1, 2, 3),
          c = make_seeded_noise(1, 2, 4);
-    CHECK(a->name() == "seeded(root=1, a=2, b=3)");
+    CHECK(a->name() == "seeded(root=1, a=2, b=3, stream=2)");
     const double x = a->gaussian(1.0);
     CHECK(x == b->gaussian(1.0));
     CHECK(x != c->gaussian(1.0));

@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "engine/error.hpp"
@@ -19,6 +20,7 @@
 #include "privacy/laplace_mechanism.hpp"
 #include "privacy/noise_source.hpp"
 #include "privacy/secure_sampling.hpp"
+#include "privacy/snapped_values.hpp"
 
 using namespace dprl::privacy;
 
@@ -147,6 +149,57 @@ TEST_SUITE("statistical") {
 }
 
 TEST_SUITE("unit") {
+  TEST_CASE("the vectorised snap-and-add gives the scalar snap's bits, noise or integer steps") {
+    // around grid midpoints (ties round to even), both signs, at and beyond 2^53 g (kept as
+    // they are), subnormal-sized and zero, in lengths that leave scalar tails
+    for (const double g : {0x1p-20, 0x1p-3, 1.0, 0x1p10}) {
+      std::vector<double> base;
+      for (const double k :
+           {0.0, 0.5, 1.5, 2.5, -0.5, -2.5, 1e6 + 0.5, 3.0, -7.25, 0x1p52, -0x1p52})
+        base.push_back(k * g);
+      for (const double u : {0x1p53, -0x1p53, 0x1p60, 0x1.8p53}) base.push_back(u * g);
+      base.push_back(std::nextafter(0.5 * g, 0.0));
+      base.push_back(std::nextafter(0.5 * g, 1.0));
+      base.push_back(4.9e-324);
+      base.push_back(0.3);
+      base.push_back(-123.456);
+      for (std::size_t n = 0; n <= base.size(); ++n) {
+        std::vector<double> e(n), a(base.begin(), base.begin() + static_cast<long>(n)),
+            b = a, c = a, d = a;
+        std::vector<std::int64_t> steps(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          e[i] = g * static_cast<double>(static_cast<std::int64_t>(i * 7919) % 1000 - 500);
+          steps[i] = (i % 2 ? -1 : 1) * ((std::int64_t{1} << (i % 51)) - 1);
+        }
+        const double inv = 1.0 / g, big = 0x1p53 * g;
+        snap_and_add(a, e.data(), g);
+        snap_and_add_steps(c, steps.data(), g);
+        for (std::size_t i = 0; i < n; ++i) {
+          b[i] = snap_scaled(b[i], g, inv, big) + e[i];
+          d[i] = snap_scaled(d[i], g, inv, big) + g * static_cast<double>(steps[i]);
+          CHECK(std::bit_cast<std::uint64_t>(a[i]) == std::bit_cast<std::uint64_t>(b[i]));
+          CHECK(std::bit_cast<std::uint64_t>(c[i]) == std::bit_cast<std::uint64_t>(d[i]));
+        }
+      }
+    }
+    // a NaN or an infinity anywhere is refused; the largest finite values and -0 are not
+    for (std::size_t n : {1, 4, 5, 9, 33}) {
+      std::vector<double> ok(n, -0.0);
+      ok[0] = std::numeric_limits<double>::max();
+      ok[n - 1] = -std::numeric_limits<double>::max();
+      CHECK_NOTHROW(check_finite_release(ok));
+      for (std::size_t at = 0; at < n; ++at)
+        for (const double bad : {std::nan(""), -std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+          std::vector<double> x(n, 1.0);
+          x[at] = bad;
+          CHECK_THROWS_AS(check_finite_release(x), dprl::ParamError);
+        }
+    }
+    CHECK(small_int_to_double((std::int64_t{1} << 51) - 1) == 0x1p51 - 1);
+    CHECK(small_int_to_double(-(std::int64_t{1} << 51) + 1) == -0x1p51 + 1);
+    CHECK(small_int_to_double(0) == 0.0);
+  }
+
   TEST_CASE(
       "secure plan: the grid per release covers Delta + d g (L1) and Delta + sqrt(d) g (L2)") {
     for (std::size_t d :

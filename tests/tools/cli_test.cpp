@@ -294,6 +294,23 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("n1: no such dataset") != std::string::npos);
     CHECK(r.err.find("n2: no such dataset") != std::string::npos);
     CHECK_FALSE(fs::exists(d / "sw2" / "base"));
+    // a sweep of pipeline runs (paper 000) is checked as `run --check` checks a pipeline file:
+    // no population trained, nothing written; a bad pipeline value is refused on one line
+    const std::string pipe = kSrc + "/configs/paper000/cartpole_cql_eps10.yaml";
+    dprl::write_file_atomic(sweep, "base: " + pipe + "\nout: " + (d / "sw3").string() +
+                                       "\nseeds: [1, 2]\n");
+    r = cli_test::run("sweep " + sweep.string() + " --check");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("2 runs checked") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "sw3"));
+    dprl::write_file_atomic(sweep, "base: " + pipe + "\nout: " + (d / "sw4").string() +
+                                       "\nseeds: [1, 2]\nset:\n  selective.p: 2\n");
+    r = cli_test::run("sweep " + sweep.string() + " --check");
+    CHECK(r.code != 0);
+    CHECK(one_line(r.err));
+    CHECK(r.err.find("selective.p") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "sw4"));
   }
 
   TEST_CASE("sweep results are identical for 1 and 2 jobs") {

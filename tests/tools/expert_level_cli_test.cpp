@@ -46,7 +46,10 @@ TEST_SUITE("e2e") {
     const auto& dp = parts.at("dp_sgd");
     CHECK(dp.at("unit") == "expert");
     CHECK(dp.at("formal") == false);
-    CHECK(dp.at("details").at("noise_sd_on_sum").get<double>() == doctest::Approx(2.0));  // z C
+    // z C' = z C (1 + beta)
+    CHECK(dp.at("details").at("noise_sd_on_sum").get<double>() ==
+          doctest::Approx(2.0 * (1.0 + dp.at("details").at("rounding_allowance").get<double>()))
+              .epsilon(1e-12));
     CHECK(dp.at("details").at("steps") == s.at("extra").at("noisy_steps"));
     CHECK(e1 <= 7.5);  // eps1 = 3/4 of 10, the exact composition never above it
     CHECK(e2 <= 2.5);
@@ -89,6 +92,30 @@ TEST_SUITE("e2e") {
     CHECK(s16.at("extra").at("experts") == 16);
     CHECK(s16.at("privacy").at("delta").get<double>() == doctest::Approx(0.1 / 16));
     CHECK(cli_test::run(smoke_args(d) + " --set experts=33").code == 2);  // more than the population
+    // the non-private agreement diagnostic on the built population: exact counts, never above
+    // m (1 - (|A| - 1) p_min)^k, and the release's expected threshold
+    const auto ag = cli_test::run("agreement " + kSmoke + " --json --jobs 2 --episodes 20 --lengths 1,3" +
+                                  " --set population.out=" + (d / "population").string());
+    INFO(ag.err);
+    REQUIRE(ag.code == 0);
+    const auto gj = nlohmann::json::parse(ag.out);
+    CHECK(gj.at("experts") == 32);
+    CHECK(gj.at("episodes") == 20);
+    CHECK(gj.at("expected_threshold").get<double>() > gj.at("theta").get<double>());
+    const double hi = 1.0 - 1.0 * gj.at("p_min").get<double>();  // CartPole: |A| = 2
+    REQUIRE(gj.at("lengths").size() == 2);
+    CHECK(gj.at("lengths")[0].at("length") == 1);
+    CHECK(gj.at("lengths")[0].at("prefixes") == 20);
+    CHECK(gj.at("lengths")[0].at("max").get<double>() <= 32 * hi * (1 + 1e-12));
+    CHECK(gj.at("lengths")[0].at("median").get<double>() > 0.0);
+    CHECK(gj.at("lengths")[1].at("max").get<double>() <= 32 * hi * hi * hi * (1 + 1e-12));
+    // a population that is not built is refused, and nothing is trained or created
+    const auto missing = cli_test::run("agreement " + kSmoke + " --set population.out=" +
+                                       (d / "nothing").string());
+    CHECK(missing.code == 2);
+    CHECK(one_line(missing.err));
+    CHECK(missing.err.find("is not built") != std::string::npos);
+    CHECK_FALSE(fs::exists(d / "nothing"));
   }
 
   TEST_CASE("bench population trains a few runs spread over the plan and projects the rest") {

@@ -296,6 +296,60 @@ double laplace_sf(double x, double b) {  // P(Lap(b) > x)
 
 }  // namespace
 
+TEST_CASE("exact prefix counts are the count of Eq. 12 at every length" *
+          doctest::test_suite("unit")) {
+  // 10 experts, 3 actions; expert i plays action 0 at step t when (i + t) % 3 != 0, else 1; the
+  // episodes play 0 at every step, except episode 1 at step 2 (action 2, which no expert plays)
+  const int m = 10, A = 3, L = 6;
+  const double p_min = 0.05, hi = 1 - (A - 1) * p_min;
+  Dataset data = make_data(m, 1, L, A);
+  FunctionExperts experts(m, A, 4, [](int i, std::span<const float> obs) {
+    return (i + static_cast<int>(obs[1])) % 3 != 0 ? 0 : 1;
+  });
+  const std::vector<std::size_t> episodes = {0, 1, 3};
+  // episode 1 with action 2 at step 2: rebuild it in a copy of the data
+  DatasetInfo info = data.info();
+  Dataset d2(info);
+  for (std::size_t e = 0; e < data.num_episodes(); ++e) {
+    std::vector<float> obs, act, rew;
+    std::vector<std::uint8_t> term, trunc;
+    for (std::size_t t = 0; t <= data.episode_length(e); ++t) {
+      const auto o = data.obs(data.episode_start(e) + t, e);
+      obs.insert(obs.end(), o.begin(), o.end());
+    }
+    for (std::size_t t = 0; t < data.episode_length(e); ++t) {
+      act.push_back(e == 1 && t == 2 ? 2.0f : 0.0f);
+      rew.push_back(1.0f);
+      term.push_back(t + 1 == data.episode_length(e) ? 1 : 0);
+      trunc.push_back(0);
+    }
+    d2.add_episode(obs, act, rew, term, trunc, static_cast<std::int64_t>(e % m),
+                   static_cast<std::int64_t>(e));
+  }
+  const auto counts = exact_prefix_counts(d2, episodes, experts, p_min, 4);
+  REQUIRE(counts.size() == 3);
+  for (std::size_t c = 0; c < 3; ++c) {
+    CAPTURE(c);
+    REQUIRE(counts[c].size() == 4);  // max_length 4 of the 6 steps
+    for (int k = 1; k <= 4; ++k) {
+      double want = 0;
+      for (int i = 0; i < m; ++i) {
+        double prod = 1;
+        for (int t = 0; t < k; ++t) {
+          const int logged = episodes[c] == 1 && t == 2 ? 2 : 0;
+          const int greedy = (i + t) % 3 != 0 ? 0 : 1;
+          prod *= greedy == logged ? hi : p_min;
+        }
+        want += prod;
+      }
+      CHECK(counts[c][static_cast<std::size_t>(k - 1)] == doctest::Approx(want).epsilon(1e-12));
+    }
+  }
+  // experts that disagree on the observation size are refused
+  FunctionExperts wrong(m, A, 5, [](int, std::span<const float>) { return 0; });
+  CHECK_THROWS_AS(exact_prefix_counts(d2, episodes, wrong, p_min, 4), DataError);
+}
+
 TEST_CASE("the stable prefix length follows the sparse-vector law exactly" *
           doctest::test_suite("statistical")) {
   // Trajectories of length 6 whose prefixes all experts agree with: count(k) = m 0.98^k for a

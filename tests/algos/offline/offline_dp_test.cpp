@@ -252,10 +252,25 @@ TEST_SUITE("unit") {
     auto ctx2 = ctx_for(ds, 5);
     ok.train(ctx2);
     const auto d = nlohmann::json::parse(ok.privacy()->details_json);
-    CHECK(d["sensitivity"].get<double>() > 1.0);
-    CHECK(d["sensitivity"].get<double>() < 1.0 + 1e-12);
-    CHECK(d["rounding_allowance"].get<double>() > 0.0);
+    // sum: auto (the default) takes float chunks here (b = 2: at most 21 sampled users)
+    CHECK(d["sum_arithmetic"] == "float chunks, double above the cap");
+    CHECK(d["float_sum_cap"] == 21);
+    CHECK(d["rounding_allowance"].get<double>() > 1e-5);
+    CHECK(d["rounding_allowance"].get<double>() <= 0.005);
+    CHECK(d["sensitivity"].get<double>() ==
+          doctest::Approx(1.0 + d["rounding_allowance"].get<double>()).epsilon(1e-15));
     CHECK(ok.privacy()->sensitivity.find("C' = C (1 + beta)") != std::string::npos);
+    CHECK(ok.privacy()->sensitivity.find("in float chunks for up to 21 sampled users") !=
+          std::string::npos);
+    // sum: double: the double allowance alone
+    p.dp.sum = "double";
+    dprl::algos::DiscreteCql dbl(p);
+    auto ctx3 = ctx_for(ds, 5);
+    dbl.train(ctx3);
+    const auto e = nlohmann::json::parse(dbl.privacy()->details_json);
+    CHECK(e["sum_arithmetic"] == "double");
+    CHECK(e["sensitivity"].get<double>() > 1.0);
+    CHECK(e["sensitivity"].get<double>() < 1.0 + 1e-12);
   }
 }
 

@@ -86,8 +86,10 @@ TEST_SUITE("unit") {
 
   TEST_CASE("nn double weighted sums are the same bits with a helper sharing the products") {
     // layers large enough to split (>= 16384 weights), odd widths, batches across the chunking,
-    // zero weights (dropped columns); the helper takes the right half of the output columns
+    // zero weights (dropped columns); the helper takes the right half of the output columns; in
+    // both arithmetics
     HelperThread helper;
+    for (const auto arith : {SumArithmetic::kDouble, SumArithmetic::kFloatChunks})
     for (const auto& sizes : {std::vector<int>{8, 256, 256, 4}, std::vector<int>{5, 300, 77, 3},
                               std::vector<int>{3, 129, 200, 2}}) {
       for (const int B : {1, 32, 100, 256}) {
@@ -107,12 +109,114 @@ TEST_SUITE("unit") {
         // equally aligned outputs (64 bytes): the bias sums' vectorisation follows the output's
         // alignment, so unequally aligned outputs may differ in their last bits anyway
         Eigen::VectorXd alone(static_cast<Eigen::Index>(n)), shared(alone.size());
-        accumulate_grad_f64(net.shape(), c, w, {alone.data(), n});
-        accumulate_grad_f64(net.shape(), c, w, {shared.data(), n}, &helper);
+        accumulate_grad_f64(net.shape(), c, w, {alone.data(), n}, nullptr, arith);
+        accumulate_grad_f64(net.shape(), c, w, {shared.data(), n}, &helper, arith);
         CHECK(std::memcmp(alone.data(), shared.data(), n * sizeof(double)) == 0);
         // and the products are there: not all zero
         CHECK(alone.cwiseAbs().sum() > 0.0);
       }
+    }
+  }
+
+  TEST_CASE("nn round_toward_zero gives the float next to the double on zero's side") {
+    Rng rng(5);
+    std::vector<double> in = {0.0, -0.0, 1.0, -1.0, 0.1, -0.1, 1.0 + 0x1.0p-30, 1.0 - 0x1.0p-30,
+                              0x1.0p-149, 0x1.8p-149, 0x1.0p-150, -0x1.8p-149, 0x1.0p-200,
+                              3.5e38, -3.5e38, 1e300, std::ldexp(1.0, 127) * (2 - 0x1.0p-24)};
+    for (int i = 0; i < 20000; ++i)
+      in.push_back(rng.normal() * std::ldexp(1.0, static_cast<int>(rng.uniform() * 300) - 150));
+    std::vector<float> out(in.size());
+    round_toward_zero(in, out);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      CAPTURE(in[i]);
+      const double x = in[i], y = out[i];
+      // never farther from zero, same sign (or zero), and the next float away from zero is
+      // beyond x: y is the float toward zero next to x
+      CHECK(std::fabs(y) <= std::fabs(x));
+      CHECK((y == 0.0 || std::signbit(y) == std::signbit(x)));
+      if (std::fabs(x) < 3.4028234663852886e38) {
+        const float away = std::nextafter(out[i], std::signbit(x) ? -INFINITY : INFINITY);
+        CHECK(std::fabs(static_cast<double>(away)) > std::fabs(x));
+      } else {
+        CHECK(std::fabs(y) == 3.4028234663852886e38);
+      }
+    }
+    std::vector<float> nan(1);
+    round_toward_zero(std::vector<double>{NAN}, nan);
+    CHECK(std::isnan(nan[0]));
+  }
+
+  TEST_CASE("nn float-chunk weighted sums are within their stated bound of the exact sum") {
+    // every weight entry within gamma_(64 + J) sum_i |s_i,r| |a_i,c| (u = 2^-24) of the exact sum
+    // over s_i = round_toward_zero(w_i delta_i), plus B 2^-124; bias entries within the double
+    // bound of the exact sum of w_i delta_i. The data make rounding large: errors of one sign and
+    // a spread of magnitudes, batches across the 64-column chunks.
+    for (const int B : {1, 63, 64, 65, 200, 392}) {
+      CAPTURE(B);
+      Rng rng(21 + B);
+      Mlp net(MlpShape({6, 96, 40}, Act::kTanh));
+      init_kaiming_uniform(net.shape(), net.data(), rng);
+      const Mat x = random_mat(6, B, rng);
+      MlpCache c;
+      net.forward(x, c);
+      Mat dout(40, B);
+      for (Eigen::Index i = 0; i < dout.size(); ++i)
+        dout.data()[i] = static_cast<float>(std::exp(3.0 * rng.normal()) + 1.0);
+      backward_errors(net.shape(), net.data(), dout, c);
+      std::vector<double> w(B);
+      for (int i = 0; i < B; ++i) w[i] = i % 11 == 5 ? 0.0 : 1.0 / 3.0 + rng.uniform();
+      std::size_t n = 0;
+      for (int l = 0; l < net.shape().num_layers(); ++l)
+        n += static_cast<std::size_t>(net.shape().out(l)) * (net.shape().in(l) + 1);
+      std::vector<double> got(n), dbl(n);
+      accumulate_grad_f64(net.shape(), c, w, got, nullptr, SumArithmetic::kFloatChunks);
+      accumulate_grad_f64(net.shape(), c, w, dbl, nullptr, SumArithmetic::kDouble);
+      const double J = std::ceil(B / static_cast<double>(kFloatSumChunk));
+      const double uf = 0x1.0p-24, gf = (kFloatSumChunk + J) * uf / (1 - (kFloatSumChunk + J) * uf);
+      const double gd = (B + 2) * 0x1.0p-53 / (1 - (B + 2) * 0x1.0p-53);
+      std::size_t pos = 0;
+      double worst = 0, differs = 0;
+      for (int l = 0; l < net.shape().num_layers(); ++l) {
+        const int rows = net.shape().out(l), cols = net.shape().in(l);
+        std::vector<double> sd(static_cast<std::size_t>(rows) * B);
+        std::vector<float> sf(sd.size());
+        for (int i = 0; i < B; ++i)
+          for (int r = 0; r < rows; ++r)
+            sd[static_cast<std::size_t>(i) * rows + r] =
+                w[i] == 0.0 ? 0.0 : static_cast<double>(c.delta[l](r, i)) * w[i];
+        round_toward_zero(sd, sf);
+        for (int col = 0; col < cols; ++col)
+          for (int r = 0; r < rows; ++r) {
+            long double exact = 0, mag = 0;
+            for (int i = 0; i < B; ++i) {
+              if (w[i] == 0.0) continue;
+              const long double t =
+                  static_cast<long double>(sf[static_cast<std::size_t>(i) * rows + r]) *
+                  c.a[l](col, i);
+              exact += t;
+              mag += std::fabs(t);
+            }
+            const double v = got[pos + static_cast<std::size_t>(col) * rows + r];
+            const double err = std::fabs(static_cast<double>(v - exact));
+            CHECK(err <= gf * static_cast<double>(mag) + B * 0x1.0p-124);
+            if (mag > 0) worst = std::max(worst, err / static_cast<double>(mag));
+            differs = std::max(differs, std::fabs(v - dbl[pos + static_cast<std::size_t>(col) * rows + r]));
+          }
+        pos += static_cast<std::size_t>(rows) * cols;
+        for (int r = 0; r < rows; ++r) {
+          long double exact = 0, mag = 0;
+          for (int i = 0; i < B; ++i) {
+            const long double t = static_cast<long double>(c.delta[l](r, i)) * w[i];
+            exact += t;
+            mag += std::fabs(t);
+          }
+          CHECK(std::fabs(static_cast<double>(got[pos + r] - exact)) <= gd * static_cast<double>(mag));
+        }
+        pos += static_cast<std::size_t>(rows);
+      }
+      REQUIRE(pos == n);
+      MESSAGE("B = " << B << ": largest error / sum |terms| = " << worst << " (bound " << gf << ")");
+      if (B > 1) CHECK(differs > 0.0);  // the float path is taken: it differs from the double one
     }
   }
 
