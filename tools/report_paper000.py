@@ -219,12 +219,100 @@ def m3000_section(data):
           "Scores as in Table 1, against the non-private baselines on the same populations.\n"]
     md += TABLE1_HEADER + rows
     for env in M3000_ENVS:
-        t = ARCHIVE.json(os.path.join(f"{env}_m3000", "population", "timing.json"))
-        if t:
+        w = ARCHIVE.computed(f"{env}_m3000/population#run_wall", lambda: population_wall(env))
+        if w:
             md.append("")
-            md.append(f"{ENV_NAME[env]} population: {t.get('runs_trained', '?')} runs trained "
-                      f"here, {t.get('train_cpu_s', 0) / 3600:.2f} CPU-hours.")
+            md.append(f"{ENV_NAME[env]} population: {w['runs']} PPO runs whose wall times sum to "
+                      f"{w['wall_s'] / 3600:.1f} hours (two at a time on the 2-core VM, "
+                      "beside other work).")
     return "\n".join(md) + "\n"
+
+
+def population_wall(env):
+    """The m = 3000 population's PPO runs and the sum of their wall times (each run's
+    timing.json), or None before the population is on disk."""
+    train = os.path.join(ARCHIVE.root, f"{env}_m3000", "population", "train")
+    if not os.path.exists(os.path.join(ARCHIVE.root, f"{env}_m3000", "population",
+                                       "manifest.json")):
+        return None
+    runs, wall = 0, 0.0
+    for setting in sorted(os.listdir(train)):
+        if not os.path.isdir(os.path.join(train, setting)):
+            continue
+        for r in sorted(os.listdir(os.path.join(train, setting))):
+            f = os.path.join(train, setting, r, "timing.json")
+            if os.path.exists(f):
+                with open(f) as fh:
+                    wall += json.load(fh).get("wall_time_s", 0.0)
+                runs += 1
+    return {"runs": runs, "wall_s": wall}
+
+
+# `dprl agreement` on the m = 3000 populations: the exact prefix counts of the demonstrations
+# (non-private) against the eps = 10 CQL cell's expected release threshold, at the configured
+# delta (1/(10 m)) and at the paper's (1/m)
+AGREEMENT_LENGTHS = "1,2,5,10,20,50"
+NUM_ACTIONS = {"lunar_lander": 4, "hiv": 4}
+
+
+def agreement(dprl, env, paper_delta=False):
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    if not os.path.exists(os.path.join(ARCHIVE.root, f"{env}_m3000", "population",
+                                       "manifest.json")):
+        return None
+    cmd = [dprl, "agreement", os.path.join("configs", "paper000", f"{env}_cql_eps10.yaml"),
+           "--set", f"population={env}_population_m3000.yaml", "--json", "--jobs", "2"]
+    cmd += (["--set", f"privacy.delta={1 / 3000!r}", "--episodes", "1", "--lengths", "1"]
+            if paper_delta else ["--episodes", "100", "--lengths", AGREEMENT_LENGTHS])
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    if r.returncode != 0:
+        log(f"dprl agreement ({env}) failed: {r.stderr.strip()[:200]}")
+        return None
+    return json.loads(r.stdout)
+
+
+def agreement_section(dprl):
+    md = []
+    for env in M3000_ENVS:
+        a = ARCHIVE.computed(f"{env}_m3000/population#agreement", lambda: agreement(dprl, env))
+        ap = ARCHIVE.computed(f"{env}_m3000/population#agreement_paper_delta",
+                              lambda: agreement(dprl, env, paper_delta=True))
+        if not a or not ap:
+            continue
+        m, p_min = a["experts"], a["p_min"]
+        hi = 1 - (NUM_ACTIONS[env] - 1) * p_min
+        md += [f"**{ENV_NAME[env]}, m = {m}: why D_stable stays empty.** `dprl agreement` (a "
+               "non-private diagnostic: exact counts, never released) on "
+               f"{a['episodes']} evenly spaced demonstrations of the population, with the eps = 10 "
+               f"cell's release (eps1 = {a['release_epsilon1']:g}, p_min = {p_min:g}):\n",
+               "| prefix length | prefixes | largest count | 90th percentile | median | "
+               "largest possible, m (1 - (|A|-1) p_min)^k | reaching E[theta_hat] |",
+               "|---|---|---|---|---|---|---|"]
+        full = []
+        for r in a["lengths"]:
+            if not r["prefixes"]:
+                continue
+            k = r["length"]
+            cap = m * hi ** k
+            if r["max"] >= cap * (1 - 1e-9):
+                full.append(k)
+            md.append(f"| {k} | {r['prefixes']} | {r['max']:.1f} | {r['p90']:.1f} | "
+                      f"{r['median']:.1f} | {cap:.1f} | {r['at_threshold']} |")
+        e_ours, e_paper = a["expected_threshold"], ap["expected_threshold"]
+        agree = (f"all {m} experts agree with the first {max(full)} actions of at least one of "
+                 "these demonstrations (its count is the largest possible)" if full
+                 else "no demonstration has the agreement of every expert")
+        md += ["", f"E[theta_hat] is {e_ours:.1f} at this page's delta = 1/(10 m) and "
+               f"{e_paper:.1f} at the paper's delta = 1/m; the largest count any prefix can have "
+               f"is m (1 - (|A|-1) p_min) = {m * hi:.1f}, at one step. So {agree}, yet "
+               + (f"no prefix can reach the expected threshold. The release's constants, not "
+                  "the experts or m, keep D_stable empty: they are the paper's for this env, whose "
+                  f"T = {a['trajectories']} examined trajectories leave each pass eps' = "
+                  f"{a['epsilon_prime']:.3f}, and the threshold and its noise shift grow as "
+                  "1/eps' (the paper's Table 2 also reports D_stable empty, \"inf\", at p = 0 "
+                  "here). Every cell is then DP-SGD on the smaller eps2."
+                  if e_paper > m * hi else "some prefixes can reach it."), ""]
+    return "\n".join(md) + "\n" if md else ""
 
 
 def table2(data):
@@ -547,6 +635,7 @@ def write_page(args):
     data = Data(os.path.basename(args.runs.rstrip("/")))
     results = "\n".join(part for part in [
         figure2(args.dprl), nonprivate(data), table1(data), m3000_section(Data("m3000")),
+        agreement_section(args.dprl),
         table2(data), table3(data), accounting(data), figure3(data, args.dprl, args.figs),
         figure4(data, args.dprl, args.figs), provenance(data)] if part)
     with open(args.template) as fh:
