@@ -80,6 +80,8 @@ void cmd_agreement(const AgreementOpts& o) {
   j["episodes"] = n;
   j["p_min"] = s.release.p_min;
   j["release_epsilon1"] = s.release.epsilon1;
+  j["trajectories"] = s.release.trajectories;
+  j["epsilon_prime"] = c.svt.eps_prime;
   j["theta"] = c.svt.theta;
   j["expected_threshold"] = c.expected_threshold;
   j["note"] =
