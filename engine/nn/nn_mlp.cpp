@@ -277,15 +277,19 @@ T* scratch(std::vector<T>& v, Eigen::Index rows, Eigen::Index cols) {
 
 }  // namespace
 
+namespace {
+// the nearest float, moved one step toward zero when it lies farther from zero than x (a float's
+// magnitude bits less one are the next float toward zero)
+inline float toward_zero(double x) {
+  const auto f = static_cast<float>(x);
+  const std::uint32_t step = std::fabs(static_cast<double>(f)) > std::fabs(x) ? 1u : 0u;
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - step);
+}
+}  // namespace
+
 void round_toward_zero(std::span<const double> in, std::span<float> out) {
   DPRL_CHECK(in.size() == out.size());
-  // the nearest float, moved one step toward zero when it lies farther from zero than the double
-  // (a float's magnitude bits less one are the next float toward zero)
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const auto f = static_cast<float>(in[i]);
-    const std::uint32_t step = std::fabs(static_cast<double>(f)) > std::fabs(in[i]) ? 1u : 0u;
-    out[i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - step);
-  }
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = toward_zero(in[i]);
 }
 
 void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const double> weights,
@@ -304,20 +308,28 @@ void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const d
     Eigen::Map<MatD> gw(out.data() + pos, rows, cols);
     Eigen::Map<Eigen::VectorXd> gb(out.data() + pos + rows * cols, rows);
     pos += static_cast<std::size_t>(rows * (cols + 1));
-    const Eigen::Map<const Eigen::RowVectorXd> wv(weights.data(), c.batch);
-    Eigen::Map<MatD> sd(scratch(scaled_d, rows, c.batch), rows, c.batch);
-    sd = c.delta[l].cast<double>().array().rowwise() * wv.array();
-    // a zero weight drops the column outright: 0 x NaN would be NaN
-    for (Eigen::Index i = 0; i < c.batch; ++i)
-      if (weights[static_cast<std::size_t>(i)] == 0.0) sd.col(i).setZero();
-    gw.setZero();
-    gb = sd.rowwise().sum();
     if (chunks) {
-      // each scaled error rounded once more, to float and toward zero (no larger than the double
-      // one); the activations as they are, unless a zero-weight column has to be cleared
+      // each error scaled in double (the bias sums add these) and rounded to float toward zero
+      // (no larger than the double one), in one pass; a zero weight drops the column outright
+      // (0 x NaN would be NaN); the activations as they are, unless such a column is cleared
       Eigen::Map<Mat> sf(scratch(scaled_f, rows, c.batch), rows, c.batch);
-      const auto n = static_cast<std::size_t>(rows * c.batch);
-      round_toward_zero({sd.data(), n}, {sf.data(), n});
+      gb.setZero();
+      if (c.batch == 0) gw.setZero();  // no chunk to set the sums
+      for (Eigen::Index i = 0; i < c.batch; ++i) {
+        const double w = weights[static_cast<std::size_t>(i)];
+        float* to = sf.col(i).data();
+        if (w == 0.0) {
+          std::fill(to, to + rows, 0.0f);
+          continue;
+        }
+        const float* from = c.delta[l].col(i).data();
+        double* sum = gb.data();
+        for (Eigen::Index r = 0; r < rows; ++r) {
+          const double x = static_cast<double>(from[r]) * w;
+          to[r] = toward_zero(x);
+          sum[r] += x;
+        }
+      }
       const float* act = c.a[l].data();
       if (zero_weight) {
         Eigen::Map<Mat> af(scratch(act_f, cols, c.batch), cols, c.batch);
@@ -338,11 +350,23 @@ void accumulate_grad_f64(const MlpShape& s, const MlpCache& c, std::span<const d
             part.middleCols(c0, cw).noalias() =
                 sf.middleCols(b0, n) * ac.middleRows(col0 + c0, cw).middleCols(b0, n).transpose();
           });
-          gw.middleCols(col0, w) += part.cast<double>();
+          // the first chunk's sums are the running sums: no zeroing pass
+          if (b0 == 0)
+            gw.middleCols(col0, w) = part.cast<double>();
+          else
+            gw.middleCols(col0, w) += part.cast<double>();
         }
       };
       run_halves(rows, cols, helper, product);
     } else {
+      const Eigen::Map<const Eigen::RowVectorXd> wv(weights.data(), c.batch);
+      Eigen::Map<MatD> sd(scratch(scaled_d, rows, c.batch), rows, c.batch);
+      sd = c.delta[l].cast<double>().array().rowwise() * wv.array();
+      // a zero weight drops the column outright: 0 x NaN would be NaN
+      for (Eigen::Index i = 0; i < c.batch; ++i)
+        if (weights[static_cast<std::size_t>(i)] == 0.0) sd.col(i).setZero();
+      gw.setZero();
+      gb = sd.rowwise().sum();
       Eigen::Map<MatD> ad(scratch(act_d, cols, c.batch), cols, c.batch);
       ad = c.a[l].cast<double>();
       for (Eigen::Index i = 0; i < c.batch; ++i)
