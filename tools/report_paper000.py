@@ -659,26 +659,25 @@ def run_m3000(args):
         if args.commit:
             commit(args, f"{env} m = 3000 population")
         for sweep in m3000_sweeps(env):
-            name = os.path.basename(sweep)[:-5]
-            log(f"{env}: sweep {name}")
-            r = subprocess.run([args.dprl, "sweep", sweep, "--jobs", str(args.jobs)])
-            if r.returncode != 0:
-                log(f"{env}: sweep {name} ended with exit {r.returncode} (see its failures.csv)")
-            write_page(args)
-            if args.commit:
-                commit(args, f"m = 3000 {name}")
+            run_sweep(args, sweep, "m = 3000")
     # then the DP-SGD baselines at Table 3's s until the budget is spent (after every env's
     # Table 1 cells: they add nothing to the comparison if those have not run)
     for sweep in budget_sweeps():
-        name = os.path.basename(sweep)[:-5]
-        log(f"until the budget: sweep {name}")
-        r = subprocess.run([args.dprl, "sweep", sweep, "--jobs", str(args.jobs)])
-        if r.returncode != 0:
-            log(f"sweep {name} ended with exit {r.returncode} (see its failures.csv)")
-        write_page(args)
-        if args.commit:
-            commit(args, f"m = 3000 until the budget {name}")
+        run_sweep(args, sweep, "m = 3000 until the budget")
     log("m = 3000: every step ran")
+
+
+def run_sweep(args, sweep, what):
+    """dprl sweep on one file (finished runs reused), then the page and archive rewritten (and
+    committed with --commit)."""
+    name = os.path.basename(sweep)[:-5]
+    log(f"{what}: sweep {name}")
+    r = subprocess.run([args.dprl, "sweep", sweep, "--jobs", str(args.jobs)])
+    if r.returncode != 0:
+        log(f"{what}: sweep {name} ended with exit {r.returncode} (see its failures.csv)")
+    write_page(args)
+    if args.commit:
+        commit(args, f"{what} {name}")
 
 
 def write_page(args):
