@@ -74,6 +74,23 @@ void check_inputs(const Dataset& data, const ExpertPanel& experts, const DataRel
           i, per_expert[i], per_expert[0]));
 }
 
+// Every expert's greedy action at step j of the active episodes (indices into `episodes`):
+// g[i * n + a] for expert i and active episode a (n of them), from their observations gathered
+// column by column into `states`.
+void greedy_at_step(const Dataset& data, std::span<const std::size_t> episodes,
+                    const std::vector<std::size_t>& active, std::size_t j, ExpertPanel& experts,
+                    std::vector<float>& states, std::vector<std::int32_t>& g) {
+  const std::size_t n = active.size(), od = data.obs_dim();
+  states.resize(n * od);
+  for (std::size_t a = 0; a < n; ++a) {
+    const std::size_t e = episodes[active[a]];
+    const auto s = data.obs(data.episode_start(e) + j, e);
+    std::copy(s.begin(), s.end(), states.begin() + static_cast<std::ptrdiff_t>(a * od));
+  }
+  g.resize(static_cast<std::size_t>(experts.num_experts()) * n);
+  experts.greedy(states.data(), static_cast<int>(n), g);
+}
+
 // Alg. 2 lines 6-14 for the examined episodes: the stable prefix length of each. The T passes are
 // independent given their own noise (a fresh threshold each), so they run in lockstep: prefix
 // step j of every still-stable trajectory is queried in one batch of expert evaluations (no state
@@ -83,7 +100,7 @@ void examine_all(const Dataset& data, const std::vector<std::size_t>& episodes,
                  ExpertPanel& experts, const DataReleaseParams& p, const privacy::SvtPieces& svt,
                  privacy::NoiseSource& noise, DataReleaseResult& r) {
   const int m = experts.num_experts(), A = experts.num_actions();
-  const std::size_t T = episodes.size(), od = data.obs_dim();
+  const std::size_t T = episodes.size();
   int longest = 1;
   for (std::size_t e : episodes)
     longest = std::max(longest, static_cast<int>(data.episode_length(e)));
@@ -97,14 +114,7 @@ void examine_all(const Dataset& data, const std::vector<std::size_t>& episodes,
   std::vector<std::int32_t> g, col(m);
   for (std::size_t j = 0; !active.empty(); ++j) {
     const std::size_t n = active.size();
-    states.resize(n * od);
-    for (std::size_t a = 0; a < n; ++a) {
-      const std::size_t e = episodes[active[a]];
-      const auto s = data.obs(data.episode_start(e) + j, e);
-      std::copy(s.begin(), s.end(), states.begin() + static_cast<std::ptrdiff_t>(a * od));
-    }
-    g.resize(static_cast<std::size_t>(m) * n);
-    experts.greedy(states.data(), static_cast<int>(n), g);
+    greedy_at_step(data, episodes, active, j, experts, states, g);
     next.clear();
     for (std::size_t a = 0; a < n; ++a) {
       const std::size_t c = active[a], e = episodes[c];
@@ -150,14 +160,7 @@ std::vector<std::vector<double>> exact_prefix_counts(const Dataset& data,
   std::vector<std::int32_t> g, col(static_cast<std::size_t>(m));
   for (std::size_t j = 0; !active.empty() && j < static_cast<std::size_t>(max_length); ++j) {
     const std::size_t n = active.size();
-    states.resize(n * od);
-    for (std::size_t a = 0; a < n; ++a) {
-      const std::size_t e = episodes[active[a]];
-      const auto s = data.obs(data.episode_start(e) + j, e);
-      std::copy(s.begin(), s.end(), states.begin() + static_cast<std::ptrdiff_t>(a * od));
-    }
-    g.resize(static_cast<std::size_t>(m) * n);
-    experts.greedy(states.data(), static_cast<int>(n), g);
+    greedy_at_step(data, episodes, active, j, experts, states, g);
     std::vector<std::size_t> next;
     for (std::size_t a = 0; a < n; ++a) {
       const std::size_t c = active[a], e = episodes[c];

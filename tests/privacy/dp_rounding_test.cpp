@@ -68,6 +68,18 @@ std::pair<std::vector<double>, double> release_of(const UserDpSgdConfig& cfg, co
   return {cap.released, cap.sd};
 }
 
+// N users of one transition whose inputs (in values) and errors (out values) all point nearly
+// the same way, each far above C = 1: clipped sums then grow to about N C.
+std::pair<Mat, Mat> aligned_users(int N, int in, int out, std::uint64_t seed) {
+  dprl::Rng rng(seed);
+  Mat a(in, N), d(out, N);
+  for (int i = 0; i < N; ++i) {
+    for (int r = 0; r < in; ++r) a(r, i) = static_cast<float>(1.0 / 3.0 + 0.01 * rng.normal());
+    for (int r = 0; r < out; ++r) d(r, i) = static_cast<float>(100.0 / 7.0 + rng.normal());
+  }
+  return {a, d};
+}
+
 // The batch without column range [first, first + k): the neighbour without that user.
 Mat drop_cols(const Mat& m, int first, int k) {
   Mat out(m.rows(), m.cols() - k);
@@ -85,12 +97,7 @@ TEST_SUITE("unit") {
     // the sum grows to about N C; removing one user must move it by at most sd / z
     const int N = 4096, in = 3, out = 2;
     const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
-    dprl::Rng rng(7);
-    Mat a(in, N), d(out, N);
-    for (int i = 0; i < N; ++i) {
-      for (int r = 0; r < in; ++r) a(r, i) = static_cast<float>(1.0 / 3.0 + 0.01 * rng.normal());
-      for (int r = 0; r < out; ++r) d(r, i) = static_cast<float>(100.0 / 7.0 + rng.normal());
-    }
+    const auto [a, d] = aligned_users(N, in, out, 7);
     UserDpSgdConfig cfg;
     cfg.clip_norm = 1.0;
     cfg.noise_multiplier = 1.3;
@@ -121,12 +128,7 @@ TEST_SUITE("unit") {
     // (about 64 C each) is far above the double allowance, and within the float one
     const int N = 300, in = 3, out = 2;
     const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
-    dprl::Rng rng(9);
-    Mat a(in, N), d(out, N);
-    for (int i = 0; i < N; ++i) {
-      for (int r = 0; r < in; ++r) a(r, i) = static_cast<float>(1.0 / 3.0 + 0.01 * rng.normal());
-      for (int r = 0; r < out; ++r) d(r, i) = static_cast<float>(100.0 / 7.0 + rng.normal());
-    }
+    const auto [a, d] = aligned_users(N, in, out, 9);
     UserDpSgdConfig cfg;
     cfg.clip_norm = 1.0;
     cfg.noise_multiplier = 1.3;
