@@ -325,7 +325,7 @@ def agreement_section(dprl):
                f"{a['episodes']} evenly spaced demonstrations of the population, with the eps = 10 "
                f"cell's release (eps1 = {a['release_epsilon1']:g}, p_min = {p_min:g}):\n",
                "| prefix length | prefixes | largest count | 90th percentile | median | "
-               "largest possible, m (1 - (|A|-1) p_min)^k | reaching E[theta_hat] |",
+               "largest possible, m (1 - (A - 1) p_min)^k for A actions | reaching E[theta_hat] |",
                "|---|---|---|---|---|---|---|"]
         full = []
         for r in a["lengths"]:
@@ -343,7 +343,7 @@ def agreement_section(dprl):
                  else "no demonstration has the agreement of every expert")
         md += ["", f"E[theta_hat] is {e_ours:.1f} at this page's delta = 1/(10 m) and "
                f"{e_paper:.1f} at the paper's delta = 1/m; the largest count any prefix can have "
-               f"is m (1 - (|A|-1) p_min) = {m * hi:.1f}, at one step. So {agree}, yet "
+               f"is m (1 - (A - 1) p_min) = {m * hi:.1f}, at one step. So {agree}, yet "
                + (f"no prefix can reach the expected threshold. The release's constants, not "
                   "the experts or m, keep D_stable empty: they are the paper's for this env, whose "
                   f"T = {a['trajectories']} examined trajectories leave each pass eps' = "
