@@ -83,12 +83,17 @@ std::int64_t UserDpSgdConfig::float_sum_cap() const {
 }
 
 double UserDpSgdConfig::float_sum_error() const {
-  // k = 1, N <= N_f users: gamma^f_(64 + J) per entry relative to sum_u |s_u| |a_u|, whose
-  // vector norm is at most (1 + 2^-53) C per user, and N 2^-124 per entry absolute (underflow)
+  // k = 1, N <= N_f users, against the exact clipped sum sum_u c_u g_u (the double path's
+  // reference too, so neighbours summed in different arithmetics compare): gamma^f_(64 + J) per
+  // entry relative to sum_u |s_u| |a_u| (its vector norm at most (1 + 2^-53) C per user), 2^-124
+  // N per entry absolute for underflow (2^20 over at most 2^40 entries), and per user the
+  // rounding toward zero itself, |s_u - c_u delta_u| < 2^-23 relative (two more float roundings)
+  // or 2^-126 absolute per entry where it underflows, times |a_u| < 2^64 (a finite squared norm):
+  // 2^-42 over at most 2^40 entries
   const double n = static_cast<double>(float_sum_cap());
   const double chunks = std::ceil(n / nn::kFloatSumChunk);
-  return gamma_f32(nn::kFloatSumChunk + chunks) * n * (1.0 + 0x1.0p-20) +
-         n * 0x1.0p-104 / clip_norm;
+  return gamma_f32(nn::kFloatSumChunk + chunks + 2.0) * n * (1.0 + 0x1.0p-20) +
+         n * (0x1.0p-104 + 0x1.0p-42) / clip_norm;
 }
 
 bool UserDpSgdConfig::uses_float_sums() const {
@@ -141,8 +146,9 @@ UserDpStepStats user_dp_gradient(const UserDpSgdConfig& cfg, std::span<const DpN
         longest = std::max(longest, len);
       }
     }
-  // k = 1: float sums of squares, relative (nn_dp.hpp); (1 - gamma)^-2 <= 1 + 3 gamma here
-  const double relative = 1.0 + 3.0 * gamma_f32(longest + 3.0) + gamma_f64(terms);
+  // k = 1: float sums of squares, relative with one rounding more for underflow (nn_dp.hpp);
+  // (1 - gamma)^-2 <= 1 + 3 gamma here
+  const double relative = 1.0 + 3.0 * gamma_f32(longest + 4.0) + gamma_f64(terms);
   // k > 1: double Gram sums, absolute in S_u^2
   const double gamma_norm = 2.0 * gamma_f64(terms);
   weights.resize(static_cast<std::size_t>(users) * k);

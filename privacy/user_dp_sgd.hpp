@@ -35,10 +35,11 @@
 // sqrt(n) g (n noised values); the noise std passed here must be at least z times the sensitivity
 // of what release() sees.
 //
-// Rounding, covered: the release is computed from float errors and activations, but every step
-// after them is in double (u = 2^-53, gamma_n = n u / (1 - n u)):
-//   - the norms: for k = 1 the squared norm is a product of float sums of squares, within a
-//     relative gamma_(n + 3) (u = 2^-24, n the longest column), and U_u = sqrt(computed (1 + 3
+// Rounding, covered: the release is computed from float errors and activations; the norms and
+// the sum's bounds are in double (u = 2^-53, gamma_n = n u / (1 - n u)) unless said otherwise:
+//   - the norms: for k = 1 the squared norm is a product of float sums of squares (an error
+//     column below 2^-60, where squares may underflow, summed again in double), within a relative
+//     gamma_(n + 4) (u = 2^-24, n the longest column), and U_u = sqrt(computed (1 + 3
 //     gamma)); for k > 1 the products are exact in double and the computed |sum_j g_j|^2 is
 //     within gamma_M S_u^2 of the exact one (S_u = sum_j |g_j| over the user's transitions, M the
 //     longest dot product plus the k^2 L terms summed), and U_u = sqrt(computed + gamma_M S_u^2).
@@ -55,17 +56,21 @@
 // Float sums (k = 1): a step with at most N_f = float_sum_cap() sampled users (a public figure from
 // b) forms its products in float chunks (nn::SumArithmetic::kFloatChunks; any other step in
 // double). Its weighted errors are rounded toward zero to float, s_u with |s_u| <= (1 + 2^-53)
-// c_u |delta_u| entrywise, so the user's vector in exact arithmetic on s_u is within the clip
-// factor's 2^-40 margin of c_u g_u and still below C; each entry is then within
-// gamma^f_(64 + J) sum_u |s_u| |a_u| of that exact sum (u = 2^-24, J = ceil(N_f / 64) chunks),
-// plus N_f 2^-124 per entry for underflow (2^20 N_f 2^-124 over at most 2^40 entries), so
-// e_f = gamma^f_(64 + J) N_f (1 + 2^-20) + N_f 2^-104 / C (float_sum_error(): 1.7e-3 at b = 256).
+// c_u |delta_u| entrywise (so sum_u |s_u| |a_u| has norm at most (1 + 2^-53) C per user); each
+// entry is within gamma^f_(64 + J) sum_u |s_u| |a_u| of the exact sum over the s_u (u = 2^-24,
+// J = ceil(N_f / 64) chunks), plus N_f 2^-124 per entry for underflow (2^20 N_f 2^-124 over at
+// most 2^40 entries). That exact sum is not the double path's exact sum sum_u c_u g_u: each
+// user's s_u differs from c_u delta_u by less than 2^-23 relative (two more float roundings), or
+// 2^-126 absolute per entry where it underflows, times |a_u| < 2^64 (a finite squared norm), so
+// against sum_u c_u g_u, the reference of both arithmetics, one neighbour's float sum is within
+// e_f C, e_f = gamma^f_(66 + J) N_f (1 + 2^-20) + N_f (2^-104 + 2^-42) / C (float_sum_error():
+// 1.7e-3 at b = 256).
 // Two neighbours' computed sums (each in whichever arithmetic its own user count picks) differ by
 // at most C' = C (1 + beta), beta = 2 max(e_d, e_f) (1 + 2^-20) (e_f only when float sums are
 // used; accumulation_error(): 2.2e-10 at m = 10^3 in double alone, 3.4e-3 at b = 256 with float
 // sums), and the noise std is z C' (sensitivity()): the stated relation holds for the computed
-// release, not only for exact arithmetic. Float sums are taken only when 2 e_f <= 0.005 (b up to
-// about 400); `sum: double` (float_sums = false) keeps every step in double. m is the public user count; with public_users = M the dataset must have at most M
+// release, not only for exact arithmetic. Float sums are taken only when 2 e_f (1 + 2^-20) <= 0.005
+// (b up to about 400); `sum: double` (float_sums = false) keeps every step in double. m is the public user count; with public_users = M the dataset must have at most M
 // users (the offline learners refuse it otherwise). validate() refuses beta > kMaxAccumulationError
 // = 0.01 (m above about 6.7 10^6 for k = 1).
 //

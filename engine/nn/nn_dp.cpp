@@ -64,11 +64,18 @@ void add_group_sq_norms(const MlpShape& s, const MlpCache& c, int group_size, st
     const Mat& a = c.a[l];
     if (group_size == 1) {
       // sums of squares in float (positive terms: within a relative gamma_n of the exact sum,
-      // n the column length, u = 2^-24; a square that overflows is infinite, never smaller)
+      // n the column length, u = 2^-24; a square that overflows is infinite, never smaller). A
+      // square below 2^-126 rounds with an absolute error up to 2^-150, so a column of tiny
+      // errors could read as 0 beside huge inputs: an error column whose sum falls below 2^-60
+      // is summed again in double from exact squares; above it the absolute errors are below
+      // n 2^-89 relative, less than one more float rounding. The inputs' sum is added to 1 (the
+      // bias), which absorbs its absolute errors the same way.
       dn = d.colwise().squaredNorm();
       an = a.colwise().squaredNorm();
       for (int g = 0; g < groups; ++g) {
-        const double t = static_cast<double>(dn[g]) * (static_cast<double>(an[g]) + 1.0);
+        double dg = dn[g];
+        if (!(dg >= 0x1.0p-60)) dg = d.col(g).cast<double>().squaredNorm();
+        const double t = dg * (static_cast<double>(an[g]) + 1.0);
         sq[g] += t;
         if (!sample_sq.empty()) sample_sq[g] += t;
       }

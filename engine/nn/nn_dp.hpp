@@ -54,7 +54,8 @@ DpSgdStats clip_factors(std::span<const float> sq_norms, double clip_norm,
 // Call it once per network to get the joint norm over several networks (their parameters are
 // disjoint, so squared norms add). sq.size() * group_size must equal the cache's batch. For
 // k = 1 the sums of squares are in float (positive terms, so each figure is within a relative
-// gamma_(n + 3) of the exact one, u = 2^-24, n the longest column); for k > 1 every product is
+// gamma_(n + 4) of the exact one, u = 2^-24, n the longest column; an error column whose sum
+// falls below 2^-60, where squares may underflow, is summed again in double); for k > 1 every product is
 // exact in double and the Gram sums round: each group's figure is within gamma_n (sum_j
 // sqrt(t_j))^2 of the exact one (u = 2^-53), t_j the squared norm of sample j's own gradient and
 // n the longest dot product plus the k^2 L terms summed (privacy/user_dp_sgd.cpp). When sample_sq

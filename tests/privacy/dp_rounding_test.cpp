@@ -160,6 +160,65 @@ TEST_SUITE("unit") {
     CHECK(off > double_only);
   }
 
+  TEST_CASE(
+      "user-level DP-SGD: neighbours summed in different arithmetics differ by at most the "
+      "noise's sensitivity") {
+    // N_f = 392 at b = 256: 393 users sum in double, 392 of them in float chunks. m is chosen so
+    // that the double and float allowances are close (their gap was the only slack for the
+    // shared users' rounding toward zero before e_f measured against the exact clipped sum)
+    const int in = 3, out = 2;
+    const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
+    UserDpSgdConfig cfg;
+    cfg.clip_norm = 1.0;
+    cfg.noise_multiplier = 1.3;
+    cfg.num_users = 3850000;
+    cfg.expected_batch = 256;
+    cfg.validate();
+    REQUIRE(cfg.uses_float_sums());
+    const int N = static_cast<int>(cfg.float_sum_cap()) + 1;
+    CHECK(std::fabs(cfg.double_sum_error() / cfg.float_sum_error() - 1.0) < 0.1);
+    const auto [a, d] = aligned_users(N, in, out, 11);
+    REQUIRE(cfg.step_arithmetic(N) == dprl::nn::SumArithmetic::kDouble);
+    REQUIRE(cfg.step_arithmetic(N - 1) == dprl::nn::SumArithmetic::kFloatChunks);
+    const auto [x, sd] = release_of(cfg, s, one_layer_cache(a, d), N);
+    const double sensitivity = sd / cfg.noise_multiplier;
+    double worst = 0;
+    for (int j : {0, 200, N - 1}) {
+      CAPTURE(j);
+      const auto [y, sd2] =
+          release_of(cfg, s, one_layer_cache(drop_cols(a, j, 1), drop_cols(d, j, 1)), N - 1);
+      CHECK(sd2 == sd);
+      worst = std::max(worst, distance(x, y));
+    }
+    MESSAGE("mixed arithmetics: largest neighbour distance / C - 1 = " << worst - 1.0);
+    CHECK(worst <= sensitivity);
+    CHECK(worst > 0.999);
+  }
+
+  TEST_CASE("user-level DP-SGD: tiny errors beside huge inputs are clipped (norms in double)") {
+    // errors of 2^-80 (their squares underflow in float) and inputs of 2^60: the gradient's norm
+    // is 64 2^-20, far above C = 1e-6; a float sum of squares would read 0 and pass it unclipped
+    const int in = 64, out = 64;
+    const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
+    Mat a(in, 1), d(out, 1);
+    a.setConstant(0x1.0p60f);
+    d.setConstant(0x1.0p-80f);
+    for (const bool float_sums : {true, false}) {
+      CAPTURE(float_sums);
+      UserDpSgdConfig cfg;
+      cfg.clip_norm = 1e-6;
+      cfg.noise_multiplier = 1.0;
+      cfg.num_users = 10;
+      cfg.expected_batch = 1.0;
+      cfg.float_sums = float_sums;
+      cfg.validate();
+      const auto [x, sd] = release_of(cfg, s, one_layer_cache(a, d), 1);
+      const double norm = distance(x, std::vector<double>(x.size(), 0.0));
+      CHECK(norm <= sd / cfg.noise_multiplier);
+      CHECK(norm > 0.99 * cfg.clip_norm);
+    }
+  }
+
   TEST_CASE("user-level DP-SGD: float sums are taken only where their allowance is small") {
     UserDpSgdConfig cfg;
     cfg.num_users = 100000;
@@ -283,9 +342,9 @@ TEST_SUITE("unit") {
     UserDpSgdConfig cfg;
     cfg.num_users = 1000;
     // float sums (b = 1: N_f = ceil(1 + 8 + 8) = 17 users, one chunk): beta = 2 e_f (1 + 2^-20),
-    // e_f = gamma^f_(64 + 1) 17 (1 + 2^-20) + 17 2^-104 / C
+    // e_f = gamma^f_(66 + 1) 17 (1 + 2^-20) + 17 (2^-104 + 2^-42) / C
     const double uf = std::ldexp(1.0, -24);
-    const double ef = 65 * uf / (1 - 65 * uf) * 17 * (1 + 0x1.0p-20) + 17 * 0x1.0p-104;
+    const double ef = 67 * uf / (1 - 67 * uf) * 17 * (1 + 0x1.0p-20) + 17 * (0x1.0p-104 + 0x1.0p-42);
     CHECK(cfg.float_sum_cap() == 17);
     CHECK(cfg.accumulation_error() == doctest::Approx(2 * ef * (1 + 0x1.0p-20)).epsilon(1e-12));
     cfg.float_sums = false;

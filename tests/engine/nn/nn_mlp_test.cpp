@@ -118,6 +118,35 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("nn float-chunk sums scale the errors toward zero") {
+    // one column with power-of-two inputs: each product is exact, so each weight entry is
+    // round_toward_zero(w delta_r) times a_c bit for bit (round to nearest would differ)
+    const int rows = 64, cols = 8;
+    Rng rng(3);
+    MlpCache c;
+    c.batch = 1;
+    c.a = {Mat(cols, 1)};
+    c.delta = {Mat(rows, 1)};
+    for (int i = 0; i < cols; ++i) c.a[0](i, 0) = std::ldexp(1.0f, i - 4);
+    for (int r = 0; r < rows; ++r) c.delta[0](r, 0) = static_cast<float>(rng.normal());
+    const MlpShape s({cols, rows}, Act::kIdentity);
+    const std::vector<double> w = {1.0 / 3.0};
+    std::vector<double> got(static_cast<std::size_t>(rows) * (cols + 1), NAN);
+    accumulate_grad_f64(s, c, w, got, nullptr, SumArithmetic::kFloatChunks);
+    std::vector<double> x(rows);
+    std::vector<float> t(rows);
+    for (int r = 0; r < rows; ++r) x[r] = static_cast<double>(c.delta[0](r, 0)) * w[0];
+    round_toward_zero(x, t);
+    int nearest_differs = 0;
+    for (int col = 0; col < cols; ++col)
+      for (int r = 0; r < rows; ++r) {
+        const double want = static_cast<double>(t[r]) * c.a[0](col, 0);
+        CHECK(got[static_cast<std::size_t>(col) * rows + r] == want);
+        nearest_differs += static_cast<float>(x[r]) != t[r];
+      }
+    CHECK(nearest_differs > 0);  // the data tell the two roundings apart
+  }
+
   TEST_CASE("nn round_toward_zero gives the float next to the double on zero's side") {
     Rng rng(5);
     std::vector<double> in = {0.0, -0.0, 1.0, -1.0, 0.1, -0.1, 1.0 + 0x1.0p-30, 1.0 - 0x1.0p-30,
@@ -168,7 +197,8 @@ TEST_SUITE("unit") {
       std::size_t n = 0;
       for (int l = 0; l < net.shape().num_layers(); ++l)
         n += static_cast<std::size_t>(net.shape().out(l)) * (net.shape().in(l) + 1);
-      std::vector<double> got(n), dbl(n);
+      // NaN first: every output value must be written (no stale sums)
+      std::vector<double> got(n, NAN), dbl(n, NAN);
       accumulate_grad_f64(net.shape(), c, w, got, nullptr, SumArithmetic::kFloatChunks);
       accumulate_grad_f64(net.shape(), c, w, dbl, nullptr, SumArithmetic::kDouble);
       const double J = std::ceil(B / static_cast<double>(kFloatSumChunk));
