@@ -16,8 +16,10 @@ namespace dprl::privacy {
 void UserDpSgdConfig::validate() const {
   if (!(noise_multiplier > 0.0 && noise_multiplier <= 1e6))
     throw ParamError(fmt::format("noise_multiplier = {} must be in (0, 1e6]", noise_multiplier));
-  if (!(clip_norm > 0.0) || !std::isfinite(clip_norm))
-    throw ParamError(fmt::format("clip_norm = {} must be finite and > 0", clip_norm));
+  // below 1e-100 the scaled errors c_u delta_u could underflow in double, outside the relative
+  // rounding bounds the sensitivity rests on
+  if (!(clip_norm >= 1e-100) || !std::isfinite(clip_norm))
+    throw ParamError(fmt::format("clip_norm = {} must be finite and >= 1e-100", clip_norm));
   if (num_users < 1) throw ParamError(fmt::format("num_users = {} must be >= 1", num_users));
   if (!(expected_batch > 0.0) || !std::isfinite(expected_batch))
     throw ParamError(fmt::format("expected batch b = {} must be finite and > 0", expected_batch));

@@ -77,7 +77,8 @@
 // | field            | range          | meaning                                              |
 // |------------------|----------------|------------------------------------------------------|
 // | noise_multiplier | (0, 1e6]       | z: noise std on the sum is z * C                     |
-// | clip_norm        | (0, inf)       | C: bound on each sampled user's gradient             |
+// | clip_norm        | [1e-100, inf)  | C: bound on each sampled user's gradient (smaller C  |
+// |                  |                | could underflow the scaled errors in double)         |
 // | expected_batch   | (0, m]         | b: expected number of sampled users per step         |
 // | num_users        | >= 1           | m: distinct users in the dataset                     |
 // | contribution     | [1, 1e6]       | k: transitions per sampled user                      |

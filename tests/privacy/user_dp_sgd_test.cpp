@@ -244,6 +244,11 @@ TEST_SUITE("unit") {
                          doctest::Contains("noise_multiplier"), dprl::ParamError);
     CHECK_THROWS_WITH_AS(bad([](UserDpSgdConfig& c) { c.clip_norm = -1; }),
                          doctest::Contains("clip_norm"), dprl::ParamError);
+    // small enough for the scaled errors to underflow in double
+    CHECK_THROWS_WITH_AS(bad([](UserDpSgdConfig& c) { c.clip_norm = 1e-200; }),
+                         doctest::Contains("clip_norm = 1e-200 must be finite and >= 1e-100"),
+                         dprl::ParamError);
+    CHECK_NOTHROW(bad([](UserDpSgdConfig& c) { c.clip_norm = 1e-100; }));
     CHECK_THROWS_WITH_AS(bad([](UserDpSgdConfig& c) { c.expected_batch = 11; }),
                          doctest::Contains("sampling rate q"), dprl::ParamError);
     CHECK_THROWS_WITH_AS(bad([](UserDpSgdConfig& c) { c.contribution = 0; }),
