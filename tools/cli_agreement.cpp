@@ -53,14 +53,8 @@ void cmd_agreement(const AgreementOpts& o) {
   ro.overrides = o.overrides;
   algos::PipelineSpec s =
       algos::parse_pipeline(root, path.stem().string(), path.parent_path(), ro);
-  // a diagnostic never trains: the population must be on disk (dprl population FILE builds it)
-  const auto demos = s.population.out / "demos";
-  if (!std::filesystem::exists(s.population.out / "manifest.json") ||
-      !std::filesystem::exists(demos))
-    throw DataError(fmt::format(
-        "{}: the population {} is not built (no manifest.json or demos/ in {}); build it first "
-        "with dprl population",
-        o.file, s.population.name, s.population.out.string()));
+  // a diagnostic never trains: the population is read as it is on disk (a DataError when it is
+  // not built; dprl population FILE builds it)
   s.population_on_disk = true;
   algos::PipelineOptions po;
   po.jobs = o.jobs > 0 ? o.jobs : hardware_threads();

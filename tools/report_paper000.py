@@ -267,13 +267,18 @@ def budget_section():
         "|---|---|---|---|---|---|"] + rows) + "\n"
 
 
+def m3000_built(env):
+    """Whether env's m = 3000 population is on disk and finished (its manifest is written last)."""
+    return os.path.exists(os.path.join(ARCHIVE.root, f"{env}_m3000", "population",
+                                       "manifest.json"))
+
+
 def population_wall(env):
     """The m = 3000 population's PPO runs and the sum of their wall times (each run's
     timing.json), or None before the population is on disk."""
-    train = os.path.join(ARCHIVE.root, f"{env}_m3000", "population", "train")
-    if not os.path.exists(os.path.join(ARCHIVE.root, f"{env}_m3000", "population",
-                                       "manifest.json")):
+    if not m3000_built(env):
         return None
+    train = os.path.join(ARCHIVE.root, f"{env}_m3000", "population", "train")
     runs, wall = 0, 0.0
     for setting in sorted(os.listdir(train)):
         if not os.path.isdir(os.path.join(train, setting)):
@@ -296,8 +301,7 @@ NUM_ACTIONS = {"lunar_lander": 4, "hiv": 4}
 
 def agreement(dprl, env, paper_delta=False):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    if not os.path.exists(os.path.join(ARCHIVE.root, f"{env}_m3000", "population",
-                                       "manifest.json")):
+    if not m3000_built(env):
         return None
     cmd = [dprl, "agreement", os.path.join("configs", "paper000", f"{env}_cql_eps10.yaml"),
            "--set", f"population={env}_population_m3000.yaml", "--json", "--jobs", "2"]

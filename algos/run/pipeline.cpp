@@ -318,6 +318,13 @@ std::optional<RunSummary> finished(const PipelineSpec& s) {
 
 PipelineExperts pipeline_experts(const PipelineSpec& s, const PipelineOptions& o) {
   fs::path demos = s.population.out / "demos";
+  std::error_code ec;
+  if (s.population_on_disk && (!fs::exists(s.population.out / "manifest.json", ec) ||
+                               !fs::exists(demos, ec)))
+    throw DataError(fmt::format(
+        "{}: the population {} is not built (no manifest.json or demos/); build it first with "
+        "dprl population",
+        s.population.out.string(), s.population.name));
   if (!s.population_on_disk) {
     PopulationOptions po;
     po.jobs = o.jobs;

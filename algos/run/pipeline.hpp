@@ -153,9 +153,10 @@ struct PipelineTrainData {
 };
 PipelineTrainData pipeline_train_data(const PipelineSpec& spec, const PipelineOptions& opts);
 
-// The demonstrations and the expert policies a pipeline's release reads: the population (on disk,
-// or built when missing: finished runs are reused) and the expert subset when `experts` is
-// below the population's.
+// The demonstrations and the expert policies a pipeline's release reads: the population (built
+// when missing, finished runs reused; with population_on_disk read as it is, and a DataError
+// naming the directory when it is not built) and the expert subset when `experts` is below the
+// population's.
 struct PipelineExperts {
   Dataset data;
   std::vector<std::filesystem::path> policies;
