@@ -262,7 +262,34 @@ def until_budget_sweep(env, dname):
     write(f"sweeps/m3000_budget/{dname}.yaml", "\n".join(lines) + "\n")
 
 
+# Figure 4 at Table 3's noise multiplier: Acrobot CQL eps = 10 on uniformly random subsets of m of
+# the 3000 reduced experts, the paper's method (p = 0: D_stable only, the full cell's 1e5 steps) and
+# the DP-SGD baseline trained until its budget is spent at s = 20 (pld at q = 128 / m, delta =
+# 1/(10 m): about 1.2e5, 4.5e5 and 9.6e5 noisy steps at m = 1000, 2000, 3000), 5 seeds each.
+FIG4_SEEDS = "[1, 2, 3, 4, 5]"
+
+
+def fig4_budget_sweeps():
+    """sweeps/fig4_budget/acrobot_fig4_m{,_dpsgd}.yaml."""
+    for name, cell_name, what in (
+            ("fig4_m", "acrobot_cql_eps10", "the paper's method (p = 0, training on D_stable "
+                                            "only for the cell's 1e5 steps)"),
+            ("fig4_m_dpsgd", "acrobot_cql_eps10_dpsgd",
+             "expert-level DP-SGD at Table 3's noise multiplier,\n# trained until the budget is "
+             "spent, seeded noise (reproducible, not formal)")):
+        lines = [f"# Figure 4 at Table 3's scale (docs/paper000.md): {cell_name} on uniformly "
+                 f"random subsets of m of the\n# 3000 reduced experts, {what}, 5 seeds.\n"
+                 "# Written by tools/gen_paper000_configs.py.",
+                 f"base: ../../{cell_name}.yaml", f"out: runs/paper000/fig4_budget/acrobot/{name}",
+                 f"seeds: {FIG4_SEEDS}", "set:", "  population: acrobot_population.yaml"]
+        if name.endswith("_dpsgd"):
+            lines.append("  privacy.noise: seeded")
+        lines += ["grid:", "  experts: [1000, 2000, 3000]"]
+        write(f"sweeps/fig4_budget/acrobot_{name}.yaml", "\n".join(lines) + "\n")
+
+
 def main():
+    fig4_budget_sweeps()
     for env, algo, eps in UNTIL_BUDGET:
         until_budget_sweep(env, f"{env}_{algo}_eps{str(eps).replace('.', '_')}_dpsgd")
     for env in ENVS:

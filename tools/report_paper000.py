@@ -416,30 +416,57 @@ def figure3(data, dprl, figs):
     return "\n".join(md) + "\n"
 
 
-def figure4(data, dprl, figs):
-    md = ["### Figure 4: stable-set size and score against m (Acrobot, eps = 10, CQL)\n",
-          "Uniformly random subsets of m of the 3000 experts (with all their trajectories; "
-          "delta = 1/m, T = 25). Ours is the paper's Acrobot cell (p = 0: eps1 = eps, training on "
-          "D_stable only); DP-SGD is expert-level DP-SGD on all the data of the m experts.\n"]
-    ours, dp = data.sweep("acrobot", "fig4_m"), data.sweep("acrobot", "fig4_m_dpsgd")
-    empty = data.empty("acrobot", "fig4_m")
-    if not ours and not dp:
-        return "\n".join(md) + "\n_not run (see \"What was not run\")._\n"
-    md += ["| m | stable transitions | ours | DP-SGD |", "|---|---|---|---|"]
+def figure4_rows(runs, norm, dprl, figs, svg, title):
+    """The table rows and figure of a Figure 4 sweep pair under Data `runs`, scored against the
+    non-private baseline of Data `norm`."""
+    ours, dp = runs.sweep("acrobot", "fig4_m"), runs.sweep("acrobot", "fig4_m_dpsgd")
+    empty = runs.empty("acrobot", "fig4_m")
+    md = ["| m | stable transitions | ours | DP-SGD | DP-SGD noisy steps |",
+          "|---|---|---|---|---|"]
     labels = sorted(set(ours) | set(dp) | set(empty), key=lambda x: float(x.split("=")[-1]))
     series = {}
     for label in labels:
         m = float(label.split("=")[-1])
         rs, ds = ours.get(label, []), dp.get(label, [])
         stab = [extra(s, "stable_transitions") or 0 for s in rs]
-        so, sd = data.scores("acrobot", "cql", rs), data.scores("acrobot", "cql", ds)
+        so, sd = norm.scores("acrobot", "cql", rs), norm.scores("acrobot", "cql", ds)
+        noisy = [extra(s, "noisy_steps") for s in ds]
         md.append(f"| {m:.0f} | {fmt_ci(*ci(stab), digits=0) if rs else '-'} | "
-                  f"{with_empty(fmt_ci(*ci(so)), empty.get(label, 0))} | {fmt_ci(*ci(sd))} |")
+                  f"{with_empty(fmt_ci(*ci(so)), empty.get(label, 0))} | {fmt_ci(*ci(sd))} | "
+                  f"{fmt_ci(*ci(noisy), digits=0) if ds else '-'} |")
         for method, sc in (("ours", so), ("dp_sgd", sd)):
             for k, v in enumerate(sc):
                 series.setdefault((method, k + 1), []).append((m, v))
-    md.append(plot_series(series, "m", os.path.join(figs, "fig4_acrobot_cql.svg"), dprl, figs,
-                          "Acrobot, CQL, eps = 10: normalised score vs m (mean, 95% band)"))
+    md.append(plot_series(series, "m", os.path.join(figs, svg), dprl, figs, title))
+    return md
+
+
+def figure4(data, dprl, figs):
+    md = ["### Figure 4: stable-set size and score against m (Acrobot, eps = 10, CQL)\n",
+          "Uniformly random subsets of m of the 3000 experts (with all their trajectories; "
+          "delta = 1/m, T = 25). Ours is the paper's Acrobot cell (p = 0: eps1 = eps, training on "
+          "D_stable only); DP-SGD is expert-level DP-SGD on all the data of the m experts.\n"]
+    if not data.sweep("acrobot", "fig4_m") and not data.sweep("acrobot", "fig4_m_dpsgd"):
+        return "\n".join(md) + "\n_not run (see \"What was not run\")._\n"
+    md += figure4_rows(data, data, dprl, figs, "fig4_acrobot_cql.svg",
+                       "Acrobot, CQL, eps = 10: normalised score vs m (mean, 95% band)")
+    return "\n".join(md) + "\n"
+
+
+def figure4_budget(data, dprl, figs):
+    """Figure 4 with DP-SGD at Table 3's s until the budget is spent and the paper's method at the
+    cell's 1e5 steps, 5 seeds (configs/paper000/sweeps/fig4_budget/; '' before any has run)."""
+    runs = Data("fig4_budget")
+    if not runs.sweep("acrobot", "fig4_m") and not runs.sweep("acrobot", "fig4_m_dpsgd"):
+        return ""
+    md = ["### Figure 4 at Table 3's noise multiplier, DP-SGD until the budget is spent\n",
+          "The same subsets of the same 3000 reduced experts (delta = 1/(10 m), T = 25), 5 seeds "
+          "(`configs/paper000/sweeps/fig4_budget/`): ours trains on D_stable for the cell's 1e5 "
+          "steps; DP-SGD runs at Table 3's s = 20 until eps = 10 is spent (seeded noise). Scores "
+          "against the reduced non-private baseline above.\n"]
+    md += figure4_rows(runs, data, dprl, figs, "fig4_acrobot_cql_budget.svg",
+                       "Acrobot, CQL, eps = 10, DP-SGD until the budget: normalised score vs m "
+                       "(mean, 95% band)")
     return "\n".join(md) + "\n"
 
 
@@ -671,6 +698,22 @@ def run_m3000(args):
     log("m = 3000: every step ran")
 
 
+def run_fig4(args):
+    """Figure 4 at Table 3's noise multiplier: the Acrobot population of reduced experts, then the
+    two sweeps of configs/paper000/sweeps/fig4_budget/, each step resumable."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "paper000")
+    pop = os.path.join(root, "acrobot_population.yaml")
+    log(f"acrobot: population ({pop})")
+    r = subprocess.run([args.dprl, "population", pop, "--jobs", str(args.jobs)])
+    if r.returncode != 0:
+        log(f"acrobot: dprl population failed (exit {r.returncode}); stopping")
+        return
+    for name in ("acrobot_fig4_m", "acrobot_fig4_m_dpsgd"):
+        run_sweep(args, os.path.join(root, "sweeps", "fig4_budget", f"{name}.yaml"),
+                  "Figure 4 until the budget")
+    log("Figure 4 until the budget: every step ran")
+
+
 def run_sweep(args, sweep, what):
     """dprl sweep on one file (finished runs reused), then the page and archive rewritten (and
     committed with --commit)."""
@@ -690,7 +733,8 @@ def write_page(args):
         figure2(args.dprl), nonprivate(data), table1(data), m3000_section(Data("m3000")),
         agreement_section(args.dprl), budget_section(),
         table2(data), table3(data), accounting(data), figure3(data, args.dprl, args.figs),
-        figure4(data, args.dprl, args.figs), provenance(data)] if part)
+        figure4(data, args.dprl, args.figs), figure4_budget(data, args.dprl, args.figs),
+        provenance(data)] if part)
     with open(args.template) as fh:
         doc = (fh.read().replace("@RESULTS@", results)
                .replace("@COSTTABLE@", costs(data))
@@ -715,9 +759,12 @@ def main():
     ap.add_argument("--run-m3000", action="store_true",
                     help="run the m = 3000 LunarLander and HIV populations and their Table 1 "
                          "sweeps (resumable), rewriting the page after each step")
-    ap.add_argument("--jobs", type=int, default=1, help="with --run-m3000: runs at a time")
+    ap.add_argument("--run-fig4", action="store_true",
+                    help="run Figure 4 with DP-SGD until the budget (the Acrobot population and "
+                         "configs/paper000/sweeps/fig4_budget/, resumable)")
+    ap.add_argument("--jobs", type=int, default=1, help="with --run-*: runs at a time")
     ap.add_argument("--commit", action="store_true",
-                    help="with --run-m3000: git-commit the page and archive after each step")
+                    help="with --run-*: git-commit the page and archive after each step")
     args = ap.parse_args()
     os.makedirs(args.figs, exist_ok=True)
     global ARCHIVE, SWEEPS
@@ -725,8 +772,11 @@ def main():
     sweeps = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs",
                           "paper000", "sweeps", "reduced")
     SWEEPS = sorted(os.path.join(sweeps, f) for f in os.listdir(sweeps) if f.endswith(".yaml"))
-    if args.run_m3000:
-        run_m3000(args)
+    if args.run_m3000 or args.run_fig4:
+        if args.run_m3000:
+            run_m3000(args)
+        if args.run_fig4:
+            run_fig4(args)
         return
     write_page(args)
 
