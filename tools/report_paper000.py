@@ -357,9 +357,14 @@ def agreement_section(dprl):
             reach += r["at_threshold"]
             md.append(f"| {k} | {r['prefixes']} | {r['max']:.1f} | {r['p90']:.1f} | "
                       f"{r['median']:.1f} | {cap:.1f} | {r['at_threshold']} |")
+        # at one step a prefix's count is n hi + (m - n) p_min for the n experts whose greedy
+        # action it is
+        first = next((r["max"] for r in a["lengths"] if r["length"] == 1 and r["prefixes"]), 0.0)
+        n_first = max(0.0, (first - m * p_min) / (hi - p_min))
         agree = (f"all {m} experts agree with the first {max(full)} actions of at least one of "
                  "these demonstrations (its count is the largest possible)" if full
-                 else "no demonstration has the agreement of every expert")
+                 else f"at most {n_first:.0f} of the {m} experts share the first action of a "
+                 "demonstration, and fewer its longer prefixes")
         head = (f"E[theta_hat] is {e_ours:.1f} at this page's delta = 1/(10 m) and "
                 f"{e_paper:.1f} at the paper's delta = 1/m; the largest count any prefix can have "
                 f"is m (1 - (A - 1) p_min) = {m * hi:.1f}, at one step. ")
