@@ -346,7 +346,7 @@ def agreement_section(dprl):
                "| prefix length | prefixes | largest count | 90th percentile | median | "
                "largest possible, m (1 - (A - 1) p_min)^k for A actions | reaching E[theta_hat] |",
                "|---|---|---|---|---|---|---|"]
-        full, reach = [], 0
+        full = []
         for r in a["lengths"]:
             if not r["prefixes"]:
                 continue
@@ -354,7 +354,6 @@ def agreement_section(dprl):
             cap = m * hi ** k
             if r["max"] >= cap * (1 - 1e-9):
                 full.append(k)
-            reach += r["at_threshold"]
             md.append(f"| {k} | {r['prefixes']} | {r['max']:.1f} | {r['p90']:.1f} | "
                       f"{r['median']:.1f} | {cap:.1f} | {r['at_threshold']} |")
         # at one step a prefix's count is n hi + (m - n) p_min for the n experts whose greedy
@@ -363,8 +362,8 @@ def agreement_section(dprl):
         n_first = max(0.0, (first - m * p_min) / (hi - p_min))
         agree = (f"all {m} experts agree with the first {max(full)} actions of at least one of "
                  "these demonstrations (its count is the largest possible)" if full
-                 else f"at most {n_first:.0f} of the {m} experts share the first action of a "
-                 "demonstration, and fewer its longer prefixes")
+                 else f"at most {n_first:.0f} of the {m} experts share the first action of any "
+                 "of these demonstrations")
         head = (f"E[theta_hat] is {e_ours:.1f} at this page's delta = 1/(10 m) and "
                 f"{e_paper:.1f} at the paper's delta = 1/m; the largest count any prefix can have "
                 f"is m (1 - (A - 1) p_min) = {m * hi:.1f}, at one step. ")
@@ -380,10 +379,16 @@ def agreement_section(dprl):
                       "here)" if env == "lunar_lander" else "")
                    + ". Every cell is then DP-SGD on the smaller eps2.", ""]
         else:
-            md += ["", head + f"So {agree}, and the threshold is within reach: {reach} of the "
-                   "prefixes above reach E[theta_hat] (each pass of the release keeps a prefix "
-                   "whose count clears the noisy threshold; T = "
-                   f"{a['trajectories']} passes at eps' = {a['epsilon_prime']:.3f}).", ""]
+            reached = [r for r in a["lengths"] if r["prefixes"] and r["at_threshold"]]
+            longer = [r["length"] for r in a["lengths"]
+                      if r["prefixes"] and reached and r["length"] > reached[-1]["length"]]
+            parts = ", ".join(f"{r['at_threshold']} of the {r['prefixes']} prefixes of "
+                              f"{r['length']} step{'s' if r['length'] > 1 else ''}"
+                              for r in reached)
+            md += ["", head + f"So {agree}. The threshold is within reach of short prefixes only: "
+                   f"{parts or 'none'} reach E[theta_hat]"
+                   + (f", none of {longer[0]} steps or more" if longer else "")
+                   + f" (T = {a['trajectories']} passes at eps' = {a['epsilon_prime']:.3f}).", ""]
     return "\n".join(md) + "\n" if md else ""
 
 
