@@ -385,10 +385,13 @@ def agreement_section(dprl):
             parts = ", ".join(f"{r['at_threshold']} of the {r['prefixes']} prefixes of "
                               f"{r['length']} step{'s' if r['length'] > 1 else ''}"
                               for r in reached)
-            md += ["", head + f"So {agree}. The threshold is within reach of short prefixes only: "
-                   f"{parts or 'none'} reach E[theta_hat]"
-                   + (f", none of {longer[0]} steps or more" if longer else "")
-                   + f" (T = {a['trajectories']} passes at eps' = {a['epsilon_prime']:.3f}).", ""]
+            where_reach = (f"The threshold is within reach of short prefixes only: {parts} reach "
+                           "E[theta_hat]" + (f", none of {longer[0]} steps or more"
+                                             if longer else "")
+                           if reached else "The threshold is below the largest possible count, "
+                           "but no prefix of these demonstrations reaches it")
+            md += ["", head + f"So {agree}. {where_reach} (T = {a['trajectories']} passes at "
+                   f"eps' = {a['epsilon_prime']:.3f}).", ""]
     return "\n".join(md) + "\n" if md else ""
 
 
