@@ -256,9 +256,12 @@ def budget_section():
                     f"{fmt_ci(*ci(sc))} | {fmt_ci(*ci(red))} |")
     if not rows:
         return ""
+    plans = [sweep_plan(f) for f in budget_sweeps()]
+    done, want = sum(finished(budget, e, n) for e, n, _ in plans), sum(w for *_, w in plans)
+    status = "complete" if done >= want else f"**partial: {done} of {want} runs finished**"
     return "\n".join([
         "### DP-SGD at Table 3's noise multiplier, until the budget is spent (m = 3000)\n",
-        "The expert-level DP-SGD cells whose budget lasts few enough steps at Table 3's s for 3 "
+        f"Status: {status}. The expert-level DP-SGD cells whose budget lasts few enough steps at Table 3's s for 3 "
         "seeds to cost under about 2 CPU-hours (`configs/paper000/sweeps/m3000_budget/`, seeded "
         "noise), beside the same cells with s calibrated to 1e4 noisy steps. The others would "
         "take 3 to 8 CPU-hours a cell (LunarLander CQL eps = 10: 1.5e7 steps at s = 40) and are "
@@ -385,10 +388,13 @@ def agreement_section(dprl):
             parts = ", ".join(f"{r['at_threshold']} of the {r['prefixes']} prefixes of "
                               f"{r['length']} step{'s' if r['length'] > 1 else ''}"
                               for r in reached)
-            md += ["", head + f"So {agree}. The threshold is within reach of short prefixes only: "
-                   f"{parts or 'none'} reach E[theta_hat]"
-                   + (f", none of {longer[0]} steps or more" if longer else "")
-                   + f" (T = {a['trajectories']} passes at eps' = {a['epsilon_prime']:.3f}).", ""]
+            where_reach = (f"The threshold is within reach of short prefixes only: {parts} reach "
+                           "E[theta_hat]" + (f", none of {longer[0]} steps or more"
+                                             if longer else "")
+                           if reached else "The threshold is below the largest possible count, "
+                           "but no prefix of these demonstrations reaches it")
+            md += ["", head + f"So {agree}. {where_reach} (T = {a['trajectories']} passes at "
+                   f"eps' = {a['epsilon_prime']:.3f}).", ""]
     return "\n".join(md) + "\n" if md else ""
 
 
@@ -493,7 +499,11 @@ def figure4_budget(data, dprl, figs):
     runs = Data("fig4_budget")
     if not runs.sweep("acrobot", "fig4_m") and not runs.sweep("acrobot", "fig4_m_dpsgd"):
         return ""
+    plans = [sweep_plan(f) for f in FIG4_BUDGET_SWEEPS]
+    done, want = sum(finished(runs, e, n) for e, n, _ in plans), sum(w for *_, w in plans)
+    status = "complete" if done >= want else f"**partial: {done} of {want} runs finished**"
     md = ["### Figure 4 at Table 3's noise multiplier, DP-SGD until the budget is spent\n",
+          f"Status: {status}. "
           "The same subsets of the same 3000 reduced experts (delta = 1/(10 m), T = 25), 5 seeds "
           "(`configs/paper000/sweeps/fig4_budget/`): ours trains on D_stable for the cell's 1e5 "
           "steps; DP-SGD runs at Table 3's s = 20 until eps = 10 is spent (seeded noise). Scores "
@@ -679,23 +689,37 @@ def provenance(data):
     return "\n".join(md) + "\n" if len(md) > 3 else ""
 
 
+def sweep_plan(path):
+    """(env, name, runs planned) of a sweep file: its out: directory's last two parts, and its
+    seeds times the sizes of its grid's lists."""
+    txt = open(path).read()
+    lines = txt.splitlines()
+    out = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("out:"))
+    seeds = next(line for line in lines if line.startswith("seeds:"))
+    want = len(seeds.split("[", 1)[1].rstrip("]").split(","))
+    in_grid = False
+    for line in lines:
+        if not line.startswith(" "):
+            in_grid = line.startswith("grid:")
+        elif in_grid and line.strip().endswith("]") and "[" in line:
+            want *= len(line.split("[", 1)[1].rstrip("]").split(","))
+    env, name = out.split("/")[-2:]
+    return env, name, want
+
+
+def finished(data, env, name):
+    """Finished runs of a sweep; a run stopped by an empty D_stable is a result (the paper's
+    "inf"), not a missing run."""
+    return (sum(len(v) for v in data.sweep(env, name).values())
+            + sum(data.empty(env, name).values()))
+
+
 def not_run(data):
     """The reduced sweeps whose run directories hold fewer finished seeds than planned."""
     md = []
     for f in SWEEPS:
-        txt = open(f).read()
-        out = next(line.split(":", 1)[1].strip() for line in txt.splitlines()
-                   if line.startswith("out:"))
-        env, name = out.split("/")[-2:]
-        runs = data.sweep(env, name)
-        # a run stopped by an empty D_stable is a result (the paper's "inf"), not a missing run
-        n = sum(len(v) for v in runs.values()) + sum(data.empty(env, name).values())
-        grid = 1
-        for line in txt.splitlines():
-            if line.startswith("  ") and line.strip().endswith("]") and "[" in line and \
-                    "seeds" not in line and txt.index(line) > txt.find("grid:") >= 0:
-                grid *= len(line.split("[", 1)[1].rstrip("]").split(","))
-        want = 3 * grid
+        env, name, want = sweep_plan(f)
+        n = finished(data, env, name)
         if n < want:
             md.append(f"- `{os.path.relpath(f)}`: {n} of {want} runs")
     return "\n".join(md) + "\n" if md else "Every reduced sweep ran.\n"
@@ -732,6 +756,11 @@ def run_m3000(args):
     log("m = 3000: every step ran")
 
 
+FIG4_BUDGET_SWEEPS = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs",
+                                   "paper000", "sweeps", "fig4_budget", f"acrobot_{n}.yaml")
+                      for n in ("fig4_m", "fig4_m_dpsgd")]
+
+
 def run_fig4(args):
     """Figure 4 at Table 3's noise multiplier: the Acrobot population of reduced experts, then the
     two sweeps of configs/paper000/sweeps/fig4_budget/, each step resumable."""
@@ -742,9 +771,8 @@ def run_fig4(args):
     if r.returncode != 0:
         log(f"acrobot: dprl population failed (exit {r.returncode}); stopping")
         return
-    for name in ("acrobot_fig4_m", "acrobot_fig4_m_dpsgd"):
-        run_sweep(args, os.path.join(root, "sweeps", "fig4_budget", f"{name}.yaml"),
-                  "Figure 4 until the budget")
+    for sweep in FIG4_BUDGET_SWEEPS:
+        run_sweep(args, sweep, "Figure 4 until the budget")
     log("Figure 4 until the budget: every step ran")
 
 

@@ -1,7 +1,8 @@
 """A paper's report page regenerates byte for byte from its committed archive.
 
 Usage: regenerate_test.py SOURCE_DIR DPRL PAPER [ARGS...]
-Copies SOURCE_DIR/docs/paperPAPER.md and SOURCE_DIR/docs/paperPAPER/ into an empty directory laid
+Copies SOURCE_DIR/docs/paperPAPER.md (generated between markers, or whole from
+tools/report_paperPAPER_template.md) and SOURCE_DIR/docs/paperPAPER/ into an empty directory laid
 out like the repository (no runs/), runs tools/report_paperPAPER.py there with --dprl DPRL and ARGS
 (each ARGS item is one invocation's extra arguments, split on spaces; none: one plain invocation),
 and fails when the page, any SVG or the archive differs from the committed files. Standard
@@ -28,7 +29,10 @@ def main():
         return 1
     with open(os.path.join(src, page)) as fh:
         text = fh.read()
-    if not any(m in text for m in ("<!-- BEGIN GENERATED -->", f"<!-- paper{paper}:")):
+    # a page is generated in part (between markers) or whole (from its template)
+    whole = os.path.exists(os.path.join(src, "tools", f"report_paper{paper}_template.md"))
+    if not whole and not any(m in text for m in ("<!-- BEGIN GENERATED -->",
+                                                 f"<!-- paper{paper}:")):
         print(f"{page}: no generated part (markers) to regenerate")
         return 1
     with tempfile.TemporaryDirectory() as tmp:
