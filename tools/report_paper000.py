@@ -395,7 +395,10 @@ def agreement_section(dprl):
                            "but no prefix of these demonstrations reaches it")
             md += ["", head + f"So {agree}. {where_reach} (T = {a['trajectories']} passes at "
                    f"eps' = {a['epsilon_prime']:.3f}).", ""]
-    return "\n".join(md) + "\n" if md else ""
+    if not md:
+        return ""
+    return "\n".join(["### The experts' agreement against the release threshold "
+                      "(`dprl agreement`)\n"] + md) + "\n"
 
 
 def table2(data):
