@@ -207,11 +207,9 @@ def m3000_section(data):
     rows = table1_rows(data, M3000_ENVS)
     if not rows:
         return ""
-    planned = sum(len(m3000_sweeps(env)) for env in M3000_ENVS)
-    done = sum(1 for env in M3000_ENVS for f in m3000_sweeps(env)
-               if len(data.sweep(env, os.path.basename(f)[:-5]).get("base", [])) >= 3)
+    status = run_status(data, [f for env in M3000_ENVS for f in m3000_sweeps(env)])
     md = ["### Table 1 at m = 3000 (LunarLander and HIV)\n",
-          f"Status: {'complete' if done >= planned else f'**partial: {done} of {planned} sweeps finished**'}. "
+          f"Status: {status}. "
           "The paper's m = 3000 experts (its settings grid: 1000 LunarLander settings x 3 runs; "
           "2000 HIV settings, the best of each plus the best 1000 second-placed), with the reduced "
           "experts and PPO budget and the reduced training of the cells above (noise calibrated "
@@ -256,9 +254,7 @@ def budget_section():
                     f"{fmt_ci(*ci(sc))} | {fmt_ci(*ci(red))} |")
     if not rows:
         return ""
-    plans = [sweep_plan(f) for f in budget_sweeps()]
-    done, want = sum(finished(budget, e, n) for e, n, _ in plans), sum(w for *_, w in plans)
-    status = "complete" if done >= want else f"**partial: {done} of {want} runs finished**"
+    status = run_status(budget, budget_sweeps())
     return "\n".join([
         "### DP-SGD at Table 3's noise multiplier, until the budget is spent (m = 3000)\n",
         f"Status: {status}. The expert-level DP-SGD cells whose budget lasts few enough steps at Table 3's s for 3 "
@@ -502,9 +498,7 @@ def figure4_budget(data, dprl, figs):
     runs = Data("fig4_budget")
     if not runs.sweep("acrobot", "fig4_m") and not runs.sweep("acrobot", "fig4_m_dpsgd"):
         return ""
-    plans = [sweep_plan(f) for f in FIG4_BUDGET_SWEEPS]
-    done, want = sum(finished(runs, e, n) for e, n, _ in plans), sum(w for *_, w in plans)
-    status = "complete" if done >= want else f"**partial: {done} of {want} runs finished**"
+    status = run_status(runs, FIG4_BUDGET_SWEEPS)
     md = ["### Figure 4 at Table 3's noise multiplier, DP-SGD until the budget is spent\n",
           f"Status: {status}. "
           "The same subsets of the same 3000 reduced experts (delta = 1/(10 m), T = 25), 5 seeds "
@@ -715,6 +709,13 @@ def finished(data, env, name):
     "inf"), not a missing run."""
     return (sum(len(v) for v in data.sweep(env, name).values())
             + sum(data.empty(env, name).values()))
+
+
+def run_status(data, files):
+    """'complete', or how many of the runs the sweep files plan have finished under Data data."""
+    plans = [sweep_plan(f) for f in files]
+    done, want = sum(finished(data, e, n) for e, n, _ in plans), sum(w for *_, w in plans)
+    return "complete" if done >= want else f"**partial: {done} of {want} runs finished**"
 
 
 def not_run(data):
