@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -47,6 +48,17 @@ double distance(const std::vector<double>& x, const std::vector<double>& y) {
   double s = 0;
   for (std::size_t i = 0; i < x.size(); ++i) s += (x[i] - y[i]) * (x[i] - y[i]);
   return std::sqrt(s);
+}
+
+// The neighbour tests' config: C = 1, z = 1.3, m users, expected batch b; validated.
+UserDpSgdConfig neighbour_config(std::int64_t m, double b) {
+  UserDpSgdConfig cfg;
+  cfg.clip_norm = 1.0;
+  cfg.noise_multiplier = 1.3;
+  cfg.num_users = m;
+  cfg.expected_batch = b;
+  cfg.validate();
+  return cfg;
 }
 
 // One dense layer (in -> out): the cache holds the inputs a and the per-example errors delta.
@@ -98,12 +110,7 @@ TEST_SUITE("unit") {
     const int N = 4096, in = 3, out = 2;
     const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
     const auto [a, d] = aligned_users(N, in, out, 7);
-    UserDpSgdConfig cfg;
-    cfg.clip_norm = 1.0;
-    cfg.noise_multiplier = 1.3;
-    cfg.num_users = N;
-    cfg.expected_batch = N / 2.0;
-    cfg.validate();
+    const UserDpSgdConfig cfg = neighbour_config(N, N / 2.0);
     const auto [x, sd] = release_of(cfg, s, one_layer_cache(a, d), N);
     const double sensitivity = sd / cfg.noise_multiplier;
     CHECK(sensitivity >= cfg.clip_norm);
@@ -129,12 +136,7 @@ TEST_SUITE("unit") {
     const int N = 300, in = 3, out = 2;
     const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
     const auto [a, d] = aligned_users(N, in, out, 9);
-    UserDpSgdConfig cfg;
-    cfg.clip_norm = 1.0;
-    cfg.noise_multiplier = 1.3;
-    cfg.num_users = 25600;
-    cfg.expected_batch = 256;
-    cfg.validate();
+    const UserDpSgdConfig cfg = neighbour_config(25600, 256);
     REQUIRE(cfg.uses_float_sums());
     CHECK(cfg.float_sum_cap() == 392);
     CHECK(cfg.step_arithmetic(N) == dprl::nn::SumArithmetic::kFloatChunks);
@@ -168,12 +170,7 @@ TEST_SUITE("unit") {
     // shared users' rounding toward zero before e_f measured against the exact clipped sum)
     const int in = 3, out = 2;
     const MlpShape s({in, out}, dprl::nn::Act::kIdentity);
-    UserDpSgdConfig cfg;
-    cfg.clip_norm = 1.0;
-    cfg.noise_multiplier = 1.3;
-    cfg.num_users = 3850000;
-    cfg.expected_batch = 256;
-    cfg.validate();
+    const UserDpSgdConfig cfg = neighbour_config(3850000, 256);
     REQUIRE(cfg.uses_float_sums());
     const int N = static_cast<int>(cfg.float_sum_cap()) + 1;
     CHECK(std::fabs(cfg.double_sum_error() / cfg.float_sum_error() - 1.0) < 0.1);
