@@ -266,18 +266,25 @@ def budget_section():
         "|---|---|---|---|---|---|"] + rows) + "\n"
 
 
-def m3000_built(env):
-    """Whether env's m = 3000 population is on disk and finished (its manifest is written last)."""
-    return os.path.exists(os.path.join(ARCHIVE.root, f"{env}_m3000", "population",
-                                       "manifest.json"))
+def population_of(env):
+    """(population YAML, its directory under runs/paper000) of env's 3000 experts."""
+    if env in M3000_ENVS:
+        return f"{env}_population_m3000.yaml", f"{env}_m3000/population"
+    return f"{env}_population.yaml", f"{env}/population"
+
+
+def population_built(env):
+    """Whether env's population of 3000 experts is on disk and finished (its manifest is written
+    last)."""
+    return os.path.exists(os.path.join(ARCHIVE.root, population_of(env)[1], "manifest.json"))
 
 
 def population_wall(env):
     """The m = 3000 population's PPO runs and the sum of their wall times (each run's
     timing.json), or None before the population is on disk."""
-    if not m3000_built(env):
+    if not population_built(env):
         return None
-    train = os.path.join(ARCHIVE.root, f"{env}_m3000", "population", "train")
+    train = os.path.join(ARCHIVE.root, population_of(env)[1], "train")
     runs, wall = 0, 0.0
     for setting in sorted(os.listdir(train)):
         if not os.path.isdir(os.path.join(train, setting)):
@@ -299,18 +306,11 @@ AGREEMENT_LENGTHS = "1,2,5,10,20,50"
 NUM_ACTIONS = {"cartpole": 2, "acrobot": 3, "lunar_lander": 4, "hiv": 4}
 
 
-def population_of(env):
-    """(population YAML, its directory under runs/paper000) of env's 3000 experts."""
-    if env in M3000_ENVS:
-        return f"{env}_population_m3000.yaml", f"{env}_m3000/population"
-    return f"{env}_population.yaml", f"{env}/population"
-
-
 def agreement(dprl, env, paper_delta=False):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    pop, where = population_of(env)
-    if not os.path.exists(os.path.join(ARCHIVE.root, where, "manifest.json")):
+    if not population_built(env):
         return None
+    pop = population_of(env)[0]
     cmd = [dprl, "agreement", os.path.join("configs", "paper000", f"{env}_cql_eps10.yaml"),
            "--set", f"population={pop}", "--json", "--jobs", "2"]
     cmd += (["--set", f"privacy.delta={1 / 3000!r}", "--episodes", "1", "--lengths", "1"]
