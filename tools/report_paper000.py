@@ -739,8 +739,8 @@ def provenance(data):
 def sweep_plan(path):
     """(env, name, runs planned) of a sweep file: its out: directory's last two parts, and its
     seeds times the sizes of its grid's lists."""
-    txt = open(path).read()
-    lines = txt.splitlines()
+    with open(path) as fh:
+        lines = fh.read().splitlines()
     out = next(line.split(":", 1)[1].strip() for line in lines if line.startswith("out:"))
     seeds = next(line for line in lines if line.startswith("seeds:"))
     want = len(seeds.split("[", 1)[1].rstrip("]").split(","))
