@@ -62,6 +62,7 @@ class Chacha8Rand {
   explicit Chacha8Rand(const std::array<std::uint32_t, 8>& seed);  // the 32-byte seed, LE words
   std::uint64_t next_u64() {
     if (pos_ == kOutput) refill();
+    ++drawn_;
     return buf_[pos_++];
   }
   // The next min(max, words left in this iteration) words (at least one when max > 0), consumed;
@@ -71,10 +72,14 @@ class Chacha8Rand {
     const std::size_t n = std::min<std::size_t>(max, kOutput - pos_);
     const std::span<const std::uint64_t> out(buf_ + pos_, n);
     pos_ += static_cast<std::uint32_t>(n);
+    drawn_ += n;
     return out;
   }
   const std::array<std::uint32_t, 8>& key() const { return key_; }
   std::uint32_t position() const { return pos_; }
+  // Words handed out by this object (next_u64 and take) since it was made: a statistic for
+  // benchmarks, not part of the stream's state (restore() leaves it alone).
+  std::uint64_t words_drawn() const { return drawn_; }
   // Back to (key, position) as returned above (DataError for a position past kOutput).
   void restore(const std::array<std::uint32_t, 8>& key, std::uint32_t pos);
 
@@ -83,6 +88,7 @@ class Chacha8Rand {
   std::array<std::uint32_t, 8> key_{};  // the input of the current iteration
   alignas(64) std::uint64_t buf_[128];
   std::uint32_t pos_ = 0;
+  std::uint64_t drawn_ = 0;
 };
 
 // Forks of this process so far, as seen by the process (incremented in each child).

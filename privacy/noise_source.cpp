@@ -196,7 +196,7 @@ inline int ziggurat_box4(const std::uint64_t* bits, const Ziggurat& z, double si
 // stream (the wedge test's uniform, the tail's, or a fresh first draw), and the next elements take
 // the words after those. The output is that of the one-element-at-a-time rule, bit for bit
 // (tests/privacy/noise_fill_test.cpp), and depends only on the seed and the call lengths.
-static void add_gaussian_chacha8(Chacha8Rand& gen, std::span<double> x, double sigma) {
+void add_seeded_normals(Chacha8Rand& gen, std::span<double> x, double sigma) {
   const Ziggurat& z = ziggurat();
   struct Outside {
     std::uint32_t at;
@@ -331,7 +331,7 @@ class SeededNoise final : public NoiseSource {
       NoiseSource::add_gaussian(x, sigma);
       return;
     }
-    add_gaussian_chacha8(bulk_, x, sigma);
+    add_seeded_normals(bulk_, x, sigma);
   }
 
  private:

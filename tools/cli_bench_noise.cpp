@@ -81,16 +81,20 @@ void cmd_bench_noise(const BenchNoiseOpts& o) {
     const double t1 = thread_cpu_ns();
     if (r > 0) per_value.push_back((t1 - t0) / static_cast<double>(n));
   }
-  // bits: the words one release draws (the seeded bulk sampler reads its ChaCha8Rand stream
-  // directly: one word per value plus about 1.5% more for its wedges and tail, see
-  // noise_source.cpp)
-  double bits_per_value = 64.0;
+  // bits: the words one more release draws, counted (the seeded bulk normals on a ChaCha8Rand of
+  // their own: one word per value plus those of the draws outside their box)
+  double drawn = 0;
+  fresh();
   if (secure) {
     CountingNoise counting(*noise);
-    fresh();
     privacy::add_gaussian_release(x, plan.scale, plan.grid, counting);
-    bits_per_value = 64.0 * static_cast<double>(counting.words) / static_cast<double>(n);
+    drawn = static_cast<double>(counting.words);
+  } else {
+    privacy::Chacha8Rand gen({8, 7, 6, 5, 4, 3, 2, 1});
+    privacy::add_seeded_normals(gen, x, plan.scale);
+    drawn = static_cast<double>(gen.words_drawn());
   }
+  const double bits_per_value = 64.0 * drawn / static_cast<double>(n);
   // the cost per 64-bit word of the bits the sampler reads: the source's own (ChaCha20) for
   // os-entropy, ChaCha8Rand for the seeded bulk normals
   std::vector<std::uint64_t> words(n);

@@ -108,6 +108,20 @@ TEST_SUITE("golden") {
 }
 
 TEST_SUITE("unit") {
+  TEST_CASE("ChaCha8Rand counts the words it hands out, across iterations and restores") {
+    Chacha8Rand g({1, 2, 3, 4, 5, 6, 7, 8});
+    CHECK(g.words_drawn() == 0);
+    (void)g.next_u64();
+    CHECK(g.take(500).size() == Chacha8Rand::kOutput - 1);  // the rest of the first iteration
+    CHECK(g.words_drawn() == Chacha8Rand::kOutput);
+    CHECK(g.take(10).size() == 10);  // from the second iteration
+    (void)g.next_u64();
+    CHECK(g.words_drawn() == Chacha8Rand::kOutput + 11);
+    CHECK(g.take(0).empty());
+    g.restore(g.key(), 0);
+    CHECK(g.words_drawn() == Chacha8Rand::kOutput + 11);
+  }
+
   // The parent has drawn one word, so 123 drawn-but-unused words sit in its buffer when it
   // forks. The child's next words come from a fresh key: none equals the parent's next ones
   // (a chance collision of 64-bit words has probability 5^2 2^-64). Returns the equal count.

@@ -106,14 +106,19 @@ TEST_SUITE("golden") {
     for (std::uint64_t seed = 0; seed < 40; ++seed) {
       auto noise = dprl::privacy::make_seeded_noise(seed, 3, 4);
       dprl::privacy::Chacha8Rand ref(bulk_key(seed, 3, 4));
+      dprl::privacy::Chacha8Rand direct(bulk_key(seed, 3, 4));  // add_seeded_normals on its own
       dprl::Rng scalar_ref(dprl::derive_seed(seed, dprl::Domain::kDpNoise, 3, 4));
       for (std::size_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 123, 124, 125, 199, 248, 257, 513, 20000}) {
         std::vector<double> a(n), b(n);
         for (std::size_t i = 0; i < n; ++i) a[i] = b[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
         const double sigma = 0.3 + 0.1 * static_cast<double>(seed);
+        std::vector<double> c = a;
         noise->add_gaussian(a, sigma);
         z.add(b, sigma, ref);
         REQUIRE(a == b);
+        dprl::privacy::add_seeded_normals(direct, c, sigma);
+        REQUIRE(c == a);
+        REQUIRE(direct.words_drawn() == ref.words_drawn());  // the words the rule reads, counted
         // the scalar draws (uniform, laplace, ...) keep their own xoshiro stream
         REQUIRE(noise->next_u64() == scalar_ref.next_u64());
       }
