@@ -256,6 +256,23 @@ TEST_SUITE("e2e") {
     CHECK(j["steps_per_s"].get<double>() > 0);
   }
 
+  TEST_CASE("bench noise counts the bits each source draws") {
+    // seeded: one ChaCha8Rand word per value plus the words of the draws outside their box (about
+    // 1.5% of 20,000, one or more words each); os-entropy at this width: one word per value and
+    // two more for each of the table sampler's rare ties (probability 2^-16 a lookup)
+    auto r = cli_test::run("bench noise --source seeded --n 20000 --repeats 1 --json");
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["bits_per_value"].get<double>() > 64.5);
+    CHECK(j["bits_per_value"].get<double>() < 68.0);
+    r = cli_test::run("bench noise --source os-entropy --n 20000 --repeats 1 --json");
+    REQUIRE(r.code == 0);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j["bits_per_value"].get<double>() >= 64.0);
+    CHECK(j["bits_per_value"].get<double>() < 64.5);
+    CHECK(j["ns_per_value"].get<double>() > 0);
+  }
+
   TEST_CASE("run --check and sweep --check check everything a run would and write nothing") {
     const auto d = scratch("check");
     const std::string smoke = kSrc + "/configs/paper004/smoke.yaml";
