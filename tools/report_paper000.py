@@ -259,8 +259,8 @@ def unfinished(data, env, name):
 
 def budget_section():
     """The m = 3000 DP-SGD baselines at Table 3's s until the budget is spent, beside the same
-    cells at the reduced 1e4 noisy steps; a cell stopped before its end shows how far it got ('' before
-    any has run)."""
+    cells at the reduced 1e4 noisy steps; a cell stopped before its end shows how far it got (''
+    before any has run). No CPU column: a resumed run's timing.json covers its last part only."""
     budget, reduced = Data("m3000_budget"), Data("m3000")
     rows, stopped = [], []
     for sweep in budget_sweeps():
@@ -271,15 +271,10 @@ def budget_section():
         runs = budget.sweep(env, name).get("base", [])
         red_runs = reduced.sweep(env, name).get("base", [])
         red = reduced.scores(env, algo, red_runs)
-        cpu = [num((ARCHIVE.json(os.path.join(budget.root, env, name, "base", f"seed{s['seed']}",
-                                              "timing.json")) or {}).get("train_cpu_s"))
-               for s in runs]
-        cpu = [c for c in cpu if c is not None]
         if runs:
             noisy = [extra(r, "noisy_steps") for r in runs]
             rows.append(f"| {ENV_NAME[env]} | {algo.upper()} | {eps} | "
                         f"{fmt_ci(*ci(noisy), digits=0)} | "
-                        f"{f'{sum(cpu) / 3600:.1f} ({len(cpu)} runs)' if cpu else '-'} | "
                         f"{fmt_ci(*ci(reduced.scores(env, algo, runs)))} | {fmt_ci(*ci(red))} |")
         part = unfinished(budget, env, name)
         if part:
@@ -303,11 +298,10 @@ def budget_section():
         "cells with s calibrated to 1e4 noisy steps; scores against the m = 3000 non-private "
         "baselines. These four cells were chosen as the ones whose budget lasts the fewest steps "
         "(9.6e5 to 2.4e6); the others need 3.8e6 to 1.5e7 steps (LunarLander CQL eps = 10: 1.5e7 "
-        "at s = 40) and are not run. CPU hours are the training threads' CPU time summed over the "
-        "finished runs (timing.json).\n"]
+        "at s = 40) and are not run.\n"]
     if rows:
-        md += ["| env | learner | eps | noisy steps | CPU hours | score, Table 3's s | "
-               "score, 1e4 noisy steps |", "|---|---|---|---|---|---|---|"] + rows
+        md += ["| env | learner | eps | noisy steps | score, Table 3's s | score, 1e4 noisy steps |",
+               "|---|---|---|---|---|---|"] + rows
     if stopped:
         md += ["\nCells stopped before the budget was spent: how far their runs got (the last "
                "evaluation, every 1e4 steps, of each started run).\n",

@@ -48,8 +48,6 @@ class BudgetSectionTest(unittest.TestCase):
         self.summary(budget, 1, -120.0, noisy=2419862)
         write(os.path.join(self.root, budget, "seed1", "metrics.csv"),
               METRICS + "10000,0,-300,1.0,10000,0\n")
-        write(os.path.join(self.root, budget, "seed1", "timing.json"),
-              json.dumps({"train_cpu_s": 7200.0}))
         write(os.path.join(self.root, budget, "seed2", "metrics.csv"),
               METRICS + "10000,0,-300,1.0,10000,0\n20000,0,-180,2.0,20000,0\n")
         write(os.path.join(self.root, budget, "seed3", "metrics.csv"),
@@ -78,9 +76,9 @@ class BudgetSectionTest(unittest.TestCase):
         md = r0.budget_section()
         rows = [line for line in md.splitlines() if line.startswith("| LunarLander")]
         self.assertEqual(len(rows), 2, md)
-        # finished: seed 1, (-120 - -200) / (-100 - -200) = 0.80, 2 CPU hours
-        self.assertEqual(rows[0], "| LunarLander | CQL | 7.5 | 2419862 (n=1) | 2.0 (1 runs) | "
-                                  "0.80 (n=1) | 0.50 (n=1) |")
+        # finished: seed 1, (-120 - -200) / (-100 - -200) = 0.80
+        self.assertEqual(rows[0], "| LunarLander | CQL | 7.5 | 2419862 (n=1) | 0.80 (n=1) | "
+                                  "0.50 (n=1) |")
         # stopped: seeds 2 and 3 at 20000 and 30000 steps, eps 2.0 and 1.5, scores 0.20 and 0.40
         self.assertTrue(rows[1].startswith("| LunarLander | CQL | 7.5 | 25000 ± 63530 (n=2) | "
                                            "1.75 ± 3.18 (n=2) | 0.30 ± 1.27 (n=2) | 0.50 (n=1) |"),
