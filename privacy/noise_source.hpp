@@ -77,6 +77,10 @@ class NoiseSource {
 std::unique_ptr<NoiseSource> make_seeded_noise(std::uint64_t root, std::uint64_t a = 0,
                                                std::uint64_t b = 0, bool secure = false);
 std::unique_ptr<NoiseSource> make_os_entropy_noise(bool secure = true);
+std::unique_ptr<NoiseSource> make_zero_noise();
+// Returns values[0], values[1], ... from gaussian()/laplace()/gamma()/uniform(); throws DataError
+// when exhausted.
+std::unique_ptr<NoiseSource> make_scripted_noise(std::vector<double> values);
 
 class Chacha8Rand;
 // The seeded source's bulk normals: x[j] += sigma z_j for standard normals z_j drawn from gen by
@@ -84,9 +88,5 @@ class Chacha8Rand;
 // layer's box finished in order on the words that follow). add_gaussian() of a seeded source
 // that is not secure is this on its own ChaCha8Rand; benchmarks call it to count the words.
 void add_seeded_normals(Chacha8Rand& gen, std::span<double> x, double sigma);
-std::unique_ptr<NoiseSource> make_zero_noise();
-// Returns values[0], values[1], ... from gaussian()/laplace()/gamma()/uniform(); throws DataError
-// when exhausted.
-std::unique_ptr<NoiseSource> make_scripted_noise(std::vector<double> values);
 
 }  // namespace dprl::privacy
