@@ -112,14 +112,15 @@ class Data:
         return sum(rs) / len(rs) if rs else None
 
     def scores(self, env, algo, runs):
+        """Normalised scores of runs' final returns (see score())."""
+        return self.score_all(env, algo, [(ret(s), extra(s, "random_return")) for s in runs])
+
+    def score_all(self, env, algo, pairs):
+        """(r - r_random) / (r_nonprivate - r_random) for each (return, random return) pair that
+        has both and a baseline to compare with; the others are left out."""
         base = self.baseline(env, algo)
-        out = []
-        for s in runs:
-            r, rnd = ret(s), extra(s, "random_return")
-            if base is None or r is None or rnd is None or base == rnd:
-                continue
-            out.append((r - rnd) / (base - rnd))
-        return out
+        return [(r - rnd) / (base - rnd) for r, rnd in pairs
+                if None not in (base, r, rnd) and base != rnd]
 
     def empty(self, env, name):
         """{label: seeds} whose run stopped because D_stable was empty (p = 0 has nothing to
@@ -244,16 +245,17 @@ def last_metrics(text):
 
 
 def unfinished(data, env, name):
-    """The last metrics row of each run of a sweep that has started but not finished (no
-    summary.json), on disk or archived: where a cell stopped when it was not run to its end."""
+    """(seed, last metrics row) of each run of a sweep that has started but not finished (its
+    seed is not among the sweep's finished runs), on disk or archived: where a cell stopped when
+    it was not run to its end."""
     d = os.path.join(data.root, env, name, "base")
+    done = {r["seed"] for r in data.sweep(env, name).get("base", [])}
     out = []
     for s in ARCHIVE.listdir(d):
-        if s.startswith("seed") and ARCHIVE.json(os.path.join(d, s, "summary.json"),
-                                                 trim_summary) is None:
+        if s.startswith("seed") and int(s[4:]) not in done:
             row = ARCHIVE.text(os.path.join(d, s, "metrics.csv"), last_metrics)
             if row is not None:
-                out.append(row)
+                out.append((int(s[4:]), row))
     return out
 
 
@@ -278,15 +280,19 @@ def budget_section():
                         f"{fmt_ci(*ci(reduced.scores(env, algo, runs)))} | {fmt_ci(*ci(red))} |")
         part = unfinished(budget, env, name)
         if part:
-            # the score of the last evaluation, against the same baseline and random return
-            base = reduced.baseline(env, algo)
-            rnd = next((extra(s, "random_return") for s in red_runs), None)
-            sc = [(r["return_mean"] - rnd) / (base - rnd) for r in part
-                  if None not in (base, rnd, r["return_mean"]) and base != rnd]
+            # the last evaluation's score against the random return of the same seed's
+            # evaluation envs (the mean over the cell's other runs where that seed has none)
+            rnds = {r["seed"]: extra(r, "random_return") for r in red_runs + runs}
+            known = [v for v in rnds.values() if v is not None]
+            mean_rnd = sum(known) / len(known) if known else None
+            sc = reduced.score_all(env, algo, [
+                (row["return_mean"], rnds[seed] if rnds.get(seed) is not None else mean_rnd)
+                for seed, row in part])
+            rows_part = [row for _, row in part]
             stopped.append(
                 f"| {ENV_NAME[env]} | {algo.upper()} | {eps} | "
-                f"{fmt_ci(*ci([r['noisy_steps'] for r in part]), digits=0)} | "
-                f"{fmt_ci(*ci([r['epsilon'] for r in part]))} | {fmt_ci(*ci(sc))} | "
+                f"{fmt_ci(*ci([r['noisy_steps'] for r in rows_part]), digits=0)} | "
+                f"{fmt_ci(*ci([r['epsilon'] for r in rows_part]))} | {fmt_ci(*ci(sc))} | "
                 f"{fmt_ci(*ci(red))} |")
     if not rows and not stopped:
         return ""
@@ -300,8 +306,8 @@ def budget_section():
         "(9.6e5 to 2.4e6); the others need 3.8e6 to 1.5e7 steps (LunarLander CQL eps = 10: 1.5e7 "
         "at s = 40) and are not run.\n"]
     if rows:
-        md += ["| env | learner | eps | noisy steps | score, Table 3's s | score, 1e4 noisy steps |",
-               "|---|---|---|---|---|---|"] + rows
+        md += ["| env | learner | eps | noisy steps | score, Table 3's s | "
+               "score, 1e4 noisy steps |", "|---|---|---|---|---|---|"] + rows
     if stopped:
         md += ["\nCells stopped before the budget was spent: how far their runs got (the last "
                "evaluation, every 1e4 steps, of each started run).\n",

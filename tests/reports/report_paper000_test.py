@@ -32,8 +32,8 @@ class BudgetSectionTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def summary(self, rel, seed, ret, noisy=None):
-        extra = {"random_return": -200.0}
+    def summary(self, rel, seed, ret, noisy=None, rnd=-200.0):
+        extra = {"random_return": rnd}
         if noisy is not None:
             extra["noisy_steps"] = noisy
         write(os.path.join(self.root, rel, f"seed{seed}", "summary.json"),
@@ -64,12 +64,14 @@ class BudgetSectionTest(unittest.TestCase):
         data = r0.Data("m3000_budget")
         want = [{"noisy_steps": 20000.0, "epsilon": 2.0, "return_mean": -180.0},
                 {"noisy_steps": 30000.0, "epsilon": 1.5, "return_mean": -160.0}]
-        self.assertEqual(r0.unfinished(data, "lunar_lander", "lunar_lander_cql_eps7_5_dpsgd"), want)
+        cell = ("lunar_lander", "lunar_lander_cql_eps7_5_dpsgd")
+        rows = [row for _, row in r0.unfinished(data, *cell)]
+        self.assertEqual(rows, want)
         r0.ARCHIVE.save()
         shutil.rmtree(self.root)
         r0.ARCHIVE = report_common.Archive(self.root, self.archive)
-        self.assertEqual(r0.unfinished(r0.Data("m3000_budget"), "lunar_lander",
-                                       "lunar_lander_cql_eps7_5_dpsgd"), want)
+        rows = [row for _, row in r0.unfinished(r0.Data("m3000_budget"), *cell)]
+        self.assertEqual(rows, want)
 
     def test_section_rows_for_finished_and_stopped_runs(self):
         self.populate()
@@ -80,11 +82,20 @@ class BudgetSectionTest(unittest.TestCase):
         self.assertEqual(rows[0], "| LunarLander | CQL | 7.5 | 2419862 (n=1) | 0.80 (n=1) | "
                                   "0.50 (n=1) |")
         # stopped: seeds 2 and 3 at 20000 and 30000 steps, eps 2.0 and 1.5, scores 0.20 and 0.40
-        self.assertTrue(rows[1].startswith("| LunarLander | CQL | 7.5 | 25000 ± 63530 (n=2) | "
-                                           "1.75 ± 3.18 (n=2) | 0.30 ± 1.27 (n=2) | 0.50 (n=1) |"),
-                        rows[1])
+        self.assertTrue(rows[1].startswith(
+            "| LunarLander | CQL | 7.5 | 25000 ± 63530 (n=2) | 1.75 ± 3.18 (n=2) | "
+            "0.30 ± 1.27 (n=2) | 0.50 (n=1) |"), rows[1])
         self.assertIn("Cells stopped before the budget was spent", md)
         self.assertIn("partial: 1 of 12 runs finished", md)
+
+    def test_stopped_runs_are_scored_against_their_own_seeds_random_return(self):
+        self.populate()
+        # seed 2's evaluation envs give the uniform policy -400: (-180 + 400) / (-100 + 400);
+        # seed 3 has no run of its own, so the mean of seeds 1 and 2 (-300): (-160 + 300) / 200
+        self.summary("m3000/lunar_lander/lunar_lander_cql_eps7_5_dpsgd/base", 2, -150.0, rnd=-400.0)
+        rows = [line for line in r0.budget_section().splitlines()
+                if line.startswith("| LunarLander")]
+        self.assertIn("| 0.72 ± 0.21 (n=2) |", rows[1])
 
 
 if __name__ == "__main__":
